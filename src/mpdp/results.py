@@ -1,0 +1,103 @@
+"""The tidy results table: one row per trained run (spec experiments.md E0 "per-run artefacts").
+
+Every training job writes rows with exactly these columns; figures, the claims check and the
+report read only this table. New mechanisms (ADMM, voting, averaging, least squares) add rows
+with their own ``mechanism``/``mode``/``accountant`` ids and leave columns that do not apply
+missing (NaN / <NA>), so the figure code needs no change to show them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+
+import pandas as pd
+
+from mpdp.errors import InputDataError
+
+#: column name -> pandas dtype. Order is the order in the written tables.
+COLUMNS: dict[str, str] = {
+    # identity of the run
+    "dataset": "string",  # kddcup99 | adult | bank | breast_cancer | credit_card
+    "experiment": "string",  # eps_sweep | u_sweep | cv
+    "mechanism": "string",  # nonprivate | wyx | wddp | jayaraman
+    "mode": "string",  # local_then_aggregate | per_round | central
+    "accountant": "string",  # ma16 | exact | rdp | zcdp_code | ma_tight | ma_int | none
+    "noise_sharing": "string",  # independent | shared | n/a
+    "m": "Int64",  # number of parties (<NA> for centralised eps-sweep runs)
+    "u": "Float64",  # unevenness n_max/n_min of the two-group design (<NA> for random sizes)
+    "epsilon": "float64",  # target epsilon of the run
+    "delta": "float64",
+    "rep": "int64",  # repetition index 0..R-1
+    "eta": "float64",  # learning rate used
+    "eta_source": "string",  # cv | config
+    "T": "int64",  # number of gradient steps
+    "lambda": "float64",  # L2 regulariser weight
+    "G": "float64",  # Lipschitz constant used in calibration
+    "dtype": "string",  # float32 | float64
+    # data and partition
+    "n": "int64",  # pooled training records used (n_eff for the two-group design)
+    "p": "int64",  # number of parameters
+    "n_min": "Int64",  # n_(1), the smallest party
+    "n_max": "Int64",
+    "size_ratio": "Float64",  # n / (m n_(1)), the WD-DP vs Jayaraman noise ratio (spec B9)
+    # privacy ledger
+    "sensitivity": "float64",  # L2 sensitivity assumed by the calibration (2G/n_eff)
+    "sigma": "float64",  # per-coordinate noise std actually injected per step
+    "eps_claimed": "float64",  # epsilon the mechanism claims (= epsilon)
+    "eps_accounted": "float64",  # epsilon really given at delta, mechanism as implemented
+    "eps_accounted_scope": "string",  # aggregate | worst_party
+    # outcome
+    "accuracy": "float64",  # test accuracy, sign(0) := +1
+    "train_loss": "float64",  # L_D(theta_T) on the pooled training data of the setting
+    "optimal_loss": "float64",  # L_D(theta*) on the same data
+    "optimal_gap": "float64",  # train_loss - optimal_loss
+    "init_loss": "float64",  # L_D(theta_0)
+    # theory evaluated for this run (spec bounds.md); NaN where no bound applies
+    "bound_gap": "float64",  # B1prime (WD-DP/WYX) or B3 (Jayaraman) upper bound on the gap
+    "predicted_gap": "float64",  # B1triple-prime quadratic-model noise floor (heuristic)
+    "aggregation_bias": "float64",  # B3 bias floor b_F of the simple average (Jayaraman)
+    "seconds": "float64",  # wall time of the run's share of its batch
+    "synthetic": "boolean",  # True only for fixtures; never for real runs
+}
+
+KEY_COLUMNS = ["dataset", "experiment", "mechanism", "mode", "accountant", "m", "u", "epsilon", "rep"]
+
+
+def to_frame(rows: Iterable[Mapping[str, object]]) -> pd.DataFrame:
+    """Build a results table with the canonical columns and dtypes from row dicts."""
+    frame = pd.DataFrame(list(rows))
+    return conform(frame)
+
+
+def conform(frame: pd.DataFrame) -> pd.DataFrame:
+    """Order and type the columns of ``frame``; unknown columns are an error, missing ones NA."""
+    extra = sorted(set(frame.columns) - set(COLUMNS))
+    if extra:
+        raise InputDataError(f"results table has unknown columns {extra}")
+    out = pd.DataFrame(index=frame.index)
+    for name, dtype in COLUMNS.items():
+        col = frame[name] if name in frame.columns else pd.Series(pd.NA, index=frame.index)
+        out[name] = col.astype(dtype)
+    return out.reset_index(drop=True)
+
+
+def read(path: str | Path) -> pd.DataFrame:
+    """Read a results table written by :func:`write` and check its columns."""
+    path = Path(path)
+    if not path.exists():
+        raise InputDataError(f"results table {path} does not exist; run `snakemake train` first")
+    frame = pd.read_parquet(path)
+    missing = sorted(set(COLUMNS) - set(frame.columns))
+    if missing:
+        raise InputDataError(f"results table {path} lacks columns {missing}; rerun training")
+    return conform(frame)
+
+
+def write(frame: pd.DataFrame, path: str | Path) -> None:
+    """Write a results table atomically (temporary file, then rename)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    conform(frame).to_parquet(tmp, index=False)
+    tmp.replace(path)
