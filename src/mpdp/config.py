@@ -9,6 +9,7 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
+import math
 import os
 from importlib import resources
 from pathlib import Path
@@ -63,13 +64,14 @@ def _cross_checks(cfg: dict[str, Any]) -> None:
     missing = [d for d in cfg["datasets"] if d not in w["u_grid"]]
     if missing:
         raise ConfigError(f"config key 'wddp.u_grid': no u grid for data sets {missing}")
-    if w["eta"] is None and w["cv"]["ref_m"] not in w["m_grid"] and w["cv"]["ref_m"] < 1:
-        raise ConfigError("config key 'wddp.cv.ref_m': must be a positive number of parties")
-    if w["jayaraman_accountant"] == "zcdp_code" and "ma16" not in w["accountants"]:
+    if w["accountants"] == ["zcdp_code"]:
         raise ConfigError(
-            "config key 'wddp.jayaraman_accountant': zcdp_code replaces the ma16 accountant of "
-            "Jayaraman runs, so 'ma16' must be in wddp.accountants"
+            "config key 'wddp.accountants': zcdp_code applies to Jayaraman runs only; "
+            "add an accountant for WD-DP and WYX (e.g. ma16)"
         )
+    for i, setting in enumerate(w["u_settings"]):
+        if setting["eps"] > 2 * math.log(1 / w["delta"]):
+            raise ConfigError(f"config key 'wddp.u_settings.{i}.eps': must be <= 2 ln(1/delta)")
 
 
 def load(path: str | Path, overrides: dict[str, Any] | None = None) -> dict[str, Any]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from mpdp.errors import InputDataError
@@ -77,8 +78,14 @@ def conform(frame: pd.DataFrame) -> pd.DataFrame:
         raise InputDataError(f"results table has unknown columns {extra}")
     out = pd.DataFrame(index=frame.index)
     for name, dtype in COLUMNS.items():
-        col = frame[name] if name in frame.columns else pd.Series(pd.NA, index=frame.index)
-        out[name] = col.astype(dtype)
+        if name in frame.columns:
+            col = frame[name]
+            if dtype == "float64":  # None from row dicts means "does not apply": NaN
+                col = pd.to_numeric(col, errors="raise").astype("float64")
+            out[name] = col.astype(dtype)
+        else:
+            missing = np.nan if dtype == "float64" else pd.NA
+            out[name] = pd.Series(missing, index=frame.index).astype(dtype)
     return out.reset_index(drop=True)
 
 

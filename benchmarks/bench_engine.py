@@ -1,0 +1,272 @@
+"""Throughput benchmark of the batched noisy-GD engine (spec experiments.md E8).
+
+Measures, on the machine it runs on:
+
+(a) dense float32 GEMM throughput for the two products of one engine step,
+    ``Z = X Θ`` (n×p · p×K) and ``G = Xᵀ S`` (p×n · n×K), for K in ``--gemm-k``;
+(b) :func:`mpdp.engine.noisy_gd` on an Adult-sized problem with ``--k`` columns;
+(c) one-run-at-a-time NumPy loops (matrix–vector products, one run after another) on the
+    same problem: (c1) the float64 reference gradient :func:`mpdp.models.logistic.gradient`,
+    (c2) a tuned float32 loop doing the engine's arithmetic with two GEMVs per step;
+
+and prints the ratios and the projected wall time of ``--runs`` runs of ``--T`` steps on an
+``--n`` × ``--p`` problem. One run-step is counted as ``4 n p`` flops (two products of
+``2 n p`` each). All measurements are interleaved in ``--repeats`` rounds and the best of
+each is kept. Run ``python benchmarks/bench_engine.py --help``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+from threadpoolctl import threadpool_info, threadpool_limits
+
+from mpdp.engine import Block, noisy_gd
+from mpdp.models.logistic import gradient
+
+ADULT_N, ADULT_P = 36_177, 105
+DEFAULT_DATA = Path("data/processed/adult/X_train.npy")
+
+
+#: A timed workload: a callable and the amount of work one call does (flops or run-steps).
+Workload = tuple[Callable[[], object], float]
+
+
+def best_rates(workloads: dict[str, Workload], repeats: int) -> dict[str, float]:
+    """Best work-per-second of each workload over ``repeats`` interleaved rounds.
+
+    Every workload is warmed up once, then timed once per round, in turn. Interleaving spreads
+    the slowdowns caused by other processes on a shared machine over all measurements, so that
+    their ratios stay meaningful.
+    """
+    for fn, _ in workloads.values():
+        fn()
+    best = dict.fromkeys(workloads, 0.0)
+    for _ in range(repeats):
+        for name, (fn, work) in workloads.items():
+            start = time.perf_counter()
+            fn()
+            best[name] = max(best[name], work / (time.perf_counter() - start))
+    return best
+
+
+def load_problem(path: Path, min_rows: int, seed: int) -> tuple[np.ndarray, np.ndarray, str]:
+    """Adult training rows (float32) and labels ±1, or a random problem of Adult's size.
+
+    The file is used only if it has at least ``min_rows`` rows (a CI-sized subsample would not
+    measure the workload).
+    """
+    rng = np.random.default_rng(seed)
+    note = f"{path} not found"
+    if path.is_file():
+        X = np.load(path).astype(np.float32)
+        y_path = path.with_name("y_train.npy")
+        if X.shape[0] < min_rows:
+            note = f"{path} has only {X.shape[0]} rows < --min-rows {min_rows}"
+        elif y_path.is_file():
+            y = np.where(np.load(y_path) > 0, 1.0, -1.0)
+            return np.ascontiguousarray(X), y, f"{path} and {y_path}"
+        else:
+            y = np.where(rng.random(X.shape[0]) < 0.5, 1.0, -1.0)
+            return np.ascontiguousarray(X), y, f"{path} with RANDOM labels ({y_path} not found)"
+    X = rng.standard_normal((ADULT_N, ADULT_P))
+    X /= np.maximum(np.linalg.norm(X, axis=1, keepdims=True), 1.0)
+    X = np.ascontiguousarray(X, dtype=np.float32)
+    y = np.where(rng.random(ADULT_N) < 0.5, 1.0, -1.0)
+    return X, y, f"SYNTHETIC random problem of Adult's size, ||x||<=1 ({note})"
+
+
+def gemm_workload(X: np.ndarray, K: int, steps: int, rng: np.random.Generator) -> Workload:
+    """``steps`` pairs ``X Θ``, ``Xᵀ S`` in float32 with preallocated outputs; work in flops."""
+    n, p = X.shape
+    theta = rng.standard_normal((p, K), dtype=np.float32)
+    Z = np.empty((n, K), dtype=np.float32)
+    G = np.empty((p, K), dtype=np.float32)
+
+    def pairs() -> None:
+        for _ in range(steps):
+            np.matmul(X, theta, out=Z)
+            np.matmul(X.T, Z, out=G)
+
+    return pairs, 4.0 * n * p * K * steps
+
+
+def engine_workload(X: np.ndarray, y: np.ndarray, K: int, steps: int) -> Workload:
+    """:func:`noisy_gd` with ``K`` columns on one block for ``steps`` steps; work in run-steps."""
+    n, p = X.shape
+    block = Block(X, y, np.full(n, 1.0 / n, dtype=np.float32), np.arange(K))
+    seeds = np.random.SeedSequence(0).spawn(K)
+    theta0 = np.zeros((p, K))
+    eta, sigma = np.full(K, 0.5), np.full(K, 0.01)
+
+    def run() -> None:
+        noisy_gd([block], theta0, eta, 1e-3, sigma, seeds, steps)
+
+    return run, float(K * steps)
+
+
+def reference_loop_workload(X: np.ndarray, y: np.ndarray, runs: int, steps: int) -> Workload:
+    """One run at a time with the float64 reference gradient; work in run-steps."""
+    X64 = np.asarray(X, dtype=np.float64)
+    p = X64.shape[1]
+    eta, lam, sigma = 0.5, 1e-3, 0.01
+    seeds = np.random.SeedSequence(0).spawn(runs)
+
+    def run_all() -> None:
+        for seed in seeds:
+            generator = np.random.Generator(np.random.PCG64(seed))
+            theta = np.zeros(p)
+            for _ in range(steps):
+                noise = generator.standard_normal(p)
+                theta = theta - eta * (gradient(theta, X64, y, lam) + sigma * noise)
+
+    return run_all, float(runs * steps)
+
+
+def tuned_loop_workload(X: np.ndarray, y: np.ndarray, runs: int, steps: int) -> Workload:
+    """One run at a time in float32 with the engine's arithmetic; work in run-steps."""
+    n, p = X.shape
+    yx = np.ascontiguousarray(y[:, None] * X, dtype=np.float32)
+    neg_w = np.float32(-1.0 / n)
+    eta, lam, sigma = np.float32(0.5), np.float32(1e-3), np.float32(0.01)
+    seeds = np.random.SeedSequence(0).spawn(runs)
+
+    def run_all() -> None:
+        for seed in seeds:
+            generator = np.random.Generator(np.random.PCG64(seed))
+            theta = np.zeros(p, dtype=np.float32)
+            for _ in range(steps):
+                with np.errstate(over="ignore"):
+                    coef = neg_w / (1.0 + np.exp(yx @ theta))
+                grad = yx.T @ coef
+                noise = generator.standard_normal(p).astype(np.float32)
+                theta = (1 - eta * lam) * theta - eta * grad - eta * sigma * noise
+
+    return run_all, float(runs * steps)
+
+
+def cpu_name() -> str:
+    """CPU model from /proc/cpuinfo where available, and the number of logical CPUs."""
+    name = platform.processor() or platform.machine()
+    cpuinfo = Path("/proc/cpuinfo")
+    if cpuinfo.is_file():
+        for line in cpuinfo.read_text().splitlines():
+            if line.startswith("model name"):
+                name = line.split(":", 1)[1].strip()
+                break
+    return f"{name}, {os.cpu_count()} logical CPUs"
+
+
+def format_seconds(seconds: float) -> str:
+    """Seconds as ``s``, ``min`` or ``h``."""
+    if seconds < 120:
+        return f"{seconds:.1f} s"
+    if seconds < 7200:
+        return f"{seconds / 60:.1f} min"
+    return f"{seconds / 3600:.2f} h"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help="X_train.npy of Adult")
+    parser.add_argument(
+        "--min-rows", type=int, default=30_000, help="smallest data file used (default 30000)"
+    )
+    parser.add_argument("--k", type=int, default=64, help="engine columns (default 64)")
+    parser.add_argument(
+        "--gemm-k", type=int, nargs="+", default=[16, 64, 256], help="K values for (a)"
+    )
+    parser.add_argument(
+        "--steps", type=int, default=30, help="steps per timing of (a) and (b) (default 30)"
+    )
+    parser.add_argument("--loop-runs", type=int, default=4, help="runs timed in (c) (default 4)")
+    parser.add_argument(
+        "--loop-steps", type=int, default=30, help="steps per run in (c) (default 30)"
+    )
+    parser.add_argument(
+        "--repeats", type=int, default=5, help="interleaved timing rounds; best kept (default 5)"
+    )
+    parser.add_argument("--threads", type=int, default=None, help="BLAS threads (default: as is)")
+    parser.add_argument("--runs", type=int, default=8000, help="runs to project (E8: ~8000)")
+    parser.add_argument("--T", type=int, default=1000, help="steps per projected run")
+    parser.add_argument("--n", type=int, default=ADULT_N, help="rows of the projected problem")
+    parser.add_argument("--p", type=int, default=ADULT_P, help="features of the projected problem")
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args()
+
+    with threadpool_limits(limits=args.threads, user_api="blas"):
+        blas = [
+            f"{info['internal_api']} {info.get('version')} ({info['num_threads']} threads, "
+            f"{info.get('architecture')})"
+            for info in threadpool_info()
+            if info["user_api"] == "blas"
+        ]
+        print(f"machine: {cpu_name()}; BLAS: {', '.join(blas)}")
+        rng = np.random.default_rng(args.seed)
+        X, y, origin = load_problem(args.data, args.min_rows, args.seed)
+        n, p = X.shape
+        flops_per_run_step = 4 * n * p
+        print(f"problem: {origin}; n={n}, p={p}")
+
+        gemm_k = sorted(set(args.gemm_k) | {args.k})
+        loop_names = ("(c1) float64 reference gradient", "(c2) float32, engine arithmetic")
+        workloads = {f"gemm K={K}": gemm_workload(X, K, args.steps, rng) for K in gemm_k}
+        workloads["engine"] = engine_workload(X, y, args.k, args.steps)
+        workloads[loop_names[0]] = reference_loop_workload(X, y, args.loop_runs, args.loop_steps)
+        workloads[loop_names[1]] = tuned_loop_workload(X, y, args.loop_runs, args.loop_steps)
+        rates = best_rates(workloads, args.repeats)
+
+    print(f"\n(a) dense float32 GEMM, {args.steps} x (X·Θ + Xᵀ·S), best of {args.repeats}")
+    gemm = {K: rates[f"gemm K={K}"] / 1e9 for K in gemm_k}
+    for K, rate in gemm.items():
+        print(f"    K={K:5d}: {rate:8.1f} GFLOP/s")
+    gemm_peak, gemm_at_k = max(gemm.values()), gemm[args.k]
+
+    engine = rates["engine"]
+    engine_gflops = engine * flops_per_run_step / 1e9
+    print(f"\n(b) engine noisy_gd, float32, K={args.k}, {args.steps} steps")
+    print(f"    {engine:10.1f} run-steps/s   {engine_gflops:8.1f} GFLOP/s")
+
+    print(f"\n(c) one run at a time (GEMV loops), {args.loop_runs} runs x {args.loop_steps} steps")
+    loops = {name: rates[name] for name in loop_names}
+    for name, rate in loops.items():
+        print(
+            f"    {name}: {rate:10.1f} run-steps/s  {rate * flops_per_run_step / 1e9:8.1f} GFLOP/s"
+        )
+
+    rows = [
+        (f"engine vs {name[:4]} loop, per run", f"{engine / rate:.1f}x")
+        for name, rate in loops.items()
+    ]
+    rows += [
+        (f"engine vs GEMM at K={args.k}", f"{engine_gflops / gemm_at_k:.1%}"),
+        ("engine vs GEMM peak (best K)", f"{engine_gflops / gemm_peak:.1%}"),
+    ]
+    print("\nratios")
+    for label, value in rows:
+        print(f"    {label:<34s} {value:>8s}")
+
+    total_flops = args.runs * args.T * 4 * args.n * args.p
+    print(
+        f"\nprojection: {args.runs} runs x T={args.T} on n={args.n}, p={args.p} "
+        f"({total_flops / 1e12:.1f} TFLOP, 4np flops per run-step)"
+    )
+    projections = [
+        ("at the engine's throughput", engine_gflops * 1e9),
+        ("at the GEMM peak (lower bound)", gemm_peak * 1e9),
+    ] + [
+        (f"one at a time, {name[:4]} loop", rate * flops_per_run_step)
+        for name, rate in loops.items()
+    ]
+    for label, flops_per_second in projections:
+        print(f"    {label:<34s} {format_seconds(total_flops / flops_per_second):>8s}")
+
+
+if __name__ == "__main__":
+    main()

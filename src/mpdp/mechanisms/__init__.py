@@ -1,0 +1,21 @@
+"""Mechanisms of the papers behind one interface (:mod:`mpdp.mechanisms.base`)."""
+
+from mpdp.mechanisms.base import MECHANISM_IDS, MODES, Calibration, Mechanism, RunSpec
+from mpdp.mechanisms.gradient_perturbation import JAYARAMAN, WDDP, WYX, GradientPerturbation
+
+#: every trainable mechanism by id
+REGISTRY: dict[str, GradientPerturbation] = {m.id: m for m in (WYX, WDDP, JAYARAMAN)}
+
+
+def get(mechanism_id: str) -> GradientPerturbation:
+    """The mechanism with this id (a readable error for unknown ids)."""
+    try:
+        return REGISTRY[mechanism_id]
+    except KeyError:
+        raise KeyError(f"unknown mechanism {mechanism_id!r}; known: {sorted(REGISTRY)}") from None
+
+
+__all__ = [
+    "MECHANISM_IDS", "MODES", "REGISTRY", "Calibration", "GradientPerturbation", "Mechanism",
+    "RunSpec", "get", "JAYARAMAN", "WDDP", "WYX",
+]

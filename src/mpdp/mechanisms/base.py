@@ -1,0 +1,84 @@
+"""The mechanism interface shared by every paper's mechanisms.
+
+A *run* (:class:`RunSpec`) is one training of one mechanism at one setting and repetition.
+A mechanism turns runs into a privacy :class:`Calibration` (noise actually used and the ε it
+really gives) and, together with its family's trainer, into final parameters. The training
+jobs only talk to this interface, so new families (ADMM, voting, averaging, least squares)
+plug in by registering a :class:`Mechanism` and a batch trainer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+import numpy as np
+
+#: mechanism ids used in every output
+MECHANISM_IDS = ("nonprivate", "wyx", "wddp", "jayaraman")
+#: execution modes (spec E7 #1, I-1)
+MODES = ("local_then_aggregate", "per_round", "central")
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    """One run: every field that determines its result (with the data and the root seed)."""
+
+    dataset: str
+    experiment: str  # eps_sweep | u_sweep | cv
+    mechanism: str
+    mode: str
+    accountant: str
+    epsilon: float
+    delta: float
+    rep: int  # index of the partition / repetition within the batch's PartitionSet
+    eta: float
+    T: int
+    lam: float
+    G: float
+    m: int | None = None
+    u: int | None = None
+    noise_sharing: str = "independent"
+    seed: int = 0  # extra noise-seed index (cross-validation draws several per fold)
+    eta_source: str = "config"
+
+    def noise_key(self, party: int | None = None) -> tuple:
+        """Key of the run's noise stream (spec E0): a run's noise depends only on its identity.
+
+        In the literal local mode each party has its own stream unless ``noise_sharing`` is
+        ``shared`` (spec M3.1, I-2), in which case all parties draw the same ``z_t``.
+        """
+        if self.noise_sharing == "shared":
+            party = None
+        return (
+            "noise", self.dataset, self.experiment, self.mechanism, self.mode, self.accountant,
+            self.m, self.u, float(self.epsilon), float(self.eta), self.rep, self.seed, party,
+        )
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """The privacy ledger entry of one run."""
+
+    sigma: float  # per-coordinate std of the Gaussian noise added per step
+    sensitivity: float  # per-step L2 sensitivity assumed by the calibration
+    n_eff: float  # effective size in the calibration (n, or m n_(1) for the simple average)
+    accountant: str  # accountant actually used
+    eps_accounted: float  # ε really given at δ by the mechanism as implemented
+    eps_accounted_scope: str  # aggregate | worst_party
+
+
+class Mechanism(Protocol):
+    """What every mechanism provides to the training jobs."""
+
+    id: str
+    modes: tuple[str, ...]
+
+    def calibrate(self, run: RunSpec, party_sizes: Sequence[int]) -> Calibration:
+        """Noise scale and ledger for ``run`` on a partition with ``party_sizes``."""
+        ...
+
+    def aggregation_weights(self, party_sizes: np.ndarray) -> np.ndarray:
+        """Weights a_j of the parties' contributions (sum to 1)."""
+        ...

@@ -1,0 +1,79 @@
+"""Gradient-perturbation mechanisms of the WD-DP paper (spec M2, M3, M4).
+
+- ``wyx``: Wang–Ye–Xu centralised DP-GD on the pooled data (spec M2), mode ``central``.
+- ``wddp``: WD-DP, weighted aggregation a_j = n_j/n (spec M3). ``local_then_aggregate`` is
+  Algorithm 1 as printed (M3.1): every party runs T noisy local steps from the shared θ₀ with
+  σ calibrated to the *total* n, then the server averages once. ``per_round`` is the reading
+  of the proof (M3.2): one noisy step per round on the weighted sum of local gradients, which
+  equals the pooled gradient, so it coincides with ``wyx``.
+- ``jayaraman``: Jayaraman et al. gradient perturbation, simple average a_j = 1/m with the
+  effective size m·n_(1) (spec M4.1 literal, M4.2 per round).
+
+σ always comes from :func:`mpdp.privacy.noise_std` with the accountant of the run (spec §0.5);
+the ledger's ε is computed for the mechanism as implemented: composed Gaussian with the
+calibration's sensitivity for per-round/central runs, the worst party (sensitivity 2G/n_j)
+for the literal local mode (spec M3.1, M4.1, I-1).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from mpdp.mechanisms.base import Calibration, RunSpec
+from mpdp.privacy import accounted_epsilon, noise_std, sensitivity_replace_one, worst_party_epsilon
+
+
+@dataclass(frozen=True)
+class GradientPerturbation:
+    """A full-batch noisy-GD mechanism defined by how it aggregates the parties."""
+
+    id: str
+    aggregation: str  # pooled | weighted | simple
+    modes: tuple[str, ...]
+
+    def effective_size(self, party_sizes: np.ndarray) -> float:
+        """n_eff of the calibration: n (pooled, weighted) or m·n_(1) (simple; spec M4)."""
+        sizes = np.asarray(party_sizes)
+        if self.aggregation == "simple":
+            return float(len(sizes) * sizes.min())
+        return float(sizes.sum())
+
+    def aggregation_weights(self, party_sizes: np.ndarray) -> np.ndarray:
+        """Weights a_j of the parties in the aggregate: n_j/n (weighted, pooled) or 1/m (simple)."""
+        sizes = np.asarray(party_sizes, dtype=np.float64)
+        if self.aggregation == "simple":
+            return np.full(len(sizes), 1.0 / len(sizes))
+        return sizes / sizes.sum()
+
+    def calibrate(self, run: RunSpec, party_sizes: Sequence[int]) -> Calibration:
+        if run.mode not in self.modes:
+            raise ValueError(f"mechanism {self.id!r} has no mode {run.mode!r}")
+        sizes = np.asarray(party_sizes)
+        n_eff = self.effective_size(sizes)
+        sensitivity = sensitivity_replace_one(run.G, n_eff)
+        sigma = noise_std(run.accountant, run.epsilon, run.delta, run.T, sensitivity)
+        if run.mode == "local_then_aggregate":
+            eps = worst_party_epsilon(sigma, run.G, sizes, run.T, run.delta)
+            scope = "worst_party"
+        else:
+            eps = accounted_epsilon(sigma, sensitivity, run.T, run.delta)
+            scope = "aggregate"
+        return Calibration(sigma, sensitivity, n_eff, run.accountant, eps, scope)
+
+    def row_weights(self, party_sizes: np.ndarray) -> np.ndarray:
+        """Per-party weight of each of its records in the per-round aggregated gradient.
+
+        The server's gradient is Σ_j a_j ∇L_{D_j} = Σ_j Σ_{i∈D_j} (a_j/n_j) ∇ℓ_i (+ λθ), so a
+        record of party j has weight a_j/n_j: 1/n for WD-DP (the pooled gradient, M3.2) and
+        1/(m n_j) for the simple average (M4.2).
+        """
+        sizes = np.asarray(party_sizes, dtype=np.float64)
+        return self.aggregation_weights(sizes) / sizes
+
+
+WYX = GradientPerturbation("wyx", "pooled", ("central",))
+WDDP = GradientPerturbation("wddp", "weighted", ("local_then_aggregate", "per_round"))
+JAYARAMAN = GradientPerturbation("jayaraman", "simple", ("local_then_aggregate", "per_round"))

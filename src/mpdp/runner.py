@@ -1,0 +1,49 @@
+"""Run one pipeline step with logging and readable failures (no traceback dumps for users).
+
+Workflow scripts call :func:`run_step`; a :class:`~mpdp.errors.MpdpError` is printed as its
+message and the process exits with status 1. BLAS is limited to one thread per job: two
+thread pools in one process slow small problems badly, and Snakemake runs jobs in parallel.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from threadpoolctl import threadpool_limits
+
+from mpdp.errors import MpdpError
+
+
+def get_logger(log_path: str | Path | None, name: str = "mpdp") -> logging.Logger:
+    """A logger writing timestamped lines to ``log_path`` (if given) and to stderr."""
+    logger = logging.getLogger(name)
+    logger.setLevel(logging.INFO)
+    logger.handlers.clear()
+    fmt = logging.Formatter("%(asctime)s %(levelname)s %(message)s", "%Y-%m-%d %H:%M:%S")
+    handlers: list[logging.Handler] = [logging.StreamHandler(sys.stderr)]
+    if log_path:
+        Path(log_path).parent.mkdir(parents=True, exist_ok=True)
+        handlers.append(logging.FileHandler(log_path, mode="w"))
+    for handler in handlers:
+        handler.setFormatter(fmt)
+        logger.addHandler(handler)
+    logger.propagate = False
+    return logger
+
+
+def run_step(step: Callable[[logging.Logger], None], log_path: str | Path | None, name: str) -> None:
+    """Run ``step(logger)`` single-threaded; exit 1 with the message on a user-facing error."""
+    log = get_logger(log_path)
+    start = time.perf_counter()
+    log.info("%s: start", name)
+    try:
+        with threadpool_limits(limits=1):
+            step(log)
+    except MpdpError as exc:
+        log.error("%s failed:\n%s", name, exc)
+        sys.exit(1)
+    log.info("%s: done in %.1f s", name, time.perf_counter() - start)

@@ -1,0 +1,142 @@
+"""Metrics and theory of finished runs: one results row per run (spec E0, bounds.md B1′, B1‴, B3).
+
+Losses are evaluated in float64 on the pooled training data of the run's setting (all
+training rows for ε-sweeps, the retained union of the two-group design for u-sweeps) against
+θ* of that same data (spec M1a, E2.2), so optimal_gap ≥ 0 up to solver tolerance.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from mpdp import bounds, mechanisms
+from mpdp.mechanisms import Calibration, RunSpec
+from mpdp.models import logistic
+from mpdp.partition import PartitionSet
+
+
+@dataclass(frozen=True)
+class Optimum:
+    """θ* of a data set's full training split and the Hessian eigen-decomposition there."""
+
+    theta: np.ndarray
+    loss: float
+    hessian_eigenvalues: np.ndarray
+    hessian_eigenvectors: np.ndarray
+
+
+def compute_optimum(X: np.ndarray, y: np.ndarray, lam: float) -> Optimum:
+    """Spec M1a: θ* by L-BFGS, plus eig(∇²L_D(θ*)) for the B1‴ prediction."""
+    theta = logistic.solve_optimum(X, y, lam)
+    eigval, eigvec = np.linalg.eigh(logistic.hessian(theta, X, y, lam))
+    return Optimum(theta, float(logistic.loss(theta, X, y, lam)), eigval, eigvec)
+
+
+@dataclass(frozen=True)
+class RepReference:
+    """Non-private references of one repetition's retained data."""
+
+    rows: np.ndarray
+    theta_star: np.ndarray
+    loss_star: float
+    theta_F: np.ndarray | None  # minimiser of the simple-average objective F (spec M4.2, B3)
+
+
+def rep_references(
+    X: np.ndarray, y: np.ndarray, partition: PartitionSet, reps: Sequence[int], lam: float,
+    optimum: Optimum, need_simple_average: bool,
+) -> dict[int, RepReference]:
+    """θ* (and θ*_F for the Jayaraman bias floor) of each repetition's retained rows."""
+    out = {}
+    all_rows = partition.order.shape[1] == X.shape[0]
+    for rep in sorted(set(reps)):
+        rows = partition.order[rep]
+        Xr, yr = X[rows], y[rows]
+        if all_rows:
+            theta, loss_star = optimum.theta, optimum.loss
+        else:
+            theta = logistic.solve_optimum(Xr, yr, lam, theta0=optimum.theta)
+            loss_star = float(logistic.loss(theta, Xr, yr, lam))
+        theta_F = None
+        if need_simple_average:
+            w = np.repeat(mechanisms.JAYARAMAN.row_weights(partition.sizes[rep]), partition.sizes[rep])
+            theta_F = logistic.solve_optimum(Xr, yr, lam, weights=w, theta0=theta)
+        out[rep] = RepReference(rows, theta, loss_star, theta_F)
+    return out
+
+
+def result_rows(
+    runs: Sequence[RunSpec], calibrations: Sequence[Calibration], thetas: np.ndarray,
+    theta0: np.ndarray, X: np.ndarray, y: np.ndarray, X_test: np.ndarray, y_test: np.ndarray,
+    partition: PartitionSet, refs: dict[int, RepReference], optimum: Optimum, dtype: str,
+    seconds_per_run: float,
+) -> list[dict]:
+    """One results row per run (columns of :mod:`mpdp.results`)."""
+    acc = np.atleast_1d(logistic.accuracy(thetas, X_test, y_test))
+    rows = []
+    by_rep: dict[int, list[int]] = {}
+    for k, run in enumerate(runs):
+        by_rep.setdefault(run.rep, []).append(k)
+    train_loss = np.empty(len(runs))
+    init_loss = np.empty(len(runs))
+    for rep, ks in by_rep.items():
+        ref = refs[rep]
+        Xr, yr = X[ref.rows], y[ref.rows]
+        train_loss[ks] = logistic.loss(thetas[:, ks], Xr, yr, runs[ks[0]].lam)
+        init_loss[ks] = logistic.loss(theta0[:, ks], Xr, yr, runs[ks[0]].lam)
+    p = X.shape[1]
+    for k, (run, cal) in enumerate(zip(runs, calibrations, strict=True)):
+        ref = refs[run.rep]
+        sizes = partition.sizes[run.rep]
+        m = len(sizes)
+        theory = _theory(run, cal, ref, optimum, X, y, sizes, theta0[:, k], init_loss[k], p)
+        rows.append({
+            "dataset": run.dataset, "experiment": run.experiment, "mechanism": run.mechanism,
+            "mode": run.mode, "accountant": cal.accountant, "noise_sharing": run.noise_sharing,
+            "m": run.m, "u": run.u, "epsilon": run.epsilon, "delta": run.delta, "rep": run.rep,
+            "eta": run.eta, "eta_source": run.eta_source, "T": run.T, "lambda": run.lam, "G": run.G,
+            "dtype": dtype, "n": int(sizes.sum()), "p": p,
+            "n_min": int(sizes.min()) if run.m else None, "n_max": int(sizes.max()) if run.m else None,
+            "size_ratio": float(sizes.sum() / (m * sizes.min())) if run.m else None,
+            "sensitivity": cal.sensitivity, "sigma": cal.sigma, "eps_claimed": run.epsilon,
+            "eps_accounted": cal.eps_accounted, "eps_accounted_scope": cal.eps_accounted_scope,
+            "accuracy": float(acc[k]), "train_loss": float(train_loss[k]),
+            "optimal_loss": ref.loss_star, "optimal_gap": float(train_loss[k] - ref.loss_star),
+            "init_loss": float(init_loss[k]), "seconds": seconds_per_run, "synthetic": False,
+            **theory,
+        })
+    return rows
+
+
+def _theory(
+    run: RunSpec, cal: Calibration, ref: RepReference, optimum: Optimum, X: np.ndarray,
+    y: np.ndarray, sizes: np.ndarray, theta0: np.ndarray, init_loss: float, p: int,
+) -> dict[str, float]:
+    """B1′/B3 upper bound, B1‴ prediction and the B3 bias floor of one run."""
+    L = bounds.smoothness(run.lam)
+    delta0 = init_loss - ref.loss_star
+    mech = mechanisms.get(run.mechanism)
+    sigma_eff = cal.sigma
+    if run.mode == "local_then_aggregate" and run.noise_sharing != "shared":
+        sigma_eff = bounds.effective_aggregate_std(cal.sigma, mech.aggregation_weights(sizes))
+    coords = optimum.hessian_eigenvectors.T @ (theta0 - ref.theta_star)
+    predicted = float(bounds.b1_triple_prime(
+        run.eta, sigma_eff, optimum.hessian_eigenvalues, T=run.T, theta0_minus_opt_coords=coords
+    ))
+    bias = np.nan
+    if run.mechanism == "jayaraman" and ref.theta_F is not None:
+        Xr, yr = X[ref.rows], y[ref.rows]
+        w = np.repeat(mech.row_weights(sizes), sizes)
+        bias = float(logistic.loss(ref.theta_F, Xr, yr, run.lam)) - ref.loss_star
+        F0 = float(logistic.loss(theta0, Xr, yr, run.lam, weights=w))
+        F_star = float(logistic.loss(ref.theta_F, Xr, yr, run.lam, weights=w))
+        sqnorm = float(np.sum((ref.theta_F - ref.theta_star) ** 2))
+        bound = float(bounds.b3_jayaraman(run.T, run.eta, run.lam, L, F0 - F_star, p, cal.sigma, sqnorm))
+        if run.mode == "per_round":
+            predicted += max(bias, 0.0)
+    else:
+        bound = float(bounds.b1_prime(run.T, run.eta, run.lam, L, delta0, p, cal.sigma))
+    return {"bound_gap": bound, "predicted_gap": predicted, "aggregation_bias": bias}

@@ -1,0 +1,111 @@
+"""Entry points of the training stage: θ* per data set, the η table, one training job.
+
+Each function reads its inputs from files, writes its output atomically, and logs progress.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from mpdp import io, results
+from mpdp.data.prepare import load as load_processed
+from mpdp.partition import PartitionSet, load_partition
+from mpdp.training.batch import initial_point, train_batch
+from mpdp.training.cv import cross_validate, eta_lookup, fixed_etas
+from mpdp.training.evaluate import Optimum, compute_optimum, rep_references, result_rows
+from mpdp.training.plan import parse_job_id, runs_for_job
+
+
+def write_optimum(cfg: dict[str, Any], processed_dir: Path, out: Path, log: logging.Logger) -> None:
+    """Spec M1a on the full training split, with the Hessian eigen-decomposition (B1‴)."""
+    data = load_processed(processed_dir)
+    opt = compute_optimum(np.asarray(data.X_train, dtype=np.float64), np.asarray(data.y_train, dtype=np.float64),
+                          cfg["wddp"]["lambda"])
+    log.info("theta*: L* = %.6f, ||theta*|| = %.4f, Hessian eigenvalues in [%.3g, %.3g]",
+             opt.loss, np.linalg.norm(opt.theta), opt.hessian_eigenvalues.min(), opt.hessian_eigenvalues.max())
+    io.save_npz(out, theta=opt.theta, loss=np.array(opt.loss), eigval=opt.hessian_eigenvalues,
+                eigvec=opt.hessian_eigenvectors)
+
+
+def load_optimum(path: Path) -> Optimum:
+    with np.load(path) as f:
+        return Optimum(f["theta"], float(f["loss"]), f["eigval"], f["eigvec"])
+
+
+def write_etas(cfg: dict[str, Any], processed_dir: Path, out: Path, log: logging.Logger) -> None:
+    """The η per (mechanism, mode): fixed by the config, or chosen by CV (spec E3.3)."""
+    if cfg["wddp"]["eta"] is not None:
+        table = fixed_etas(cfg)
+        log.info("eta fixed by the config at %g (no cross-validation)", cfg["wddp"]["eta"])
+    else:
+        data = load_processed(processed_dir)
+        X = np.asarray(data.X_train, dtype=np.float64)
+        table = cross_validate(cfg, data.card["dataset"], X, np.asarray(data.y_train, dtype=np.float64), log)
+    io.write_json(table, out)
+
+
+def trivial_partition(n: int, reps: int) -> PartitionSet:
+    """One party holding every training row, for the centralised baseline."""
+    order = np.tile(np.arange(n, dtype=np.int64), (reps, 1))
+    return PartitionSet(order=order, sizes=np.full((reps, 1), n, dtype=np.int64))
+
+
+def train_job(
+    cfg: dict[str, Any], dataset: str, job_id: str, processed_dir: Path, partitions: Path | None,
+    optimum: Path, etas: Path, out: Path, log: logging.Logger,
+) -> None:
+    """Train every run of one job and write its results rows (spec E3)."""
+    start = time.perf_counter()
+    w = cfg["wddp"]
+    job = parse_job_id(dataset, job_id)
+    data = load_processed(processed_dir)
+    X = np.asarray(data.X_train, dtype=np.float64)
+    y = np.asarray(data.y_train, dtype=np.float64)
+    if job.m is None:
+        partition = trivial_partition(X.shape[0], w["reps"])
+    else:
+        if partitions is None:
+            raise ValueError(f"job {job_id} needs a partition file")
+        partition = load_partition(partitions, job.m, job.u)
+    runs = runs_for_job(cfg, job, eta_lookup(io.read_json(etas)))
+    opt = load_optimum(optimum)
+    log.info("%s/%s: %d runs, n = %d, p = %d, T = %d", dataset, job_id, len(runs), X.shape[0], X.shape[1], w["T"])
+    theta0 = {rep: initial_point(cfg["root_seed"], dataset, rep, X.shape[1], w["init_std"])
+              for rep in range(w["reps"])}
+
+    def progress(step: int) -> None:
+        log.info("%s/%s: step %d/%d (%.0f s)", dataset, job_id, step, w["T"], time.perf_counter() - start)
+
+    batch = train_batch(runs, X, y, partition, theta0, cfg["root_seed"], w["dtype"], w["dedup"], progress)
+    train_seconds = time.perf_counter() - start
+    refs = rep_references(X, y, partition, [r.rep for r in runs], w["lambda"], opt,
+                          need_simple_average=any(r.mechanism == "jayaraman" for r in runs))
+    rows = result_rows(
+        runs, batch.calibrations, batch.thetas, batch.theta0, X, y,
+        np.asarray(data.X_test, dtype=np.float64), np.asarray(data.y_test, dtype=np.float64),
+        partition, refs, opt, w["dtype"], train_seconds / len(runs),
+    )
+    frame = results.to_frame(rows)
+    results.write(frame, out)
+    over = frame[frame["eps_accounted"] > frame["eps_claimed"] * (1 + 1e-9)]
+    if len(over):
+        log.warning("%s/%s: %d of %d runs give more epsilon than claimed (max accounted %.3g for "
+                    "claimed %.3g): see the privacy ledger", dataset, job_id, len(over), len(frame),
+                    over["eps_accounted"].max(), over.loc[over["eps_accounted"].idxmax(), "eps_claimed"])
+    log.info("%s/%s: trained in %.1f s, evaluated in %.1f s", dataset, job_id, train_seconds,
+             time.perf_counter() - start - train_seconds)
+
+
+def collect(parts: list[Path], out: Path, log: logging.Logger) -> None:
+    """Concatenate the jobs' rows into the data set's results table."""
+    import pandas as pd
+
+    frame = pd.concat([results.read(p) for p in parts], ignore_index=True)
+    frame = frame.sort_values(results.KEY_COLUMNS, kind="stable").reset_index(drop=True)
+    results.write(frame, out)
+    log.info("collected %d runs from %d jobs into %s", len(frame), len(parts), out)

@@ -1,0 +1,113 @@
+"""Which runs the WD-DP grid contains and how they are grouped into coarse jobs (spec E3, E8).
+
+A job trains every run that shares a data set and a partition layout, so one job per
+(data set, ε-sweep m) plus one for the centralised baseline, and one per (data set, u-sweep
+setting, u). That is about 150 jobs for the full config: coarse enough for Snakemake, fine
+enough to keep two cores busy.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from mpdp.errors import ConfigError
+from mpdp.mechanisms import RunSpec
+
+CENTRAL = "eps_central"
+_EPS_RE = re.compile(r"^eps_m(?P<m>\d+)$")
+_U_RE = re.compile(r"^u_m(?P<m>\d+)_e(?P<eps>[0-9.]+)_u(?P<u>\d+)$")
+#: accountants that only apply to the Jayaraman baseline (spec M4.2 C2)
+JAYARAMAN_ONLY = {"zcdp_code"}
+
+
+@dataclass(frozen=True)
+class Job:
+    """One training job: a data set, an experiment and its partition layout."""
+
+    dataset: str
+    experiment: str  # eps_sweep | u_sweep
+    m: int | None  # None for the centralised ε-sweep job
+    u: int | None
+    eps: float | None  # fixed ε of a u-sweep setting
+
+    @property
+    def job_id(self) -> str:
+        if self.experiment == "eps_sweep":
+            return CENTRAL if self.m is None else f"eps_m{self.m}"
+        return f"u_m{self.m}_e{self.eps:g}_u{self.u}"
+
+    @property
+    def design(self) -> str:
+        """Partition design (spec E2): random sizes for ε-sweeps, two groups for u-sweeps."""
+        return "random" if self.experiment == "eps_sweep" else "two_group"
+
+
+def parse_job_id(dataset: str, job_id: str) -> Job:
+    """Inverse of :attr:`Job.job_id`."""
+    if job_id == CENTRAL:
+        return Job(dataset, "eps_sweep", None, None, None)
+    if match := _EPS_RE.match(job_id):
+        return Job(dataset, "eps_sweep", int(match["m"]), None, None)
+    if match := _U_RE.match(job_id):
+        return Job(dataset, "u_sweep", int(match["m"]), int(match["u"]), float(match["eps"]))
+    raise ConfigError(f"unknown training job id {job_id!r}")
+
+
+def jobs(cfg: dict[str, Any], dataset: str) -> list[Job]:
+    """Every training job of ``dataset`` under the config."""
+    w = cfg["wddp"]
+    out = [Job(dataset, "eps_sweep", None, None, None)]
+    out += [Job(dataset, "eps_sweep", m, None, None) for m in w["m_grid"]]
+    for setting in w["u_settings"]:
+        for u in w["u_grid"][dataset]:
+            out.append(Job(dataset, "u_sweep", setting["m"], u, float(setting["eps"])))
+    return out
+
+
+def partition_settings(cfg: dict[str, Any], dataset: str, experiment: str) -> list[tuple[int, int | None]]:
+    """The (m, u) settings whose partitions the experiment needs."""
+    w = cfg["wddp"]
+    if experiment == "eps_sweep":
+        return [(m, None) for m in w["m_grid"]]
+    return sorted({(s["m"], u) for s in w["u_settings"] for u in w["u_grid"][dataset]})
+
+
+def accountants_for(cfg: dict[str, Any], mechanism: str) -> list[str]:
+    """The accountants a mechanism is trained with (zcdp_code: Jayaraman only)."""
+    accs = cfg["wddp"]["accountants"]
+    return [a for a in accs if mechanism == "jayaraman" or a not in JAYARAMAN_ONLY]
+
+
+def method_keys(cfg: dict[str, Any]) -> list[tuple[str, str]]:
+    """(mechanism, mode) pairs of the grid: WYX centrally, WD-DP and Jayaraman in each mode."""
+    modes = cfg["wddp"]["modes"]
+    return [("wyx", "central")] + [(mech, mode) for mech in ("wddp", "jayaraman") for mode in modes]
+
+
+def runs_for_job(cfg: dict[str, Any], job: Job, etas: dict[tuple[str, str], tuple[float, str]]) -> list[RunSpec]:
+    """The runs of ``job``; ``etas`` maps (mechanism, mode) to (η, source)."""
+    w = cfg["wddp"]
+    eps_values = w["eps_grid"] if job.experiment == "eps_sweep" else [job.eps]
+    if job.experiment == "eps_sweep":
+        keys = [("wyx", "central")] if job.m is None else [k for k in method_keys(cfg) if k[0] != "wyx"]
+    else:
+        keys = method_keys(cfg)
+    runs = []
+    for mechanism, mode in keys:
+        eta, source = etas[(mechanism, mode)]
+        for accountant in accountants_for(cfg, mechanism):
+            for eps in eps_values:
+                for rep in range(w["reps"]):
+                    runs.append(
+                        RunSpec(
+                            dataset=job.dataset, experiment=job.experiment, mechanism=mechanism,
+                            mode=mode, accountant=accountant, epsilon=float(eps),
+                            delta=float(w["delta"]), rep=rep, eta=float(eta), T=int(w["T"]),
+                            lam=float(w["lambda"]), G=float(w["G"]), m=job.m, u=job.u,
+                            noise_sharing=w["noise_sharing"] if mode == "local_then_aggregate" else "n/a",
+                            eta_source=source,
+                        )
+                    )
+    return runs

@@ -1,0 +1,181 @@
+"""Fetching and verifying raw files: raw dir, mirror, download (spec E1.1).
+
+Downloads are exercised offline with ``file://`` URLs, which urllib serves like HTTP.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import io
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from mpdp.data import fetch, registry
+from mpdp.data.registry import DatasetInfo, RawFile, Source
+from mpdp.errors import ChecksumMismatchError, DatasetUnavailableError
+
+CONTENT = b"a,b,c\n" * 5000
+
+
+def _files_under(path: Path) -> list[Path]:
+    return [p for p in path.rglob("*") if p.is_file()] if path.exists() else []
+
+
+def _gzip_to(content: bytes, dest: Path) -> Path:
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    dest.write_bytes(gzip.compress(content, mtime=0))
+    return dest
+
+
+def _zip_bytes(members: dict[str, bytes]) -> bytes:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+        for name, data in members.items():
+            archive.writestr(name, data)
+    return buffer.getvalue()
+
+
+def _toy(sources: tuple[Source, ...], content: bytes = CONTENT) -> tuple[DatasetInfo, RawFile]:
+    raw = RawFile(
+        "toy.csv", hashlib.sha256(content).hexdigest(), len(content), "toy/toy.csv.gz", sources
+    )
+    info = DatasetInfo(
+        "toy", "Toy", (raw,), "+1", "https://example.org/toy", "CC0", "10.0/toy", "none"
+    )
+    return info, raw
+
+
+def test_locate_is_cheap_and_ordered(tmp_path: Path) -> None:
+    raw_dir, mirror = tmp_path / "raw", tmp_path / "mirror"
+    assert fetch.locate("adult", raw_dir, None, False) is None
+    assert fetch.locate("adult", raw_dir, None, True) == "download"
+    assert fetch.locate("adult", raw_dir, mirror, False) is None
+    _gzip_to(b"x", mirror / "adult/adult.data.gz")
+    assert fetch.locate("adult", raw_dir, mirror, False) is None  # adult.test still missing
+    _gzip_to(b"x", mirror / "adult/adult.test.gz")
+    assert fetch.locate("adult", raw_dir, mirror, False) == "mirror"
+    (raw_dir / "adult").mkdir(parents=True)
+    (raw_dir / "adult/adult.data").write_text("not hashed here")
+    assert fetch.locate("adult", raw_dir, mirror, False) == "mirror"
+    (raw_dir / "adult/adult.test").write_text("not hashed here")
+    assert fetch.locate("adult", raw_dir, None, False) == "raw"
+
+
+def test_fetch_from_mirror_then_reuse(mirror: Path, tmp_path: Path) -> None:
+    lines: list[str] = []
+    paths = fetch.fetch("breast_cancer", tmp_path / "raw", mirror, False, log=lines.append)
+    expected = tmp_path / "raw/breast_cancer/breast-cancer-wisconsin.data"
+    assert paths == [expected]
+    assert fetch.sha256_file(expected) == registry.get("breast_cancer").files[0].sha256
+    assert _files_under(tmp_path / "raw") == [expected]  # no temporary left behind
+    assert "copied from mirror" in lines[-1]
+    assert fetch.fetch("breast_cancer", tmp_path / "raw", None, False, log=lines.append) == [
+        expected
+    ]
+    assert "present" in lines[-1]
+
+
+def test_tampered_mirror_copy_leaves_nothing(mirror: Path, tmp_path: Path) -> None:
+    original = gzip.decompress(
+        (mirror / "breast_cancer_wisconsin/breast-cancer-wisconsin.data.gz").read_bytes()
+    )
+    tampered = original.replace(b"1000025,5,", b"1000025,6,", 1)
+    fake_mirror = tmp_path / "mirror"
+    _gzip_to(tampered, fake_mirror / "breast_cancer_wisconsin/breast-cancer-wisconsin.data.gz")
+    with pytest.raises(ChecksumMismatchError) as info:
+        fetch.fetch("breast_cancer", tmp_path / "raw", fake_mirror, True, log=lambda _: None)
+    message = str(info.value)
+    pinned = registry.get("breast_cancer").files[0].sha256
+    assert f"expected: {pinned}" in message
+    assert f"actual:   {hashlib.sha256(tampered).hexdigest()}" in message
+    assert "breast-cancer-wisconsin.data" in message and "rerun" in message
+    assert _files_under(tmp_path / "raw") == []
+
+
+def test_wrong_file_in_raw_dir_is_reported_not_used(tmp_path: Path) -> None:
+    bad = tmp_path / "raw/breast_cancer/breast-cancer-wisconsin.data"
+    bad.parent.mkdir(parents=True)
+    bad.write_text("1,2,3\n")
+    with pytest.raises(
+        ChecksumMismatchError, match=r"(?s)wrong SHA-256.*expected: 402c5853.*Delete it and rerun"
+    ):
+        fetch.fetch("breast_cancer", tmp_path / "raw", None, False, log=lambda _: None)
+
+
+def test_credit_card_unavailable_offline_says_where_to_put_it(tmp_path: Path) -> None:
+    mirror = tmp_path / "mirror"
+    mirror.mkdir()
+    with pytest.raises(DatasetUnavailableError) as info:
+        fetch.fetch("credit_card", tmp_path / "raw", mirror, False, log=lambda _: None)
+    message = str(info.value)
+    assert "creditcard.csv" in message
+    assert registry.get("credit_card").files[0].sha256 in message
+    assert str(tmp_path / "raw/credit_card/creditcard.csv") in message
+    assert str(mirror / "creditcard/creditcard.csv.gz") in message
+    assert "storage.googleapis.com" in message and "downloads not allowed" in message
+    assert _files_under(tmp_path / "raw") == []
+
+
+def test_unavailable_without_mirror_names_the_mirror_path(tmp_path: Path) -> None:
+    with pytest.raises(DatasetUnavailableError, match=r"<mirror>/creditcard/creditcard.csv.gz"):
+        fetch.fetch("credit_card", tmp_path / "raw", None, False, log=lambda _: None)
+
+
+def test_download_tries_urls_in_turn_and_unpacks_nested_zip(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(fetch, "PROGRESS_MIN_BYTES", 1)
+    inner = _zip_bytes({"pkg/toy.csv": CONTENT})
+    outer = tmp_path / "upstream/outer.zip"
+    outer.parent.mkdir()
+    outer.write_bytes(_zip_bytes({"inner.zip": inner}))
+    info, raw = _toy(
+        (
+            Source((tmp_path / "upstream/missing.csv").as_uri()),
+            Source(outer.as_uri(), ("zip:not-there.csv",)),
+            Source(outer.as_uri(), ("zip:inner.zip", "zip:pkg/toy.csv")),
+        )
+    )
+    lines: list[str] = []
+    dest = fetch.fetch_file(info, raw, tmp_path / "raw", None, True, log=lines.append)
+    assert dest.read_bytes() == CONTENT
+    assert _files_under(tmp_path / "raw") == [dest]
+    assert sum("failed" in line for line in lines) == 2
+    assert any("archive member" in line for line in lines)
+    assert any("(100%)" in line for line in lines)  # progress with the Content-Length
+    assert "downloaded from" in lines[-1]
+
+
+def test_download_gzip_source(tmp_path: Path) -> None:
+    source = _gzip_to(CONTENT, tmp_path / "upstream/toy.csv.gz")
+    info, raw = _toy((Source(source.as_uri(), ("gzip",)),))
+    dest = fetch.fetch_file(info, raw, tmp_path / "raw", None, True, log=lambda _: None)
+    assert fetch.sha256_file(dest) == raw.sha256
+
+
+def test_download_with_wrong_content_leaves_nothing(tmp_path: Path) -> None:
+    source = tmp_path / "upstream/toy.csv"
+    source.parent.mkdir()
+    source.write_bytes(CONTENT + b"changed upstream\n")
+    info, raw = _toy((Source(source.as_uri()),))
+    with pytest.raises(ChecksumMismatchError, match=f"(?s)expected {raw.sha256}.*actual SHA-256"):
+        fetch.fetch_file(info, raw, tmp_path / "raw", None, True, log=lambda _: None)
+    assert _files_under(tmp_path / "raw") == []
+
+
+def test_all_downloads_failing_lists_the_urls(tmp_path: Path) -> None:
+    urls = [(tmp_path / f"gone{i}.csv").as_uri() for i in range(2)]
+    info, raw = _toy(tuple(Source(u) for u in urls))
+    with pytest.raises(DatasetUnavailableError) as err:
+        fetch.fetch_file(info, raw, tmp_path / "raw", tmp_path / "mirror", True, log=lambda _: None)
+    message = str(err.value)
+    assert all(u in message for u in urls)
+    assert "downloads tried, all failed" in message
+    assert (
+        str(tmp_path / "raw/toy/toy.csv") in message
+        and str(tmp_path / "mirror/toy/toy.csv.gz") in message
+    )
+    assert _files_under(tmp_path / "raw") == []

@@ -1,0 +1,80 @@
+"""Job plan of the full grid, results rows, and cross-validation (spec E3, E8)."""
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from training_helpers import make_run as _run
+
+from mpdp import config, results
+from mpdp.models import logistic
+from mpdp.partition import PartitionSet
+from mpdp.training import plan
+from mpdp.training.batch import train_batch
+from mpdp.training.cv import cross_validate, eta_lookup
+from mpdp.training.evaluate import compute_optimum, rep_references, result_rows
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_full_grid_is_a_few_hundred_coarse_jobs():
+    cfg = config.load(ROOT / "config" / "config.yaml")
+    jobs = [j for ds in cfg["datasets"] for j in plan.jobs(cfg, ds)]
+    assert 100 <= len(jobs) <= 400
+    assert len({(j.dataset, j.job_id) for j in jobs}) == len(jobs)
+    for job in jobs:
+        assert plan.parse_job_id(job.dataset, job.job_id) == job
+
+
+def test_runs_of_a_job_cover_the_grid():
+    cfg = config.load(ROOT / "config" / "config.yaml")
+    etas = {k: (0.1, "config") for k in plan.method_keys(cfg)}
+    w = cfg["wddp"]
+    eps_job = plan.runs_for_job(cfg, plan.parse_job_id("adult", "eps_m8"), etas)
+    assert len(eps_job) == len(w["eps_grid"]) * 2 * len(w["modes"]) * len(w["accountants"]) * w["reps"]
+    central = plan.runs_for_job(cfg, plan.parse_job_id("adult", "eps_central"), etas)
+    assert {r.mechanism for r in central} == {"wyx"} and all(r.m is None for r in central)
+    u_job = plan.runs_for_job(cfg, plan.parse_job_id("adult", "u_m16_e0.05_u3"), etas)
+    assert {r.epsilon for r in u_job} == {0.05} and {r.u for r in u_job} == {3}
+
+
+def test_results_rows_have_nonnegative_gap_and_schema(problem):
+    X, y = problem
+    Xte, yte = X[:60], y[:60]
+    gen = np.random.default_rng(1)
+    order = np.stack([gen.permutation(len(y))[:200] for _ in range(2)])
+    part = PartitionSet(order=order, sizes=np.tile([50, 150], (2, 1)))
+    runs = [_run(mechanism=mech, mode=mode, m=2, u=3, rep=rep, epsilon=eps, experiment="u_sweep")
+            for mech in ("wddp", "jayaraman") for mode in ("per_round", "local_then_aggregate")
+            for rep in (0, 1) for eps in (0.5, 13.0)]
+    theta0 = {r: np.zeros(X.shape[1]) for r in (0, 1)}
+    batch = train_batch(runs, X, y, part, theta0, root_seed=0, dtype="float64", dedup=True)
+    opt = compute_optimum(X, y, runs[0].lam)
+    refs = rep_references(X, y, part, [0, 1], runs[0].lam, opt, need_simple_average=True)
+    rows = result_rows(runs, batch.calibrations, batch.thetas, batch.theta0, X, y, Xte, yte,
+                       part, refs, opt, "float64", 0.0)
+    frame = results.to_frame(rows)
+    assert (frame["optimal_gap"] >= -1e-9).all()
+    assert frame["n"].eq(200).all() and frame["n_min"].eq(50).all()
+    assert frame["size_ratio"].eq(2.0).all()  # (1+u)/2 for the two-group design
+    jay = frame[frame["mechanism"] == "jayaraman"]
+    assert (jay["aggregation_bias"] > 0).all()  # uneven sizes: simple average is biased (B3)
+    assert frame.loc[frame["mechanism"] == "wddp", "aggregation_bias"].isna().all()
+    # the retained rows' optimum is the reference of the gap
+    ref = refs[0]
+    np.testing.assert_allclose(
+        logistic.gradient(ref.theta_star, X[ref.rows], y[ref.rows], runs[0].lam), 0, atol=1e-8)
+
+
+def test_cross_validation_picks_a_grid_value(problem):
+    X, y = problem
+    cfg = config.load(ROOT / "config" / "smoke.yaml")
+    cfg["wddp"].update(T=20, eta=None, eta_grid=[0.05, 1.0])
+    cfg["wddp"]["cv"].update(folds=2, seeds=1, ref_m=2)
+    table = cross_validate(cfg, "toy", X, y)
+    etas = eta_lookup(table)
+    assert set(etas) == set(plan.method_keys(cfg))
+    assert all(eta in (0.05, 1.0) and src == "cv" for eta, src in etas.values())
+    assert len(table["scores"]) == 2 * len(plan.method_keys(cfg))
+    with pytest.raises(KeyError):
+        etas[("nonprivate", "central")]
