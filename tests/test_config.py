@@ -73,3 +73,15 @@ def test_mirror_env_and_download_auto(tmp_path, monkeypatch):
 def test_config_hash_is_stable():
     a = config.validate(_full())
     assert config.config_hash(a) == config.config_hash(config.validate(_full()))
+
+
+def test_command_line_strings_are_coerced():
+    cfg = _full()
+    cfg["wddp"]["eta"] = "0.5"
+    cfg["wddp"]["reps"] = "3"
+    cfg["wddp"]["dedup"] = "false"
+    cfg["max_records"] = "null"
+    out = config.validate(cfg)
+    assert out["wddp"]["eta"] == 0.5 and out["wddp"]["reps"] == 3
+    assert out["wddp"]["dedup"] is False and out["max_records"] is None
+    assert out["datasets"] == cfg["datasets"]

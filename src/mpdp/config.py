@@ -42,7 +42,7 @@ def _key_path(error: jsonschema.ValidationError) -> str:
 
 def validate(config: dict[str, Any]) -> dict[str, Any]:
     """Return a validated copy of ``config`` with defaults filled in, or raise ConfigError."""
-    cfg = copy.deepcopy(dict(config))
+    cfg = _coerce_cli_strings(copy.deepcopy(dict(config)))
     sch = schema()
     validator = jsonschema.Draft202012Validator(sch)
     errors = sorted(validator.iter_errors(cfg), key=lambda e: list(e.absolute_path))
@@ -57,6 +57,27 @@ def validate(config: dict[str, Any]) -> dict[str, Any]:
     _fill_defaults(cfg, sch)
     _cross_checks(cfg)
     return cfg
+
+
+def _coerce_cli_strings(value: Any) -> Any:
+    """Turn numbers, booleans and nulls given as text (``snakemake --config``) into values."""
+    if isinstance(value, dict):
+        return {k: _coerce_cli_strings(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_coerce_cli_strings(v) for v in value]
+    if not isinstance(value, str):
+        return value
+    text = value.strip()
+    if text.lower() in ("null", "none", "~"):
+        return None
+    if text.lower() in ("true", "false"):
+        return text.lower() == "true"
+    for cast in (int, float):
+        try:
+            return cast(text)
+        except ValueError:
+            pass
+    return value
 
 
 def _cross_checks(cfg: dict[str, Any]) -> None:

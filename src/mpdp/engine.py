@@ -196,7 +196,8 @@ def noisy_gd(
         noise_seeds: ``K`` seed sequences, one noise stream per column.
         T: number of steps.
         dtype: working precision, ``np.float32`` (default, fast) or ``np.float64``.
-        progress: called with the number of steps done, about every 10% of ``T``.
+        progress: called about every 10% of the work with the equivalent number of steps done
+            (blocks run one after another, each for all ``T`` steps).
 
     Returns:
         ``Θ_T`` as a float64 ``(p, K)`` array.
@@ -232,15 +233,21 @@ def noisy_gd(
     states = [
         _BlockState(block, theta0, eta, lam, sigma, noise_seeds, T, dtype) for block in blocks
     ]
-    report_every = max(1, -(-T // 10))
-    for t in range(T):
-        for state in states:
+    # Block-major order: a block's columns depend on no other block, so each block runs all
+    # T steps while its rows stay in cache (local party blocks are memory-bound otherwise).
+    work = np.array([max(1, state.z.size) for state in states], dtype=np.float64)
+    total, done, next_report = work.sum(), 0.0, 0.1
+    for state, cost in zip(states, work, strict=True):
+        for t in range(T):
             offset = t % state.chunk
             if offset == 0:
                 state.refill_noise(min(state.chunk, T - t))
             state.step(offset)
-        if progress is not None and ((t + 1) % report_every == 0 or t + 1 == T):
-            progress(t + 1)
+            if progress is not None and (done + cost * (t + 1) / T) / total >= next_report - 1e-12:
+                fraction = (done + cost * (t + 1) / T) / total
+                progress(T if fraction >= 1 - 1e-12 else int(T * fraction))
+                next_report = np.floor(fraction * 10 + 1e-9) / 10 + 0.1
+        done += cost
 
     theta_T = np.empty((p, K), dtype=np.float64)
     for state in states:
@@ -253,9 +260,10 @@ def deduplicate(
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Merge exactly identical rows, summing their weights (exact: the gradient is unchanged).
 
-    Rows ``i`` and ``j`` merge when ``x_i``, ``y_i`` and the weight row ``w_i`` (``(n,)`` or
-    ``(n, k)`` weights) are bitwise equal; the merged row carries ``Σ w``, i.e. the weight times
-    the multiplicity. The unique rows keep the order of their first occurrence. Heavily
+    Rows ``i`` and ``j`` merge when ``x_i`` and ``y_i`` are bitwise equal; the merged row
+    carries the sum of their weight rows (``(n,)`` or ``(n, k)`` weights). Because the gradient
+    is Σ_i w_ik ∇ℓ(θ_k; x_i, y_i), this is exact for every column, whatever the weights (rows
+    of different parties or repetitions merge too, with their per-column weights added). The unique rows keep the order of their first occurrence. Heavily
     duplicated data (KDDCup99) thus train much faster with the same objective (spec E8).
 
     Returns:
@@ -279,7 +287,6 @@ def deduplicate(
         [
             X.view(np.uint8).reshape(n, -1),
             np.ascontiguousarray(y, dtype=np.float64).view(np.uint8).reshape(n, -1),
-            np.ascontiguousarray(w2).view(np.uint8).reshape(n, -1),
         ],
         axis=1,
     )

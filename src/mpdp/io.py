@@ -26,6 +26,9 @@ def atomic_path(path: str | Path) -> Iterator[Path]:
     tmp = Path(tmp_name)
     try:
         yield tmp
+        umask = os.umask(0)
+        os.umask(umask)
+        tmp.chmod(0o666 & ~umask)  # mkstemp creates 0600; give the file the usual mode
         tmp.replace(path)
     finally:
         tmp.unlink(missing_ok=True)

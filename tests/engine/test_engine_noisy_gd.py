@@ -196,17 +196,17 @@ def test_exp_overflow_gives_zero_coefficient_not_nan() -> None:
         np.testing.assert_allclose(got[:, 0], expected, rtol=1e-6)
 
 
-def test_deduplicate_merges_identical_rows_only() -> None:
+def test_deduplicate_merges_identical_rows_summing_weights() -> None:
     X = np.array([[1.0, 2.0], [1.0, 2.0], [1.0, 2.0], [3.0, 4.0], [1.0, 2.0]])
     y = np.array([1.0, 1.0, -1.0, 1.0, 1.0])
     w = np.array([0.1, 0.1, 0.1, 0.2, 0.3])
     X_u, y_u, w_u = deduplicate(X, y, w)
-    np.testing.assert_array_equal(X_u, [[1.0, 2.0], [1.0, 2.0], [3.0, 4.0], [1.0, 2.0]])
-    np.testing.assert_array_equal(y_u, [1.0, -1.0, 1.0, 1.0])
-    np.testing.assert_allclose(w_u, [0.2, 0.1, 0.2, 0.3])
-    W = np.stack([w, np.array([0.1, 0.1, 0.5, 0.2, 0.1])], axis=1)
+    np.testing.assert_array_equal(X_u, [[1.0, 2.0], [1.0, 2.0], [3.0, 4.0]])
+    np.testing.assert_array_equal(y_u, [1.0, -1.0, 1.0])
+    np.testing.assert_allclose(w_u, [0.5, 0.1, 0.2])
+    W = np.stack([w, np.array([0.1, 0.0, 0.5, 0.2, 0.1])], axis=1)
     X_u, y_u, W_u = deduplicate(X, y, W)
-    np.testing.assert_allclose(W_u, [[0.2, 0.2], [0.1, 0.5], [0.2, 0.2], [0.3, 0.1]])
+    np.testing.assert_allclose(W_u, [[0.5, 0.2], [0.1, 0.5], [0.2, 0.2]])
 
 
 def test_deduplicate_leaves_trajectories_unchanged() -> None:
@@ -230,7 +230,11 @@ def test_progress_is_reported_about_every_tenth() -> None:
     calls: list[int] = []
     block = Block(X, y, np.full(10, 0.1), np.arange(1))
     noisy_gd([block], np.zeros((3, 1)), [0.1], 0.0, [0.0], seeds(1), 25, progress=calls.append)
-    assert calls == [3, 6, 9, 12, 15, 18, 21, 24, 25]
+    assert calls == [3, 5, 8, 10, 13, 15, 18, 20, 23, 25]
+    two: list[int] = []
+    noisy_gd([block, Block(X, y, np.full(10, 0.1), np.arange(1, 2))], np.zeros((3, 2)), [0.1] * 2,
+             0.0, [0.0] * 2, seeds(2), 25, progress=two.append)
+    assert two == sorted(two) and two[-1] == 25 and 8 <= len(two) <= 11
 
 
 def test_zero_steps_return_theta0() -> None:

@@ -1,9 +1,10 @@
 """Train a batch of gradient-perturbation runs at once on the engine (spec M2–M4, E8).
 
 Every run is mapped to parameter columns of one matrix: one column for a centralised or
-per-round run, one column per party for a literal local-then-aggregate run. Columns that read
-the same rows with the same record weights share an engine :class:`~mpdp.engine.Block`, so
-each step is two matrix products per block. A column's noise comes from the run's own
+per-round run, one column per party for a literal local-then-aggregate run. All centralised
+and per-round columns share one engine :class:`~mpdp.engine.Block` over the training records
+with a per-column record-weight matrix (zero for records a run does not use), so they cost
+two fat matrix products per step; local columns share one block per (repetition, party). A column's noise comes from the run's own
 stream (:meth:`RunSpec.noise_key`), so a run's result does not depend on its batch.
 """
 
@@ -35,18 +36,18 @@ def initial_point(root_seed: int, dataset: str, rep: int, p: int, init_std: floa
     return rng(root_seed, "init", dataset, rep).normal(0.0, init_std, size=p)
 
 
-def _block_key_and_weights(
-    run: RunSpec, partition: PartitionSet, all_rows_retained: bool
-) -> tuple[tuple, np.ndarray, np.ndarray]:
-    """Rows and record weights of a centralised or per-round run (spec M3.2, M4.2)."""
+def _record_weights(run: RunSpec, partition: PartitionSet, n: int) -> np.ndarray:
+    """Weight of every training record in a centralised or per-round run's gradient.
+
+    The server's gradient is Σ_j a_j ∇L_{D_j}(θ) (spec M3.2, M4.2), i.e. record i of party j
+    has weight a_j/n_j; records the run does not use (dropped leftovers of the two-group
+    design, spec E2.2) have weight 0.
+    """
     mech = mechanisms.get(run.mechanism)
     sizes = partition.sizes[run.rep]
-    rows = partition.order[run.rep]
-    per_party = mech.row_weights(sizes)
-    if np.allclose(per_party, per_party[0]):
-        key = ("uniform", None if all_rows_retained else run.rep)
-        return key, (np.sort(rows) if all_rows_retained else rows), np.full(len(rows), per_party[0])
-    return ("per_party", run.rep), rows, np.repeat(per_party, sizes)
+    weights = np.zeros(n)
+    weights[partition.order[run.rep]] = np.repeat(mech.row_weights(sizes), sizes)
+    return weights
 
 
 def train_batch(
@@ -67,9 +68,12 @@ def train_batch(
     lam = runs[0].lam
     if any(r.T != T or r.lam != lam for r in runs):
         raise ValueError("all runs of a batch must share T and lambda")
-    all_rows_retained = partition.order.shape[1] == X.shape[0]
 
-    blocks: dict[tuple, tuple[np.ndarray, np.ndarray, list[int]]] = {}
+    # Local columns: one block per (repetition, party), shared by the runs of that repetition.
+    local_blocks: dict[tuple[int, int], tuple[np.ndarray, list[int]]] = {}
+    # Centralised and per-round columns: one block over all records, per-column weights.
+    pooled_cols: list[int] = []
+    pooled_weights: list[np.ndarray] = []
     col_eta: list[float] = []
     col_sigma: list[float] = []
     col_seed: list[np.random.SeedSequence] = []
@@ -77,14 +81,12 @@ def train_batch(
     run_cols: list[tuple[np.ndarray, np.ndarray]] = []  # (column ids, aggregation weights)
     calibrations: list[Calibration] = []
 
-    def add_column(key, rows, weights, run, party, cal) -> int:
-        col = len(col_eta)
-        blocks.setdefault(key, (rows, weights, []))[2].append(col)
+    def add_column(run: RunSpec, party: int | None, cal: Calibration) -> int:
         col_eta.append(run.eta)
         col_sigma.append(cal.sigma)
         col_seed.append(seed_sequence(root_seed, *run.noise_key(party)))
         col_theta0.append(theta0_by_rep[run.rep])
-        return col
+        return len(col_eta) - 1
 
     for run in runs:
         mech = mechanisms.get(run.mechanism)
@@ -94,28 +96,39 @@ def train_batch(
         if run.mode == "local_then_aggregate":
             cols = []
             for j, rows in enumerate(partition.party_indices(run.rep)):
-                weights = np.full(len(rows), 1.0 / len(rows))
-                cols.append(add_column(("party", run.rep, j), rows, weights, run, j, cal))
+                col = add_column(run, j, cal)
+                local_blocks.setdefault((run.rep, j), (rows, []))[1].append(col)
+                cols.append(col)
             run_cols.append((np.array(cols), mech.aggregation_weights(sizes)))
         else:
-            key, rows, weights = _block_key_and_weights(run, partition, all_rows_retained)
-            col = add_column(key, rows, weights, run, None, cal)
+            col = add_column(run, None, cal)
+            pooled_cols.append(col)
+            pooled_weights.append(_record_weights(run, partition, X.shape[0]))
             run_cols.append((np.array([col]), np.ones(1)))
 
     np_dtype = np.dtype(dtype)
-    engine_blocks = []
-    for rows, weights, cols in blocks.values():
+
+    def make_block(rows: np.ndarray | slice, weights: np.ndarray, cols: list[int]) -> Block:
         Xb, yb, wb = X[rows], y[rows], weights
         if dedup:
             Xb, yb, wb = deduplicate(Xb, yb, wb)
-        engine_blocks.append(
-            Block(
-                X=np.ascontiguousarray(Xb, dtype=np_dtype),
-                y=np.asarray(yb, dtype=np_dtype),
-                weights=np.asarray(wb, dtype=np_dtype),
-                columns=np.asarray(cols, dtype=np.int64),
-            )
+        return Block(
+            X=np.ascontiguousarray(Xb, dtype=np_dtype),
+            y=np.asarray(yb, dtype=np_dtype),
+            weights=np.ascontiguousarray(wb, dtype=np_dtype),
+            columns=np.asarray(cols, dtype=np.int64),
         )
+
+    engine_blocks = [
+        make_block(rows, np.full(len(rows), 1.0 / len(rows)), cols)
+        for rows, cols in local_blocks.values()
+    ]
+    if pooled_cols:
+        W = np.stack(pooled_weights, axis=1)
+        used = W.any(axis=1)
+        W = W[used]
+        shared = bool(np.all(W[:, :1] == W))
+        engine_blocks.append(make_block(np.flatnonzero(used), W[:, 0] if shared else W, pooled_cols))
     theta0 = np.stack(col_theta0, axis=1)
     final = noisy_gd(
         engine_blocks, theta0, np.array(col_eta), lam, np.array(col_sigma), col_seed, T,

@@ -1,0 +1,25 @@
+# mpdp-repro: replication pipeline for multi-party differentially private ERM.
+# Read top-down: workflow/rules/{common,data,train,figures,report}.smk -> workflow/scripts -> src/mpdp.
+from snakemake.utils import min_version
+
+min_version("9.0")
+
+
+configfile: "config/config.yaml"
+
+
+report: "workflow/report/workflow.rst"
+
+
+include: "workflow/rules/common.smk"
+include: "workflow/rules/data.smk"
+include: "workflow/rules/train.smk"
+include: "workflow/rules/figures.smk"
+include: "workflow/rules/report.smk"
+
+
+rule all:
+    default_target: True
+    input:
+        "reports/report.html",
+        all_figure_files(),

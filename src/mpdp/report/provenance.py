@@ -1,0 +1,186 @@
+"""Where a report's numbers come from (spec experiments.md E0 "per-run artefacts", E8).
+
+Functions that collect the provenance section of the HTML report: the git commit and
+whether the tree had uncommitted changes, the config hash, the versions of the packages
+that shape the numbers, the machine, the SHA-256 of every raw file (from the data cards) and
+the wall time of each pipeline stage (from Snakemake ``benchmark:`` files). Each function
+degrades to an explicit "unknown"/empty answer rather than failing, so a report can always
+say what it does not know.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import subprocess
+import sys
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from mpdp.io import read_json
+
+#: packages whose versions change results or outputs (report section "Provenance")
+PACKAGES = (
+    "mpdp",
+    "numpy",
+    "scipy",
+    "pandas",
+    "scikit-learn",
+    "dp-accounting",
+    "snakemake",
+    "matplotlib",
+    "seaborn",
+    "pyarrow",
+    "nbconvert",
+    "jupytext",
+)
+
+#: columns of a Snakemake benchmark TSV that this module reads
+_BENCH_SECONDS = "s"
+_BENCH_RSS = "max_rss"
+
+
+@dataclass(frozen=True)
+class GitState:
+    """The commit a report was built from."""
+
+    commit: str  # full hash, or "unknown (…)" when it cannot be read
+    dirty: bool | None  # uncommitted changes to tracked files; None when unknown
+    describe: str  # short human-readable form
+
+    @property
+    def text(self) -> str:
+        """One line for the report."""
+        if self.dirty is None:
+            return self.commit
+        state = "with uncommitted changes (dirty tree)" if self.dirty else "clean tree"
+        return f"{self.commit} ({state})"
+
+
+def _git(repo_root: Path, *args: str) -> str | None:
+    """Output of a read-only git command in ``repo_root``, or None if git fails."""
+    try:
+        done = subprocess.run(
+            ["git", "--no-optional-locks", "-C", str(repo_root), *args],
+            capture_output=True,
+            text=True,
+            timeout=30,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return done.stdout.strip() if done.returncode == 0 else None
+
+
+def git_state(repo_root: str | Path) -> GitState:
+    """Commit of ``repo_root`` and whether tracked files differ from it (read-only git calls).
+
+    Untracked files do not count as dirty: outputs and data live in ignored folders, and a
+    new untracked source file shows up in ``git status`` of the reader anyway.
+    """
+    root = Path(repo_root)
+    commit = _git(root, "rev-parse", "HEAD")
+    if not commit:
+        return GitState(f"unknown ({root} is not a git checkout or has no commit)", None, "unknown")
+    status = _git(root, "status", "--porcelain", "--untracked-files=no")
+    dirty = None if status is None else bool(status)
+    describe = _git(root, "describe", "--always", "--dirty") or commit[:12]
+    return GitState(commit, dirty, describe)
+
+
+def package_versions(names: Iterable[str] = PACKAGES) -> dict[str, str]:
+    """Installed version of each distribution in ``names`` ("not installed" if absent)."""
+    versions: dict[str, str] = {}
+    for name in names:
+        try:
+            versions[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            versions[name] = "not installed"
+    return versions
+
+
+def machine() -> dict[str, str]:
+    """Platform, Python and CPU facts of the machine that builds the report."""
+    try:
+        usable = str(len(os.sched_getaffinity(0)))
+    except AttributeError:  # not available on macOS / Windows
+        usable = "unknown"
+    return {
+        "platform": platform.platform(),
+        "python": sys.version.split()[0],
+        "machine": platform.machine(),
+        "processor": platform.processor() or "unknown",
+        "cpu_count": str(os.cpu_count() or "unknown"),
+        "usable_cpus": usable,
+    }
+
+
+def stage_wall_times(benchmarks_dir: str | Path | None) -> pd.DataFrame:
+    """Wall time per pipeline stage, summed from Snakemake ``benchmark:`` TSV files.
+
+    Files are expected at ``<benchmarks_dir>/<stage>/<...>.tsv`` (one per job; a file
+    directly in ``benchmarks_dir`` counts for the stage named by its stem). A file with
+    several rows (``repeat()`` benchmarks) contributes the mean of its rows. Returns columns
+    ``stage``, ``jobs``, ``seconds`` (sum), ``max_rss_mb`` (largest peak resident memory,
+    NaN if not measured), sorted by stage; empty if there are no files.
+    """
+    columns = ["stage", "jobs", "seconds", "max_rss_mb"]
+    if benchmarks_dir is None or not Path(benchmarks_dir).is_dir():
+        return pd.DataFrame(columns=columns)
+    root = Path(benchmarks_dir)
+    records = []
+    for path in sorted(root.rglob("*.tsv")):
+        rel = path.relative_to(root)
+        stage = rel.parts[0] if len(rel.parts) > 1 else path.stem
+        bench = pd.read_csv(path, sep="\t")
+        if _BENCH_SECONDS not in bench.columns or bench.empty:
+            continue
+        seconds = pd.to_numeric(bench[_BENCH_SECONDS], errors="coerce").mean()
+        rss = (
+            pd.to_numeric(bench[_BENCH_RSS], errors="coerce").max()
+            if _BENCH_RSS in bench.columns
+            else float("nan")
+        )
+        records.append({"stage": stage, "seconds": seconds, "max_rss_mb": rss})
+    if not records:
+        return pd.DataFrame(columns=columns)
+    frame = pd.DataFrame(records)
+    out = frame.groupby("stage", sort=True).agg(
+        jobs=("seconds", "size"), seconds=("seconds", "sum"), max_rss_mb=("max_rss_mb", "max")
+    )
+    return out.reset_index()[columns]
+
+
+def read_cards(cards: Mapping[str, str | Path | None]) -> dict[str, dict[str, Any] | None]:
+    """The data cards (``card.json`` written by the data preparation), None where absent."""
+    out: dict[str, dict[str, Any] | None] = {}
+    for dataset, path in cards.items():
+        if path is None or not Path(path).is_file():
+            out[dataset] = None
+        else:
+            card = read_json(path)
+            out[dataset] = card if isinstance(card, dict) else None
+    return out
+
+
+def raw_checksums(cards: Mapping[str, Mapping[str, Any] | None]) -> pd.DataFrame:
+    """SHA-256 of every raw file each card was prepared from (card key ``raw_files``).
+
+    Returns columns ``dataset``, ``file``, ``sha256``; a data set without a card has one row
+    with file "—" and sha256 "no data card (data set not prepared)".
+    """
+    rows = []
+    for dataset, card in cards.items():
+        if card is None:
+            rows.append(
+                {"dataset": dataset, "file": "—", "sha256": "no data card (data set not prepared)"}
+            )
+            continue
+        for name, digest in sorted(dict(card.get("raw_files") or {}).items()):
+            rows.append({"dataset": dataset, "file": name, "sha256": str(digest)})
+    return pd.DataFrame(rows, columns=["dataset", "file", "sha256"])

@@ -1,0 +1,680 @@
+"""Tables and sentences of the HTML report, computed from the results (spec E3.4, E7, §16).
+
+Everything the report states about the replication is computed here from the results
+tables, the data cards, the config and the claims check (:mod:`mpdp.claims`); the notebook
+``notebooks/report.py`` only arranges it. No number in the report is typed by hand.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+import re
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from mpdp import bounds
+from mpdp.claims import evaluate_claims
+from mpdp.figures import style
+from mpdp.figures.plot import select_rows
+from mpdp.figures.spec import DATASET_PANELS, FIGURES, VARIANTS, FigureSpec
+
+Tables = Mapping[str, pd.DataFrame | None]
+
+#: x-axis id -> the symbol used in tables and sentences
+X_SYMBOL = {"epsilon": "ε", "u": "u"}
+
+
+def _present(tables: Tables) -> list[pd.DataFrame]:
+    """The non-empty tables, in panel order."""
+    order = [ds for ds in DATASET_PANELS if ds in tables] + [
+        ds for ds in tables if ds not in DATASET_PANELS
+    ]
+    return [t for ds in order if (t := tables[ds]) is not None and not t.empty]
+
+
+def combined(tables: Tables) -> pd.DataFrame:
+    """All results tables stacked (empty frame if there are none)."""
+    frames = _present(tables)
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+
+
+def display_name(dataset: str) -> str:
+    """Panel name of a data set (its id if unknown)."""
+    panel = DATASET_PANELS.get(dataset)
+    return f"({panel.letter}) {panel.name}" if panel else dataset
+
+
+# --------------------------------------------------------------------------------------------
+# warnings shown at the top of the report
+# --------------------------------------------------------------------------------------------
+
+
+def data_warnings(
+    config: Mapping[str, Any],
+    cards: Mapping[str, Mapping[str, Any] | None],
+    tables: Tables,
+    unavailable: Mapping[str, str],
+) -> list[str]:
+    """Reasons a reader must not take the numbers as the full replication.
+
+    Synthetic data (cards or result rows), subsampled data sets (``max_records``), a
+    reduced profile (``smoke``) and data sets whose raw data was not available.
+    """
+    warnings = []
+    synthetic_cards = sorted(ds for ds, c in cards.items() if c and c.get("synthetic"))
+    synthetic_rows = sorted(
+        ds
+        for ds, t in tables.items()
+        if t is not None and not t.empty and bool(t["synthetic"].fillna(False).any())
+    )
+    if synthetic_cards or synthetic_rows:
+        names = sorted(set(synthetic_cards) | set(synthetic_rows))
+        warnings.append(
+            "SYNTHETIC DATA: the results of " + ", ".join(names) + " come from generated "
+            "test fixtures, not from the real data sets. Nothing here is a replication result."
+        )
+    subsampled = sorted(ds for ds, c in cards.items() if c and c.get("subsampled"))
+    if subsampled or config.get("max_records") is not None:
+        warnings.append(
+            f"SUBSAMPLED DATA: max_records = {config.get('max_records')} caps the data sets "
+            + (", ".join(subsampled) if subsampled else "")
+            + " below the paper's sizes; accuracies and gaps are not comparable with the paper."
+        )
+    if config.get("profile") == "smoke":
+        w = config.get("wddp", {})
+        warnings.append(
+            f"SMOKE PROFILE: T = {w.get('T')}, {w.get('reps')} repetitions, ε grid "
+            f"{w.get('eps_grid')}: a pipeline check, not the paper's settings."
+        )
+    for ds, reason in sorted(unavailable.items()):
+        warnings.append(f"NOT AVAILABLE: {display_name(ds)} — {reason}")
+    return warnings
+
+
+# --------------------------------------------------------------------------------------------
+# data cards
+# --------------------------------------------------------------------------------------------
+
+
+def data_card_table(
+    cards: Mapping[str, Mapping[str, Any] | None], unavailable: Mapping[str, str]
+) -> pd.DataFrame:
+    """One row per data set: sizes, p, positive rate and the subsampled/synthetic flags."""
+    rows = []
+    for ds in [d for d in DATASET_PANELS if d in cards or d in unavailable]:
+        card = cards.get(ds)
+        if card is None:
+            rows.append(
+                {"data set": display_name(ds), "status": unavailable.get(ds, "no data card")}
+            )
+            continue
+        rows.append(
+            {
+                "data set": display_name(ds),
+                "status": "prepared",
+                "raw records": card.get("n_raw"),
+                "records used": card.get("n_total"),
+                "train": card.get("n_train"),
+                "test": card.get("n_test"),
+                "p (incl. intercept)": card.get("n_features"),
+                "positive label": card.get("positive_label"),
+                "positive rate": card.get("positive_rate"),
+                "subsampled": bool(card.get("subsampled")),
+                "synthetic": bool(card.get("synthetic")),
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def parsing_notes(cards: Mapping[str, Mapping[str, Any] | None]) -> pd.DataFrame:
+    """What the data preparation dropped or imputed, per data set (card key ``parsing``)."""
+    rows = []
+    for ds, card in cards.items():
+        notes = (card or {}).get("parsing") or {}
+        items = notes.items() if isinstance(notes, Mapping) else enumerate(notes)
+        for key, value in items:
+            rows.append({"data set": display_name(ds), "item": str(key), "note": str(value)})
+    return pd.DataFrame(rows, columns=["data set", "item", "note"])
+
+
+# --------------------------------------------------------------------------------------------
+# claims check
+# --------------------------------------------------------------------------------------------
+
+
+def claims_check(tables: Tables, mode: str, accountant: str = "ma16") -> pd.DataFrame:
+    """:func:`mpdp.claims.evaluate_claims` on all data sets for one reading (spec E3.4)."""
+    table = combined(tables)
+    if table.empty:
+        return pd.DataFrame()
+    return evaluate_claims(table, mode=mode, accountant=accountant)
+
+
+def _cell(row: pd.Series) -> str:
+    if not np.isfinite(row["estimate"]):
+        return f"{row['verdict']} (no data)"
+    ci = (
+        f" [{row['ci_low']:+.3g}, {row['ci_high']:+.3g}]"
+        if np.isfinite(row["ci_low"]) and np.isfinite(row["ci_high"])
+        else " [no CI]"
+    )
+    return f"{row['verdict']}: {row['estimate']:+.3g}{ci}"
+
+
+def claims_matrix(claims: pd.DataFrame) -> pd.DataFrame:
+    """Claim × data set -> "VERDICT: estimate [CI low, CI high]" (rows in claim order)."""
+    if claims.empty:
+        return pd.DataFrame()
+    frame = claims.assign(
+        cell=claims.apply(_cell, axis=1), data_set=claims["dataset"].map(display_name)
+    )
+    order = list(dict.fromkeys(claims["claim_id"]))
+    matrix = frame.pivot(index=["claim_id", "claim"], columns="data_set", values="cell")
+    matrix = matrix.reindex(sorted(matrix.index, key=lambda k: order.index(k[0])))
+    matrix.columns.name = None
+    return matrix.reset_index().rename(columns={"claim_id": "id"})
+
+
+def _figure_numbers(figures: str) -> set[int]:
+    return {
+        int(part) for part in str(figures).replace(";", ",").split(",") if part.strip().isdigit()
+    }
+
+
+def figure_claims(claims: pd.DataFrame, spec: FigureSpec) -> tuple[pd.DataFrame, str]:
+    """Claims-check rows about figure ``spec`` and a note on where they come from.
+
+    A figure no claim names (the gap-vs-u figures: the paper states the u-claims on test
+    accuracy) gets the rows of its companion figure, and the note says so.
+    """
+    if claims.empty:
+        return claims, "No claims check (no results)."
+    hits = claims[claims["figures"].map(lambda f: spec.number in _figure_numbers(f))]
+    if not hits.empty:
+        return hits, ""
+    pair = FIGURES[spec.pair]
+    hits = claims[claims["figures"].map(lambda f: pair.number in _figure_numbers(f))]
+    note = (
+        f"No claim of the check is stated on this figure's metric; shown are the verdicts of "
+        f"its companion Fig. {pair.number} ({pair.shows}), which tests the same statement."
+    )
+    return hits, note
+
+
+def verdict_summary(claims: pd.DataFrame) -> pd.DataFrame:
+    """Per claim: how many data sets PASS / FAIL / are INCONCLUSIVE."""
+    if claims.empty:
+        return pd.DataFrame(columns=["id", "claim", "PASS", "FAIL", "INCONCLUSIVE"])
+    counts = claims.groupby(["claim_id", "claim"])["verdict"].value_counts().unstack(fill_value=0)
+    for verdict in ("PASS", "FAIL", "INCONCLUSIVE"):
+        if verdict not in counts.columns:
+            counts[verdict] = 0
+    order = list(dict.fromkeys(claims["claim_id"]))
+    counts = counts[["PASS", "FAIL", "INCONCLUSIVE"]].reset_index()
+    counts.columns.name = None
+    counts = counts.sort_values("claim_id", key=lambda s: s.map(order.index))
+    return counts.rename(columns={"claim_id": "id"}).reset_index(drop=True)
+
+
+# --------------------------------------------------------------------------------------------
+# per-figure observations
+# --------------------------------------------------------------------------------------------
+
+
+def figure_observations(spec: FigureSpec, tables: Tables, variant: str = "") -> pd.DataFrame:
+    """Mean metric per mechanism at the smallest and the largest x of each panel.
+
+    Columns: data set, x (ε or u), one column per mechanism (legend names), the best
+    mechanism at that x (highest accuracy / smallest gap) and the number of runs behind each
+    mean (minimum over mechanisms).
+    """
+    var = VARIANTS[variant]
+    records = []
+    for ds in [d for d in DATASET_PANELS if d in tables] + [
+        d for d in tables if d not in DATASET_PANELS
+    ]:
+        table = tables[ds]
+        if table is None or table.empty:
+            continue
+        rows = select_rows(table, spec, var)
+        if rows.empty:
+            continue
+        means = rows.groupby(["x", "mechanism"])[spec.metric].agg(["mean", "size"])
+        xs = sorted(rows["x"].unique())
+        for x in dict.fromkeys((xs[0], xs[-1])):
+            at = means.loc[x]
+            mechs = sorted(at.index, key=style.mechanism_sort_key)
+            values = at["mean"]
+            best_value = values.max() if spec.metric == "accuracy" else values.min()
+            best = [
+                m
+                for m in mechs
+                if math.isclose(values[m], best_value, rel_tol=1e-12, abs_tol=1e-15)
+            ]
+            record: dict[str, Any] = {"data set": display_name(ds), X_SYMBOL[spec.x]: x}
+            record |= {style.mechanism_label(m): float(values[m]) for m in mechs}
+            names = " = ".join(style.mechanism_label(m) for m in best)
+            record["best"] = names if len(best) == 1 else f"tie: {names}"
+            record["runs per mean"] = int(at["size"].min())
+            records.append(record)
+    return pd.DataFrame(records)
+
+
+def figure_findings(spec: FigureSpec, observations: pd.DataFrame) -> list[str]:
+    """Plain-language findings for one figure, derived from :func:`figure_observations`."""
+    if observations.empty:
+        return ["No runs of this figure's setting are in the results."]
+    wd, jy = style.mechanism_label("wddp"), style.mechanism_label("jayaraman")
+    symbol = X_SYMBOL[spec.x]
+    findings = []
+    for ds, group in observations.groupby("data set", sort=False):
+        first, last = group.iloc[0], group.iloc[-1]
+        text = f"{ds}: best at {symbol} = {first[symbol]:g} is {first['best']}"
+        if len(group) > 1:
+            text += f", at {symbol} = {last[symbol]:g} {last['best']}"
+        if wd in group and jy in group:
+            if spec.metric == "accuracy":
+                diffs = (group[wd] - group[jy]).to_numpy()
+                text += "; WD-DP − Jayaraman accuracy " + " → ".join(f"{d:+.3f}" for d in diffs)
+            else:
+                ratios = (group[jy] / group[wd]).to_numpy()
+                text += "; Jayaraman/WD-DP gap ratio " + " → ".join(f"{r:.3g}×" for r in ratios)
+        if wd in group and len(group) > 1:
+            change = last[wd] - first[wd]
+            text += f"; WD-DP {spec.metric.replace('_', ' ')} changes by {change:+.3g} over the {symbol} range"
+        findings.append(text + ".")
+    return findings
+
+
+# --------------------------------------------------------------------------------------------
+# privacy ledger (spec I-1, I-3)
+# --------------------------------------------------------------------------------------------
+
+
+def _ledger_explanation(mode: str, accountant: str, scope: str, ratio: float) -> str:
+    """Why accounted ε differs from claimed ε for one (mode, accountant) (spec I-1, I-3)."""
+    parts = []
+    if scope == "worst_party":
+        parts.append(
+            "I-1: Algorithm 1 as printed is only (ε·n/n_(1), δ)-DP for the worst party (its "
+            "local trajectory has sensitivity 2G/n_j, not 2G/n)"
+        )
+    if accountant == "ma16":
+        parts.append(
+            "I-3: c = 16 is conservative; the tight accountant gives ≈ 0.7 ε for the composed Gaussian"
+        )
+    elif accountant == "exact":
+        parts.append("exact accountant: tight, accounted ε = claimed ε for the aggregate")
+    if mode == "per_round":
+        parts.append(
+            "per-round reading: exactly the (ε, δ) analysis of the proof; WD-DP = WYX in distribution"
+        )
+    if not parts:
+        parts.append(f"accounted/claimed = {ratio:.3g}")
+    return "; ".join(parts) + "."
+
+
+def privacy_ledger(tables: Tables) -> pd.DataFrame:
+    """Per mechanism, mode and accountant: σ range, claimed vs accounted ε and why they differ."""
+    table = combined(tables)
+    if table.empty:
+        return pd.DataFrame()
+    table = table[table["experiment"].isin(["eps_sweep", "u_sweep"]).to_numpy(dtype=bool)]
+    table = table.assign(ratio=table["eps_accounted"] / table["eps_claimed"])
+    keys = ["mechanism", "mode", "accountant", "eps_accounted_scope"]
+    grouped = table.groupby(keys, dropna=False).agg(
+        runs=("sigma", "size"),
+        sigma_min=("sigma", "min"),
+        sigma_max=("sigma", "max"),
+        eps_claimed_min=("eps_claimed", "min"),
+        eps_claimed_max=("eps_claimed", "max"),
+        ratio_mean=("ratio", "mean"),
+        ratio_max=("ratio", "max"),
+        eps_accounted_max=("eps_accounted", "max"),
+    )
+    grouped = grouped.reset_index()
+    grouped["explanation"] = [
+        _ledger_explanation(
+            str(r.mode), str(r.accountant), str(r.eps_accounted_scope), float(r.ratio_mean)
+        )
+        for r in grouped.itertuples()
+    ]
+    grouped = grouped.sort_values(
+        ["mechanism", "mode", "accountant"],
+        key=lambda s: s.map(style.mechanism_sort_key) if s.name == "mechanism" else s,
+    ).reset_index(drop=True)
+    grouped["mechanism"] = grouped["mechanism"].map(style.mechanism_label)
+    return grouped.rename(
+        columns={
+            "eps_accounted_scope": "scope",
+            "sigma_min": "σ min",
+            "sigma_max": "σ max",
+            "eps_claimed_min": "claimed ε min",
+            "eps_claimed_max": "claimed ε max",
+            "ratio_mean": "accounted/claimed ε (mean)",
+            "ratio_max": "accounted/claimed ε (max)",
+            "eps_accounted_max": "accounted ε (max)",
+        }
+    )
+
+
+def size_ratios(tables: Tables) -> pd.DataFrame:
+    """Realised n/(m n_(1)) per data set and ε-sweep m (spec E2.1, B9): σ_J/σ_WD of those runs."""
+    table = combined(tables)
+    if table.empty:
+        return pd.DataFrame()
+    rows = table[
+        (table["experiment"] == "eps_sweep").fillna(False).to_numpy(dtype=bool)
+        & (table["mechanism"] == "wddp").fillna(False).to_numpy(dtype=bool)
+    ]
+    out = rows.groupby(["dataset", "m"])["size_ratio"].agg(["mean", "min", "max"]).reset_index()
+    out["dataset"] = out["dataset"].map(display_name)
+    return out.rename(
+        columns={"dataset": "data set", "mean": "n/(m n_(1)) mean", "min": "min", "max": "max"}
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# learning rates and the step-size condition (spec I-4, B1′)
+# --------------------------------------------------------------------------------------------
+
+
+def learning_rates(tables: Tables) -> pd.DataFrame:
+    """η used per data set, mechanism and mode, where it came from and whether η ≤ 1/L holds."""
+    table = combined(tables)
+    if table.empty:
+        return pd.DataFrame()
+    rows = table[table["experiment"].isin(["eps_sweep", "u_sweep"]).to_numpy(dtype=bool)]
+    out = rows.groupby(["dataset", "mechanism", "mode"]).agg(
+        eta=("eta", "first"),
+        etas=("eta", "nunique"),
+        source=("eta_source", "first"),
+        lam=("lambda", "first"),
+    )
+    out = out.reset_index()
+    out["1/L"] = [1.0 / bounds.smoothness(lam) for lam in out["lam"]]
+    out["η ≤ 1/L (B1′ applies)"] = [
+        bool(bounds.step_size_ok(e, 1.0 / inv))
+        for e, inv in zip(out["eta"], out["1/L"], strict=True)
+    ]
+    out["dataset"] = out["dataset"].map(display_name)
+    out["mechanism"] = out["mechanism"].map(style.mechanism_label)
+    return out.drop(columns=["lam"]).rename(
+        columns={"dataset": "data set", "eta": "η", "etas": "distinct η"}
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# reconstructed choices and the inconsistency register (spec E7, mechanisms.md §16)
+# --------------------------------------------------------------------------------------------
+
+#: config key -> (spec reference, what it decides); every key here is [REC] or an open choice
+CONFIG_CHOICES: dict[str, tuple[str, str]] = {
+    "split.test_frac": ("E1.2, E7 #7 [REC]", "test fraction of the stratified split"),
+    "split.seed": ("E1.2 [REC]", "seed of the split"),
+    "preprocess.intercept": ("E1.3, E7 #8 [REC]", "row-normalise then append a constant intercept"),
+    "preprocess.kdd_sample_size": (
+        "E1 (a) [REC law]",
+        "KDDCup99 subsample size (sampled without replacement)",
+    ),
+    "preprocess.bank_keep_duration": ("E7 #17 [REC]", "keep Bank's `duration` attribute"),
+    "preprocess.breast_cancer_missing": ("E7 #18 [REC]", "missing Bare Nuclei: median or drop"),
+    "preprocess.credit_card_normals": (
+        "E7 #19 [REC]",
+        "normal transactions sampled next to the 492 frauds",
+    ),
+    "wddp.lambda": ("E7 #4 [REC], I-4", "L2 regulariser λ (the paper mentions none)"),
+    "wddp.reps": ("E7 #6 [REC]", "repetitions per setting"),
+    "wddp.eps_grid": ("E7 #5 [REC]", "ε grid within the paper's 0.01–0.25"),
+    "wddp.modes": ("E7 #1, I-1", "execution modes run (Algorithm 1 literal / per-round)"),
+    "wddp.noise_sharing": (
+        "E7 #2 [REC], I-2",
+        "per-party noise independent or shared in the literal mode",
+    ),
+    "wddp.accountants": ("E7 #3, I-3", "noise calibrations (ma16 = c = 16 of the proof)"),
+    "wddp.eta": ("E3.3", "fixed η (null: cross-validated)"),
+    "wddp.eta_grid": ("E3.3 [S-000]", "η candidates of the cross-validation"),
+    "wddp.cv": ("E3.3, E7 #15 [REC]", "CV protocol for η"),
+    "wddp.tau_frac": ("E7 #10 [REC]", "minimum party size τ = max(2, ⌊τ_frac·n/m⌋)"),
+    "wddp.init_std": ("E7 #14 [REC]", "θ₀ ~ N(0, init_std² I)"),
+    "max_records": ("E8", "cap on records per data set (null = paper sizes)"),
+}
+
+#: choices fixed in code (no config key), spec E7
+FIXED_CHOICES: list[tuple[str, str, str]] = [
+    ("E7 #11 [REC]", "random party sizes", "τ + Multinomial(n − mτ, Dirichlet(1)) shares"),
+    ("E7 #12 [REC]", "u-design group counts", "m/2 parties of size a, m/2 of size u·a"),
+    ("E7 #13 [REC]", "u-design leftover records", "dropped for all methods (n_eff)"),
+    ("E7 #9 [REC]", "numeric scaling bounds", "min–max of the full data set, treated as public"),
+    ("E7 #16", "privacy cost of CV and preprocessing", "not accounted, as in the paper"),
+]
+
+
+def _lookup(config: Mapping[str, Any], dotted: str) -> Any:
+    node: Any = config
+    for part in dotted.split("."):
+        if not isinstance(node, Mapping) or part not in node:
+            return None
+        node = node[part]
+    return node
+
+
+def reconstructed_choices(
+    config: Mapping[str, Any], cards: Mapping[str, Mapping[str, Any] | None]
+) -> pd.DataFrame:
+    """Every open or reconstructed choice used: config values, card preprocessing, fixed code."""
+    rows = [
+        {
+            "choice": key,
+            "value used": _lookup(config, key),
+            "spec": ref,
+            "what it decides": what,
+            "source": "config",
+        }
+        for key, (ref, what) in CONFIG_CHOICES.items()
+    ]
+    seen: dict[tuple[str, str], list[str]] = {}
+    for ds, card in cards.items():
+        for name, choice in ((card or {}).get("preprocessing") or {}).items():
+            if not isinstance(choice, Mapping) or choice.get("tag") not in ("REC", "S-000"):
+                continue
+            key = (str(name), repr(choice.get("value")))
+            if key not in seen:
+                seen[key] = []
+                rows.append(
+                    {
+                        "choice": f"preprocessing: {name}",
+                        "value used": choice.get("value"),
+                        "spec": f"{choice.get('spec')} [{choice.get('tag')}]",
+                        "what it decides": "",
+                        "source": "",
+                    }
+                )
+            seen[key].append(ds)
+    for row in rows:
+        if row["choice"].startswith("preprocessing: "):
+            name = row["choice"].removeprefix("preprocessing: ")
+            row["source"] = "data cards: " + ", ".join(seen[(name, repr(row["value used"]))])
+    rows += [
+        {
+            "choice": name,
+            "value used": value,
+            "spec": ref,
+            "what it decides": "",
+            "source": "fixed in code",
+        }
+        for ref, name, value in FIXED_CHOICES
+    ]
+    frame = pd.DataFrame(rows)
+    frame["value used"] = frame["value used"].map(lambda v: "null" if v is None else str(v))
+    return frame
+
+
+def inconsistencies(config: Mapping[str, Any], tables: Tables) -> pd.DataFrame:
+    """Entries of the spec's inconsistency register that shape the figures, with this run's choice."""
+    w = config.get("wddp", {})
+    table = combined(tables)
+    eta_sources = sorted(set(table["eta_source"].dropna())) if not table.empty else []
+    rows = [
+        (
+            "I-1",
+            "Algorithm 1 (T local noisy steps, one weighted average, σ calibrated to the total n) is not "
+            "the per-round mechanism the privacy proof analyses; literally it is only (ε·n/n_(1), δ)-DP.",
+            f"both readings are run (modes {w.get('modes')}): main figures = Algorithm 1 as printed, "
+            "'-pr' figures = per-round reading (identical to Wang–Ye–Xu); the ledger reports the worst-party ε.",
+        ),
+        (
+            "I-2",
+            "The noise z_t of Algorithm 1 has no party index (shared or independent?).",
+            f"noise_sharing = {w.get('noise_sharing')}.",
+        ),
+        (
+            "I-3",
+            "The constant c of σ² is unspecified; the proof needs c ≥ 16, which over-noises (accounted ε ≈ 0.7 ε).",
+            f"accountants {w.get('accountants')}: main figures c = 16, '-exact' figures the tight calibration.",
+        ),
+        (
+            "I-4",
+            "The theory needs λ-strong convexity and η = 1/L; the experiments use cross-validated η and no regulariser.",
+            f"λ = {w.get('lambda')}; η source(s): {', '.join(eta_sources) or 'n/a'}; bound overlays use B1′ "
+            "(any η ≤ 1/L) and are labelled vacuous where they exceed ln 2.",
+        ),
+        (
+            "I-5",
+            "Eq. (1) (mean of local means, what the simple average optimises) is not the objective whose "
+            "optimum θ* defines the optimal gap.",
+            "the gap is always L_D(θ) − L_D(θ*) on the pooled training data; Jayaraman's gap includes the "
+            "aggregation bias b_F drawn on the gap-vs-u figures.",
+        ),
+        (
+            "I-7",
+            "λ denotes both the moment order of the accountant and the strong-convexity constant.",
+            "λ is the regulariser only; the moment order is λ_ma (no effect on the numbers).",
+        ),
+        (
+            "I-19",
+            "Data-set sizes are given, but no split, normalisation, size threshold or repetition count.",
+            "reconstructed choices listed in the table above (spec E7).",
+        ),
+    ]
+    return pd.DataFrame(
+        rows, columns=["id", "issue (spec mechanisms.md §16)", "what this run does"]
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# Table 1 (spec B4)
+# --------------------------------------------------------------------------------------------
+
+
+def table1_summary(frame: pd.DataFrame) -> pd.DataFrame:
+    """Compact view of :func:`mpdp.figures.plot.table1_frame`: risk bounds per method and setting.
+
+    One row per data set and ε-sweep m (u-sweeps at their smallest and largest u), columns
+    the explicit excess-risk bound of each Table 1 row plus WD-DP's computed and claimed
+    risk factor against Jayaraman et al.
+    """
+    if frame.empty:
+        return frame
+    keep = frame[frame["experiment"] == "eps_sweep"]
+    u_rows = frame[frame["experiment"] == "u_sweep"]
+    if not u_rows.empty:
+        extremes = u_rows.groupby(["dataset", "m", "epsilon"])["u"].transform(
+            lambda s: s.isin([s.min(), s.max()])
+        )
+        keep = pd.concat([keep, u_rows[extremes.astype(bool)]])
+    keys = ["dataset", "experiment", "m", "u", "epsilon", "n", "n_min", "p"]
+    methods = list(dict.fromkeys(keep["method"]))
+    records = []
+    for key, block in keep.groupby(keys, dropna=False, sort=False):
+        by_method = block.set_index("method")
+        record = dict(zip(keys, key, strict=True))
+        record |= {
+            m: by_method.loc[m, "excess_risk_bound"] for m in methods if m in by_method.index
+        }
+        jay = by_method.loc["Jayaraman et al. 2018"]
+        record["risk_factor"] = jay["risk_factor"]
+        record["claimed_risk_factor"] = jay["claimed_risk_factor"]
+        records.append(record)
+    out = pd.DataFrame(records)
+    out["dataset"] = out["dataset"].map(display_name)
+    out = out.dropna(axis=1, how="all")
+    return out.rename(
+        columns={
+            "dataset": "data set",
+            "risk_factor": "WD-DP/Jayaraman risk (computed)",
+            "claimed_risk_factor": "WD-DP/Jayaraman risk (claimed)",
+        }
+    )
+
+
+def format_number(value: Any) -> str:
+    """Numbers for HTML tables: 4 significant digits, scientific when very large or small."""
+    if isinstance(value, bool | np.bool_):
+        return "yes" if value else "no"
+    if isinstance(value, int | np.integer):
+        return str(int(value))
+    if isinstance(value, float | np.floating):
+        if math.isnan(value):
+            return "—"
+        if value != 0 and (abs(value) >= 1e5 or abs(value) < 1e-3):
+            return f"{value:.3e}"
+        return f"{value:.4g}"
+    return "—" if value is None or value is pd.NA else str(value)
+
+
+# --------------------------------------------------------------------------------------------
+# HTML snippets
+# --------------------------------------------------------------------------------------------
+
+#: CSS of the report's tables and call-outs (inline: the report loads nothing)
+REPORT_CSS = """
+<style>
+.mpdp-table { border-collapse: collapse; font-size: 0.85em; margin: 0.4em 0 1em 0; }
+.jp-RenderedHTMLCommon .mpdp-table th, .jp-RenderedHTMLCommon .mpdp-table td,
+.mpdp-table th, .mpdp-table td { border: 1px solid #d0d0d0; padding: 3px 7px; text-align: left;
+  vertical-align: top; }
+.mpdp-table th { background: #f3f3f3; }
+.mpdp-table td.v-PASS { background: #e3f4e6; }
+.mpdp-table td.v-FAIL { background: #fbe3e3; }
+.mpdp-table td.v-INCONCLUSIVE { background: #fff5d6; }
+.mpdp-callout { border-left: 6px solid #1f5fa8; background: #eef4fb; padding: 8px 14px;
+  margin: 0.6em 0; }
+.mpdp-callout.warning { border-color: #c62828; background: #fdecea; font-weight: 600; }
+.mpdp-callout.note { border-color: #8a6d00; background: #fff8e1; }
+pre.mpdp-pre { background: #f7f7f7; padding: 8px; font-size: 0.85em; overflow-x: auto; }
+</style>
+"""
+
+_VERDICT_CELL = re.compile(r"<td>(PASS|FAIL|INCONCLUSIVE)")
+
+
+def html_table(frame: pd.DataFrame) -> str:
+    """A results table as escaped HTML; verdict cells are coloured."""
+    if frame.empty:
+        return '<p class="mpdp-callout note">No rows.</p>'
+    text = frame.map(format_number).to_html(
+        index=False, escape=True, border=0, classes="mpdp-table"
+    )
+    return _VERDICT_CELL.sub(lambda m: f'<td class="v-{m[1]}">{m[1]}', text)
+
+
+def callout(lines: list[str] | str, kind: str = "info") -> str:
+    """A highlighted box (``info``, ``note`` or ``warning``) with escaped text, one line per item."""
+    items = [lines] if isinstance(lines, str) else lines
+    body = "<br>".join(html.escape(line) for line in items)
+    return f'<div class="mpdp-callout {kind}">{body}</div>'
+
+
+def pre(text: str) -> str:
+    """Preformatted, escaped text (commands, config)."""
+    return f'<pre class="mpdp-pre">{html.escape(text)}</pre>'
+
+
+def details(summary: str, body_html: str) -> str:
+    """A collapsed block (no script needed) with an escaped summary line."""
+    return f"<details><summary>{html.escape(summary)}</summary>{body_html}</details>"

@@ -1,0 +1,206 @@
+"""The HTML report builds from a synthetic context and is self-contained (checked in Chromium)."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from mpdp import config, results
+from mpdp.errors import MpdpError
+from mpdp.figures.plot import render_figure, render_noise_diagnostics
+from mpdp.report.build import CONTEXT_KEYS, render_report
+
+ROOT = Path(__file__).resolve().parents[2]
+NOTEBOOK = ROOT / "notebooks" / "report.py"
+FIGURES_SHOWN = ("fig03", "fig12-pr")
+
+
+@pytest.fixture(scope="module")
+def context(tmp_path_factory, tables, unavailable):
+    """A small, complete context: two data sets, two figures, one card, one benchmark file."""
+    root = tmp_path_factory.mktemp("context")
+    paths = {}
+    for ds in ("kddcup99", "adult"):
+        results.write(tables[ds], root / f"{ds}.parquet")
+        paths[ds] = str(root / f"{ds}.parquet")
+    figures = {}
+    for name in FIGURES_SHOWN:
+        fig_id, _, variant = name.partition("-")
+        png = root / f"{name}.png"
+        render_figure(
+            fig_id, f"-{variant}" if variant else "", tables, png, root / f"{name}.pdf", unavailable
+        )
+        figures[name] = str(png)
+    render_noise_diagnostics(
+        tables, root / "noise.png", root / "noise.pdf", unavailable=unavailable
+    )
+    figures["noise_diagnostics"] = str(root / "noise.png")
+    card = {
+        "dataset": "adult",
+        "display_name": "Adult",
+        "n_raw": 900,
+        "n_total": 875,
+        "n_train": 700,
+        "n_test": 175,
+        "n_features": 9,
+        "positive_label": "income '>50K'",
+        "positive_rate": 0.25,
+        "raw_files": {"adult.data": "0" * 64},
+        "parsing": {"dropped": "25 rows with '?'"},
+        "preprocessing": {"intercept": {"value": True, "tag": "REC", "spec": "E1.3"}},
+        "subsampled": True,
+        "synthetic": True,
+    }
+    (root / "card.json").write_text(json.dumps(card))
+    bench = root / "benchmarks" / "train"
+    bench.mkdir(parents=True)
+    (bench / "adult.tsv").write_text("s\th:m:s\tmax_rss\n2.5\t0:00:02\t150.0\n")
+    return {
+        "config": config.load(ROOT / "config" / "smoke.yaml"),
+        "config_path": "config/smoke.yaml",
+        "results": {**paths, "credit_card": None},
+        "cards": {"kddcup99": None, "adult": str(root / "card.json"), "credit_card": None},
+        "unavailable": dict(unavailable),
+        "figures": figures,
+        "benchmarks_dir": str(root / "benchmarks"),
+        "repo_root": str(ROOT),
+    }
+
+
+@pytest.fixture(scope="module")
+def report(tmp_path_factory, context) -> Path:
+    out = tmp_path_factory.mktemp("report") / "report.html"
+    render_report(NOTEBOOK, context, out, ROOT)
+    return out
+
+
+def test_report_is_one_self_contained_html_file(report, context):
+    text = report.read_text(encoding="utf-8")
+    assert sorted(p.name for p in report.parent.iterdir()) == [
+        "report.html"
+    ]  # nothing else written
+    images = re.findall(r"<img [^>]*>", text)
+    assert len(images) == len(context["figures"])
+    assert all(
+        re.search(r'src="data:image/png;base64,[A-Za-z0-9+/=]{1000,}"', img) for img in images
+    )
+    alts = [re.search(r'alt="([^"]*)"', img).group(1) for img in images]
+    assert alts[0].startswith("Fig. 3 (main") and alts[-1].startswith("Noise diagnostics")
+    assert not re.search(r"<script[^>]*\bsrc\s*=", text, re.I)  # no script loaded from anywhere
+    assert not re.search(
+        r"""(?:src|href)\s*=\s*["']?(?:https?:)?//""", text, re.I
+    )  # no external URL
+    assert "<code" not in text or "import json" not in text  # code cells are hidden
+    for heading in (
+        "How to reproduce it",
+        "Provenance",
+        "Data cards",
+        "Claims check",
+        "Privacy ledger",
+        "Deviations and open choices",
+        "Table 1",
+    ):
+        assert heading in text
+    assert "SYNTHETIC DATA" in text and "Credit Card Fraud" in text
+    assert "snakemake --cores all fig07" in text and config.config_hash(context["config"]) in text
+    for fig in range(1, 17):
+        assert f"Fig. {fig} — " in text
+
+
+def test_report_build_failure_names_the_cell(tmp_path, context):
+    broken = tmp_path / "broken.py"
+    broken.write_text("# %%\nx = 1\n\n# %%\nraise ValueError('boom in the report')\n")
+    out = tmp_path / "out.html"
+    with pytest.raises(
+        MpdpError, match=r"cell 1 \(.raise ValueError.*ValueError: boom in the report"
+    ):
+        render_report(broken, context, out, tmp_path)
+    assert not out.exists()
+    with pytest.raises(MpdpError, match="lacks the keys"):
+        render_report(NOTEBOOK, {k: context[k] for k in CONTEXT_KEYS[:3]}, out, tmp_path)
+
+
+# --------------------------------------------------------------------------------------------
+# headless Chromium: every image decodes and the page logs no error
+# --------------------------------------------------------------------------------------------
+
+_PROBE = """<script>
+window.__mpdpErrors = [];
+window.addEventListener("error", function (e) {
+  window.__mpdpErrors.push("error: " + (e.message || (e.target && (e.target.src || e.target.tagName))));
+}, true);
+window.addEventListener("unhandledrejection", function (e) { window.__mpdpErrors.push("rejection: " + e.reason); });
+(function () {
+  var original = console.error;
+  console.error = function () {
+    window.__mpdpErrors.push("console.error: " + Array.prototype.join.call(arguments, " "));
+    return original.apply(console, arguments);
+  };
+})();
+window.addEventListener("load", function () {
+  var images = Array.prototype.slice.call(document.images);
+  var result = {
+    images: images.length,
+    loaded: images.filter(function (i) { return i.complete && i.naturalWidth > 0; }).length,
+    errors: window.__mpdpErrors
+  };
+  var pre = document.createElement("pre");
+  pre.id = "mpdp-probe";
+  pre.textContent = JSON.stringify(result);
+  document.body.appendChild(pre);
+});
+</script>"""
+
+
+def _chromium() -> str | None:
+    return shutil.which("chromium") or shutil.which("chromium-browser")
+
+
+def test_report_renders_in_headless_chromium(report, context, tmp_path):
+    browser = _chromium()
+    if browser is None:
+        if os.environ.get("CI"):
+            pytest.fail("chromium is not installed but CI is set: install Debian's `chromium`")
+        pytest.skip("chromium is not installed (apt-get install -y chromium); CI runs this check")
+    page = tmp_path / "probe.html"
+    text = report.read_text(encoding="utf-8")
+    page.write_text(text.replace("<head>", "<head>" + _PROBE, 1), encoding="utf-8")
+    done = subprocess.run(
+        [
+            browser,
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-quic",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            f"--user-data-dir={tmp_path / 'profile'}",
+            "--enable-logging=stderr",
+            "--v=0",
+            "--virtual-time-budget=5000",
+            "--dump-dom",
+            page.as_uri(),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=180,
+        check=False,
+    )
+    match = re.search(r'<pre id="mpdp-probe">(.*?)</pre>', done.stdout, re.S)
+    assert match, f"probe did not run (rc {done.returncode}); stderr tail:\n{done.stderr[-2000:]}"
+    probe = json.loads(match.group(1).replace("&quot;", '"').replace("&amp;", "&"))
+    assert probe["images"] == len(context["figures"])
+    assert probe["loaded"] == probe["images"], probe
+    assert probe["errors"] == [], probe["errors"]
+    console = [
+        line for line in done.stderr.splitlines() if "CONSOLE" in line and "mpdp-probe" not in line
+    ]
+    assert console == [], console

@@ -1,0 +1,120 @@
+"""Report tables computed from results, cards, config and the claims check."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from mpdp import config
+from mpdp.figures import style
+from mpdp.figures.spec import FIGURES
+from mpdp.report import sections
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def cfg():
+    return config.load(ROOT / "config" / "smoke.yaml")
+
+
+@pytest.fixture(scope="module")
+def claims(tables):
+    return sections.claims_check(tables, "local_then_aggregate")
+
+
+def test_warnings_flag_synthetic_subsampled_smoke_and_missing(cfg, tables, unavailable):
+    warnings = sections.data_warnings(cfg, {"adult": {"subsampled": True}}, tables, unavailable)
+    text = "\n".join(warnings)
+    assert "SYNTHETIC DATA" in text and "adult, kddcup99" in text
+    assert "SUBSAMPLED DATA" in text and "SMOKE PROFILE" in text
+    assert "NOT AVAILABLE: (e) Credit Card Fraud" in text
+
+
+def test_claims_matrix_has_one_cell_per_claim_and_data_set(claims):
+    matrix = sections.claims_matrix(claims)
+    assert list(matrix["id"]) == list(dict.fromkeys(claims["claim_id"]))
+    assert list(matrix.columns[2:]) == ["(a) KDDCup99", "(b) Adult"]
+    c2 = matrix.set_index("id").loc["C2", "(b) Adult"]
+    row = claims[(claims["claim_id"] == "C2") & (claims["dataset"] == "adult")].iloc[0]
+    assert c2.startswith(f"{row['verdict']}: ") and f"{row['estimate']:+.3g}" in c2
+    summary = sections.verdict_summary(claims)
+    assert (summary[["PASS", "FAIL", "INCONCLUSIVE"]].sum(axis=1) == 2).all()
+
+
+def test_figure_claims_use_the_companion_for_gap_vs_u(claims):
+    rows, note = sections.figure_claims(claims, FIGURES["fig03"])
+    assert set(rows["claim_id"]) == {"C2"} and note == ""
+    rows, note = sections.figure_claims(claims, FIGURES["fig12"])
+    assert set(rows["claim_id"]) == {"C5", "C6a", "C6b", "C7"} and "Fig. 2" in note
+
+
+def test_figure_observations_are_means_at_the_ends(tables):
+    obs = sections.figure_observations(FIGURES["fig01"], tables)
+    assert list(obs["data set"]) == ["(a) KDDCup99", "(a) KDDCup99", "(b) Adult", "(b) Adult"]
+    assert list(obs["ε"]) == [0.05, 0.25, 0.05, 0.25]
+    adult = tables["adult"]
+    wd = adult[
+        (adult["experiment"] == "eps_sweep")
+        & (adult["mechanism"] == "wddp")
+        & (adult["m"] == 32)
+        & (adult["mode"] == "local_then_aggregate")
+        & (adult["accountant"] == "ma16")
+        & (adult["epsilon"] == 0.25)
+    ]
+    assert obs.iloc[3][style.mechanism_label("wddp")] == pytest.approx(wd["accuracy"].mean())
+    findings = sections.figure_findings(FIGURES["fig01"], obs)
+    assert len(findings) == 2 and findings[0].startswith("(a) KDDCup99: best at ε = 0.05")
+
+
+def test_privacy_ledger_explains_gaps(tables):
+    ledger = sections.privacy_ledger(tables)
+    local = ledger[(ledger["mode"] == "local_then_aggregate") & (ledger["accountant"] == "ma16")]
+    assert (local["scope"] == "worst_party").all()
+    assert (
+        local["explanation"].str.contains("I-1").all()
+        and local["explanation"].str.contains("I-3").all()
+    )
+    exact = ledger[(ledger["mode"] == "per_round") & (ledger["accountant"] == "exact")]
+    assert exact["accounted/claimed ε (mean)"].tolist() == pytest.approx([1.0] * len(exact))
+    assert (ledger["σ min"] <= ledger["σ max"]).all()
+
+
+def test_reconstructed_choices_list_config_and_card_values(cfg):
+    card = {"preprocessing": {"intercept": {"value": True, "tag": "REC", "spec": "E1.3"}}}
+    table = sections.reconstructed_choices(cfg, {"adult": card, "bank": card, "kddcup99": None})
+    by_choice = table.set_index("choice")
+    assert by_choice.loc["wddp.lambda", "value used"] == str(cfg["wddp"]["lambda"])
+    assert by_choice.loc["preprocessing: intercept", "source"] == "data cards: adult, bank"
+    assert "fixed in code" in set(table["source"])
+
+
+def test_inconsistencies_and_learning_rates(cfg, tables):
+    register = sections.inconsistencies(cfg, tables)
+    assert list(register["id"]) == ["I-1", "I-2", "I-3", "I-4", "I-5", "I-7", "I-19"]
+    assert (
+        "noise_sharing = independent" in register.set_index("id").loc["I-2", "what this run does"]
+    )
+    rates = sections.learning_rates(tables)
+    assert rates["η ≤ 1/L (B1′ applies)"].all()  # η = 0.1 ≤ 1/(1/4 + λ)
+
+
+def test_html_table_escapes_and_colours_verdicts():
+    frame = pd.DataFrame({"claim": ["<b>x</b>"], "v": ["PASS: +1 [+0.5, +2]"], "n": [1.0e-7]})
+    text = sections.html_table(frame)
+    assert "&lt;b&gt;" in text and '<td class="v-PASS">PASS' in text and "1.000e-07" in text
+
+
+def test_table1_summary_one_row_per_setting(tables):
+    from mpdp.figures.plot import table1_frame
+
+    summary = sections.table1_summary(table1_frame(tables))
+    # per data set: ε-sweep m = 2, 32 and the u-sweep (m = 16, ε = 0.05) at u = 1 and 3
+    assert len(summary) == 2 * 4
+    assert list(summary["data set"].unique()) == ["(a) KDDCup99", "(b) Adult"]
+    assert {"WD-DP", "Jayaraman et al. 2018", "Wang, Ye, Xu 2017"} <= set(summary.columns)
+    assert (summary["WD-DP"] <= summary["Wang, Ye, Xu 2017"]).all()  # (11) beats (12) by ln n
+    computed = summary["WD-DP/Jayaraman risk (computed)"]
+    assert computed.tolist() == pytest.approx(summary["WD-DP/Jayaraman risk (claimed)"].tolist())

@@ -1,0 +1,56 @@
+# Figures (spec E3.4, bounds.md B10): one file per paper figure and variant, read from the
+# training jobs of that figure's setting only; plotting never retrains.
+
+
+rule figures:
+    input:
+        all_figure_files(),
+        "reports/figures/noise_diagnostics.png",
+
+
+rule figure:
+    input:
+        lambda wc: figure_jobs(wc.figname.split("-")[0]),
+    output:
+        png=report(
+            "reports/figures/{figname}.png",
+            caption="../report/figure.rst",
+            category="WD-DP figures",
+            labels=lambda wc: {"figure": wc.figname.split("-")[0], "variant": figure_variant(wc.figname) or "main"},
+        ),
+        pdf="reports/figures/{figname}.pdf",
+    log:
+        "logs/figures/{figname}.log",
+    params:
+        code=CODE["figures"],
+        unavailable=UNAVAILABLE,
+    conda:
+        "../../environment.yml"
+    script:
+        "../scripts/figure.py"
+
+
+rule noise_diagnostics:
+    input:
+        [f"data/results/wddp/{ds}.parquet" for ds in AVAILABLE],
+    output:
+        png=report("reports/figures/noise_diagnostics.png", caption="../report/noise.rst", category="Diagnostics"),
+        pdf="reports/figures/noise_diagnostics.pdf",
+    log:
+        "logs/figures/noise_diagnostics.log",
+    params:
+        code=CODE["figures"],
+        unavailable=UNAVAILABLE,
+    conda:
+        "../../environment.yml"
+    script:
+        "../scripts/noise_diagnostics.py"
+
+
+for _fig in FIGURES:
+
+    rule:
+        name:
+            _fig
+        input:
+            [f"reports/figures/{_fig}{variant}.{ext}" for variant in VARIANTS for ext in ("png", "pdf")],

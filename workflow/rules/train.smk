@@ -1,0 +1,76 @@
+# Training stage (spec E3): theta*, learning rates by CV, coarse training jobs, one table per data set.
+
+
+rule train:
+    input:
+        [f"data/results/wddp/{ds}.parquet" for ds in AVAILABLE],
+
+
+rule optimum:
+    input:
+        card="data/processed/{dataset}/card.json",
+    output:
+        "data/results/wddp/optimum/{dataset}.npz",
+    log:
+        "logs/optimum/{dataset}.log",
+    benchmark:
+        "data/benchmarks/optimum/{dataset}.tsv"
+    params:
+        code=CODE["train"],
+        settings=lambda wc: {"lambda": CFG["wddp"]["lambda"]},
+    conda:
+        "../../environment.yml"
+    script:
+        "../scripts/optimum.py"
+
+
+rule learning_rates:
+    input:
+        card="data/processed/{dataset}/card.json",
+    output:
+        "data/results/wddp/eta/{dataset}.json",
+    log:
+        "logs/learning_rates/{dataset}.log",
+    benchmark:
+        "data/benchmarks/learning_rates/{dataset}.tsv"
+    params:
+        code=CODE["train"],
+        settings=lambda wc: {"root_seed": CFG["root_seed"], **CFG["wddp"]},
+    conda:
+        "../../environment.yml"
+    script:
+        "../scripts/learning_rates.py"
+
+
+rule train_job:
+    input:
+        card="data/processed/{dataset}/card.json",
+        partitions=job_partition_input,
+        optimum="data/results/wddp/optimum/{dataset}.npz",
+        etas="data/results/wddp/eta/{dataset}.json",
+    output:
+        "data/results/wddp/runs/{dataset}/{job}.parquet",
+    log:
+        "logs/train/{dataset}/{job}.log",
+    benchmark:
+        "data/benchmarks/train/{dataset}/{job}.tsv"
+    params:
+        code=CODE["train"],
+        settings=job_settings,
+    conda:
+        "../../environment.yml"
+    script:
+        "../scripts/train_job.py"
+
+
+rule collect_results:
+    input:
+        lambda wc: all_job_files(wc.dataset),
+    output:
+        "data/results/wddp/{dataset}.parquet",
+    log:
+        "logs/collect_results/{dataset}.log",
+    conda:
+        "../../environment.yml"
+    script:
+        "../scripts/collect_results.py"

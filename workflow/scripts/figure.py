@@ -1,0 +1,24 @@
+"""Snakemake script: render one paper figure (one variant) from its jobs' results rows."""
+from pathlib import Path
+
+import pandas as pd
+
+from mpdp import results
+from mpdp.figures.plot import render_figure
+from mpdp.runner import run_step
+
+sm = snakemake  # noqa: F821  (injected by Snakemake)
+
+
+def step(log):
+    parts: dict[str, list[pd.DataFrame]] = {}
+    for path in sm.input:
+        parts.setdefault(Path(path).parent.name, []).append(results.read(path))
+    tables = {ds: pd.concat(frames, ignore_index=True) for ds, frames in parts.items()}
+    fig_id, _, variant = sm.wildcards.figname.partition("-")
+    render_figure(fig_id, f"-{variant}" if variant else "", tables, Path(sm.output.png), Path(sm.output.pdf),
+                  unavailable=dict(sm.params.unavailable))
+    log.info("%s: %d runs from %d data sets", sm.wildcards.figname, sum(len(t) for t in tables.values()), len(tables))
+
+
+run_step(step, sm.log[0], f"figure {sm.wildcards.figname}")

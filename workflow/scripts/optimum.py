@@ -1,0 +1,11 @@
+"""Snakemake script: theta* of a data set's training split (spec M1a)."""
+from pathlib import Path
+
+from mpdp import config
+from mpdp.runner import run_step
+from mpdp.training.job import write_optimum
+
+sm = snakemake  # noqa: F821  (injected by Snakemake)
+cfg = config.validate(sm.config)
+run_step(lambda log: write_optimum(cfg, Path(sm.input.card).parent, Path(sm.output[0]), log),
+         sm.log[0], f"optimum {sm.wildcards.dataset}")

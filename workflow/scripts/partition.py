@@ -1,0 +1,24 @@
+"""Snakemake script: the partitions of one data set and experiment (spec E2)."""
+from mpdp import config, io, partition
+from mpdp.runner import run_step
+from mpdp.training import plan
+
+sm = snakemake  # noqa: F821  (injected by Snakemake)
+cfg = config.validate(sm.config)
+
+
+def step(log):
+    ds, experiment = sm.wildcards.dataset, sm.wildcards.experiment
+    n = io.read_json(sm.input.card)["n_train"]
+    design = "random" if experiment == "eps_sweep" else "two_group"
+    sets = {}
+    for m, u in plan.partition_settings(cfg, ds, experiment):
+        ps = partition.make_partitions(n, design, m, u, cfg["wddp"]["reps"], cfg["root_seed"], ds,
+                                       cfg["wddp"]["tau_frac"])
+        sets[(m, u)] = ps
+        log.info("%s m=%d u=%s: n_eff=%d, n_(1) in [%d, %d], n/(m n_(1)) up to %.2f", experiment, m, u,
+                 ps.n_eff, ps.n_min.min(), ps.n_min.max(), (ps.n_eff / (m * ps.n_min)).max())
+    partition.save_partitions(sm.output[0], sets)
+
+
+run_step(step, sm.log[0], f"partition {sm.wildcards.dataset} {sm.wildcards.experiment}")

@@ -1,0 +1,31 @@
+"""Snakemake script: render reports/report.html from notebooks/report.py."""
+from pathlib import Path
+
+from mpdp import config
+from mpdp.report.build import render_report
+from mpdp.runner import run_step
+
+sm = snakemake  # noqa: F821  (injected by Snakemake)
+cfg = config.validate(sm.config)
+
+
+def step(log):
+    available = list(sm.params.available)
+    context = {
+        "config": cfg,
+        "config_path": sm.params.config_files[-1],
+        "results": {ds: str(Path(p).resolve()) for ds, p in zip(available, sm.input.results, strict=True)},
+        "cards": {ds: str(Path(p).resolve()) for ds, p in zip(available, sm.input.cards, strict=True)},
+        "unavailable": dict(sm.params.unavailable),
+        "figures": {Path(p).stem: str(Path(p).resolve()) for p in sm.input.figures if p.endswith(".png")}
+        | {"noise_diagnostics": str(Path(sm.input.diagnostics).resolve())},
+        "benchmarks_dir": str(Path("data/benchmarks").resolve()),
+        "repo_root": str(Path.cwd()),
+    }
+    for ds in context["unavailable"]:
+        context["results"].setdefault(ds, None)
+        context["cards"].setdefault(ds, None)
+    render_report(Path(sm.input.notebook), context, Path(sm.output[0]), Path.cwd())
+
+
+run_step(step, sm.log[0], "report")

@@ -1,0 +1,15 @@
+"""Snakemake script: one coarse training job (spec E3)."""
+from pathlib import Path
+
+from mpdp import config
+from mpdp.runner import run_step
+from mpdp.training.job import train_job
+
+sm = snakemake  # noqa: F821  (injected by Snakemake)
+cfg = config.validate(sm.config)
+partitions = Path(sm.input.partitions[0]) if sm.input.partitions else None
+run_step(
+    lambda log: train_job(cfg, sm.wildcards.dataset, sm.wildcards.job, Path(sm.input.card).parent,
+                          partitions, Path(sm.input.optimum), Path(sm.input.etas), Path(sm.output[0]), log),
+    sm.log[0], f"train {sm.wildcards.dataset}/{sm.wildcards.job}",
+)
