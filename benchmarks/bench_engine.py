@@ -18,6 +18,7 @@ each is kept. Run ``python benchmarks/bench_engine.py --help``.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import platform
 import time
@@ -198,6 +199,11 @@ def main() -> None:
     parser.add_argument("--n", type=int, default=ADULT_N, help="rows of the projected problem")
     parser.add_argument("--p", type=int, default=ADULT_P, help="features of the projected problem")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--config", type=Path, default=None,
+        help="project the training grid of this config (e.g. config/config.yaml) instead of --runs",
+    )
+    parser.add_argument("--jobs", type=int, default=2, help="parallel Snakemake jobs (default 2)")
     args = parser.parse_args()
 
     with threadpool_limits(limits=args.threads, user_api="blas"):
@@ -252,11 +258,16 @@ def main() -> None:
     for label, value in rows:
         print(f"    {label:<34s} {value:>8s}")
 
-    total_flops = args.runs * args.T * 4 * args.n * args.p
+    if args.config is not None:
+        total_flops, label = grid_projection(args.config)
+    else:
+        total_flops = args.runs * args.T * 4 * args.n * args.p
+        label = f"{args.runs} runs x T={args.T} on n={args.n}, p={args.p}"
     print(
-        f"\nprojection: {args.runs} runs x T={args.T} on n={args.n}, p={args.p} "
-        f"({total_flops / 1e12:.1f} TFLOP, 4np flops per run-step)"
+        f"\nprojection: {label} ({total_flops / 1e12:.1f} TFLOP, 4np flops per run-step), "
+        f"{args.jobs} jobs in parallel at the measured per-process throughput"
     )
+    total_flops /= max(1, args.jobs)
     projections = [
         ("at the engine's throughput", engine_gflops * 1e9),
         ("at the GEMM peak (lower bound)", gemm_peak * 1e9),
@@ -266,6 +277,22 @@ def main() -> None:
     ]
     for label, flops_per_second in projections:
         print(f"    {label:<34s} {format_seconds(total_flops / flops_per_second):>8s}")
+
+
+def grid_projection(config_path: Path) -> tuple[float, str]:
+    """Flops of a config's whole training grid (CV included), data shapes from the cards."""
+    from mpdp import config as mpdp_config
+    from mpdp.training.plan import PAPER_SHAPES, grid_workload
+
+    cfg = mpdp_config.load(config_path)
+    shapes = dict(PAPER_SHAPES)
+    for ds in shapes:
+        card = Path("data/processed") / ds / "card.json"
+        if card.exists() and cfg["max_records"] is None:
+            info = json.loads(card.read_text())
+            shapes[ds] = (info["n_train"], info["n_features"])
+    work = grid_workload(cfg, shapes)
+    return work["flops"], f"grid of {config_path} ({work['runs']:.0f} runs)"
 
 
 if __name__ == "__main__":

@@ -97,3 +97,14 @@ def test_shared_noise_makes_parties_draw_the_same_noise():
     indep = dataclasses.replace(run, noise_sharing="independent")
     assert indep.noise_key(0) != indep.noise_key(1)
     assert run.noise_key(0) != dataclasses.replace(run, mechanism="jayaraman").noise_key(0)
+
+
+def test_nonprivate_reference_has_no_noise_and_no_guarantee(problem):
+    X, y = problem
+    part = _partition(len(y), [len(y)])
+    runs = [_run(mechanism="nonprivate", accountant="none", epsilon=float("inf"), T=400, eta=1.0, lam=0.1)]
+    out = _train(runs, X, y, part)
+    assert out.calibrations[0].sigma == 0 and out.calibrations[0].eps_accounted == float("inf")
+    from mpdp.models import logistic
+
+    np.testing.assert_allclose(out.thetas[:, 0], logistic.solve_optimum(X, y, 0.1), atol=1e-6)

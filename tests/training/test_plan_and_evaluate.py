@@ -31,11 +31,16 @@ def test_runs_of_a_job_cover_the_grid():
     etas = {k: (0.1, "config") for k in plan.method_keys(cfg)}
     w = cfg["wddp"]
     eps_job = plan.runs_for_job(cfg, plan.parse_job_id("adult", "eps_m8"), etas)
-    assert len(eps_job) == len(w["eps_grid"]) * 2 * len(w["modes"]) * len(w["accountants"]) * w["reps"]
+    per_mode = {"local_then_aggregate": len(w["accountants"]), "per_round": 1}
+    assert len(eps_job) == len(w["eps_grid"]) * 2 * sum(per_mode[m] for m in w["modes"]) * w["reps"]
+    assert {r.accountant for r in eps_job if r.mode == "per_round"} == {w["accountants"][0]}
     central = plan.runs_for_job(cfg, plan.parse_job_id("adult", "eps_central"), etas)
-    assert {r.mechanism for r in central} == {"wyx"} and all(r.m is None for r in central)
+    assert {r.mechanism for r in central} == {"wyx", "nonprivate"} and all(r.m is None for r in central)
+    reference = [r for r in central if r.mechanism == "nonprivate"]
+    assert len(reference) == w["reps"] and all(r.accountant == "none" for r in reference)
     u_job = plan.runs_for_job(cfg, plan.parse_job_id("adult", "u_m16_e0.05_u3"), etas)
-    assert {r.epsilon for r in u_job} == {0.05} and {r.u for r in u_job} == {3}
+    assert {r.epsilon for r in u_job if r.mechanism != "nonprivate"} == {0.05}
+    assert {r.u for r in u_job} == {3}
 
 
 def test_results_rows_have_nonnegative_gap_and_schema(problem):

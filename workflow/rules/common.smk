@@ -70,7 +70,7 @@ def job_settings(wildcards):
     """The config subset a training job depends on (a param: changes rerun the job)."""
     w = CFG["wddp"]
     keys = ("T", "delta", "G", "lambda", "reps", "dtype", "eps_grid", "modes", "noise_sharing",
-            "accountants", "init_std", "dedup")
+            "accountants", "extra_accountant_modes", "init_std", "dedup", "nonprivate_reference")
     return {"root_seed": CFG["root_seed"], **{k: w[k] for k in keys}}
 
 

@@ -69,11 +69,13 @@ ACCOUNTANT_NOTES: dict[str, str] = {
 
 def variants_for(cfg: dict[str, Any]) -> dict[str, Variant]:
     """The variants a validated config trains: those whose mode and accountant it runs."""
+    from mpdp.training.plan import accountants_for
+
     w = cfg["wddp"]
     return {
         suffix: var
         for suffix, var in VARIANTS.items()
-        if var.mode in w["modes"] and var.accountant in w["accountants"]
+        if var.mode in w["modes"] and var.accountant in accountants_for(cfg, "wddp", var.mode)
     }
 
 

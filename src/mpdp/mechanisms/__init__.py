@@ -1,10 +1,16 @@
 """Mechanisms of the papers behind one interface (:mod:`mpdp.mechanisms.base`)."""
 
 from mpdp.mechanisms.base import MECHANISM_IDS, MODES, Calibration, Mechanism, RunSpec
-from mpdp.mechanisms.gradient_perturbation import JAYARAMAN, WDDP, WYX, GradientPerturbation
+from mpdp.mechanisms.gradient_perturbation import (
+    JAYARAMAN,
+    NONPRIVATE,
+    WDDP,
+    WYX,
+    GradientPerturbation,
+)
 
 #: every trainable mechanism by id
-REGISTRY: dict[str, GradientPerturbation] = {m.id: m for m in (WYX, WDDP, JAYARAMAN)}
+REGISTRY: dict[str, GradientPerturbation] = {m.id: m for m in (NONPRIVATE, WYX, WDDP, JAYARAMAN)}
 
 
 def get(mechanism_id: str) -> GradientPerturbation:
@@ -17,5 +23,5 @@ def get(mechanism_id: str) -> GradientPerturbation:
 
 __all__ = [
     "MECHANISM_IDS", "MODES", "REGISTRY", "Calibration", "GradientPerturbation", "Mechanism",
-    "RunSpec", "get", "JAYARAMAN", "WDDP", "WYX",
+    "RunSpec", "get", "JAYARAMAN", "NONPRIVATE", "WDDP", "WYX",
 ]

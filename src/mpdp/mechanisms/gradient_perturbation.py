@@ -6,6 +6,8 @@
   σ calibrated to the *total* n, then the server averages once. ``per_round`` is the reading
   of the proof (M3.2): one noisy step per round on the weighted sum of local gradients, which
   equals the pooled gradient, so it coincides with ``wyx``.
+- ``nonprivate``: the same gradient descent as ``wyx`` with σ = 0 (spec M1b): separates the
+  optimisation error from the privacy error; it gives no privacy (ε = ∞ in the ledger).
 - ``jayaraman``: Jayaraman et al. gradient perturbation, simple average a_j = 1/m with the
   effective size m·n_(1) (spec M4.1 literal, M4.2 per round).
 
@@ -74,6 +76,17 @@ class GradientPerturbation:
         return self.aggregation_weights(sizes) / sizes
 
 
+@dataclass(frozen=True)
+class NonPrivateGD(GradientPerturbation):
+    """Spec M1b: full-batch GD on the pooled data without noise."""
+
+    def calibrate(self, run: RunSpec, party_sizes: Sequence[int]) -> Calibration:
+        n_eff = self.effective_size(np.asarray(party_sizes))
+        sensitivity = sensitivity_replace_one(run.G, n_eff)
+        return Calibration(0.0, sensitivity, n_eff, "none", float("inf"), "aggregate")
+
+
+NONPRIVATE = NonPrivateGD("nonprivate", "pooled", ("central",))
 WYX = GradientPerturbation("wyx", "pooled", ("central",))
 WDDP = GradientPerturbation("wddp", "weighted", ("local_then_aggregate", "per_round"))
 JAYARAMAN = GradientPerturbation("jayaraman", "simple", ("local_then_aggregate", "per_round"))

@@ -74,9 +74,20 @@ def partition_settings(cfg: dict[str, Any], dataset: str, experiment: str) -> li
     return sorted({(s["m"], u) for s in w["u_settings"] for u in w["u_grid"][dataset]})
 
 
-def accountants_for(cfg: dict[str, Any], mechanism: str) -> list[str]:
-    """The accountants a mechanism is trained with (zcdp_code: Jayaraman only)."""
-    accs = cfg["wddp"]["accountants"]
+def accountants_for(cfg: dict[str, Any], mechanism: str, mode: str) -> list[str]:
+    """The accountants a (mechanism, mode) is trained with.
+
+    The first of ``wddp.accountants`` is the main one and applies to every mode; the others
+    only to the modes in ``wddp.extra_accountant_modes`` (by default the paper's reading and
+    the centralised baseline, which the ``-exact`` figures need). ``zcdp_code`` applies to
+    Jayaraman only; the non-private reference (M1b) has no accountant.
+    """
+    if mechanism == "nonprivate":
+        return ["none"]
+    w = cfg["wddp"]
+    accs = [w["accountants"][0]]
+    if mode in w["extra_accountant_modes"]:
+        accs += w["accountants"][1:]
     return [a for a in accs if mechanism == "jayaraman" or a not in JAYARAMAN_ONLY]
 
 
@@ -87,7 +98,11 @@ def method_keys(cfg: dict[str, Any]) -> list[tuple[str, str]]:
 
 
 def runs_for_job(cfg: dict[str, Any], job: Job, etas: dict[tuple[str, str], tuple[float, str]]) -> list[RunSpec]:
-    """The runs of ``job``; ``etas`` maps (mechanism, mode) to (η, source)."""
+    """The runs of ``job``; ``etas`` maps (mechanism, mode) to (η, source).
+
+    Centralised jobs (the ε-sweep's and every u-sweep job) also hold the non-private GD
+    reference (spec M1b) when ``wddp.nonprivate_reference`` is on, with WYX's η.
+    """
     w = cfg["wddp"]
     eps_values = w["eps_grid"] if job.experiment == "eps_sweep" else [job.eps]
     if job.experiment == "eps_sweep":
@@ -97,17 +112,53 @@ def runs_for_job(cfg: dict[str, Any], job: Job, etas: dict[tuple[str, str], tupl
     runs = []
     for mechanism, mode in keys:
         eta, source = etas[(mechanism, mode)]
-        for accountant in accountants_for(cfg, mechanism):
+        for accountant in accountants_for(cfg, mechanism, mode):
             for eps in eps_values:
-                for rep in range(w["reps"]):
-                    runs.append(
-                        RunSpec(
-                            dataset=job.dataset, experiment=job.experiment, mechanism=mechanism,
-                            mode=mode, accountant=accountant, epsilon=float(eps),
-                            delta=float(w["delta"]), rep=rep, eta=float(eta), T=int(w["T"]),
-                            lam=float(w["lambda"]), G=float(w["G"]), m=job.m, u=job.u,
-                            noise_sharing=w["noise_sharing"] if mode == "local_then_aggregate" else "n/a",
-                            eta_source=source,
-                        )
-                    )
+                runs += _repetitions(cfg, job, mechanism, mode, accountant, float(eps), eta, source)
+    if w["nonprivate_reference"] and ("wyx", "central") in keys:
+        eta, source = etas[("wyx", "central")]
+        runs += _repetitions(cfg, job, "nonprivate", "central", "none", float("inf"), eta, source)
     return runs
+
+
+def _repetitions(
+    cfg: dict[str, Any], job: Job, mechanism: str, mode: str, accountant: str, eps: float,
+    eta: float, source: str,
+) -> list[RunSpec]:
+    w = cfg["wddp"]
+    return [
+        RunSpec(
+            dataset=job.dataset, experiment=job.experiment, mechanism=mechanism, mode=mode,
+            accountant=accountant, epsilon=eps, delta=float(w["delta"]), rep=rep, eta=float(eta),
+            T=int(w["T"]), lam=float(w["lambda"]), G=float(w["G"]), m=job.m, u=job.u,
+            noise_sharing=w["noise_sharing"] if mode == "local_then_aggregate" else "n/a",
+            eta_source=source,
+        )
+        for rep in range(w["reps"])
+    ]
+
+
+#: training-split sizes (n, p) of the paper's data sets after preparation (spec E1.2; p
+#: measured on the mirrored files), used when data/processed has no card yet
+PAPER_SHAPES = {
+    "kddcup99": (56000, 119), "adult": (36177, 105), "bank": (32950, 64),
+    "breast_cancer": (559, 10), "credit_card": (787, 31),
+}
+
+
+def grid_workload(cfg: dict[str, Any], shapes: dict[str, tuple[int, int]]) -> dict[str, float]:
+    """Runs and flops of the config's training grid incl. CV (4·n·p flops per run-step, E8)."""
+    w = cfg["wddp"]
+    etas = {k: (1.0, "config") for k in method_keys(cfg)}
+    runs = flops = 0.0
+    for ds in cfg["datasets"]:
+        n, p = shapes[ds]
+        for job in jobs(cfg, ds):
+            count = len(runs_for_job(cfg, job, etas))
+            runs += count
+            flops += count * 4.0 * w["T"] * n * p
+        if w["eta"] is None:
+            cv_runs = len(method_keys(cfg)) * len(w["eta_grid"]) * w["cv"]["seeds"] * w["cv"]["folds"]
+            runs += cv_runs
+            flops += cv_runs * 4.0 * w["T"] * n * p * (1 - 1 / w["cv"]["folds"])
+    return {"runs": runs, "flops": flops}
