@@ -85,3 +85,12 @@ def test_command_line_strings_are_coerced():
     assert out["wddp"]["eta"] == 0.5 and out["wddp"]["reps"] == 3
     assert out["wddp"]["dedup"] is False and out["max_records"] is None
     assert out["datasets"] == cfg["datasets"]
+
+
+def test_job_environment_single_thread_and_avx512_kernels():
+    from mpdp.runner import job_environment
+
+    plain = job_environment("flags\t\t: fpu sse avx2\n")
+    assert plain["OMP_NUM_THREADS"] == "1" and "OPENBLAS_CORETYPE" not in plain
+    fast = job_environment("flags\t\t: avx2 avx512f avx512dq avx512cd avx512bw avx512vl\n")
+    assert fast["OPENBLAS_CORETYPE"] == "SKYLAKEX"

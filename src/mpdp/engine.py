@@ -230,14 +230,14 @@ def noisy_gd(
             raise ValueError(f"block {b} has {block.X.shape[1]} features, theta0 has {p}")
     _validate_columns(blocks, K)
 
-    states = [
-        _BlockState(block, theta0, eta, lam, sigma, noise_seeds, T, dtype) for block in blocks
-    ]
     # Block-major order: a block's columns depend on no other block, so each block runs all
-    # T steps while its rows stay in cache (local party blocks are memory-bound otherwise).
-    work = np.array([max(1, state.z.size) for state in states], dtype=np.float64)
+    # T steps while its rows stay in cache (local party blocks are memory-bound otherwise),
+    # and only one block's buffers (noise, activations) exist at a time.
+    theta_T = np.empty((p, K), dtype=np.float64)
+    work = np.array([max(1, b.X.shape[0] * b.columns.size) for b in blocks], dtype=np.float64)
     total, done, next_report = work.sum(), 0.0, 0.1
-    for state, cost in zip(states, work, strict=True):
+    for block, cost in zip(blocks, work, strict=True):
+        state = _BlockState(block, theta0, eta, lam, sigma, noise_seeds, T, dtype)
         for t in range(T):
             offset = t % state.chunk
             if offset == 0:
@@ -248,9 +248,6 @@ def noisy_gd(
                 progress(T if fraction >= 1 - 1e-12 else int(T * fraction))
                 next_report = np.floor(fraction * 10 + 1e-9) / 10 + 0.1
         done += cost
-
-    theta_T = np.empty((p, K), dtype=np.float64)
-    for state in states:
         theta_T[:, state.columns] = state.theta
     return theta_T
 

@@ -3,15 +3,16 @@ import os
 import sys
 from pathlib import Path
 
-for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
-    os.environ.setdefault(_var, "1")
-
 from mpdp import config as mpdp_config
 from mpdp.data import fetch as mpdp_fetch
 from mpdp.errors import MpdpError
 from mpdp.figures.spec import FIGURES, variants_for
 from mpdp.provenance_hash import source_hash
+from mpdp.runner import job_environment
 from mpdp.training import plan
+
+for _var, _value in job_environment().items():  # inherited by every job
+    os.environ.setdefault(_var, _value)
 
 try:
     CFG = mpdp_config.validate(config)

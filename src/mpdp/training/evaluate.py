@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from mpdp import bounds, mechanisms
+from mpdp.engine import deduplicate
 from mpdp.mechanisms import Calibration, RunSpec
 from mpdp.models import logistic
 from mpdp.partition import PartitionSet
@@ -57,13 +58,15 @@ def rep_references(
         Xr, yr = X[rows], y[rows]
         if all_rows:
             theta, loss_star = optimum.theta, optimum.loss
-        else:
-            theta = logistic.solve_optimum(Xr, yr, lam, theta0=optimum.theta)
+        else:  # identical rows merged with summed weights: the same objective, fewer rows
+            Xu, yu, wu = deduplicate(Xr, yr, np.full(len(rows), 1.0 / len(rows)))
+            theta = logistic.solve_optimum(Xu, yu, lam, weights=wu, theta0=optimum.theta)
             loss_star = float(logistic.loss(theta, Xr, yr, lam))
         theta_F = None
         if need_simple_average:
             w = np.repeat(mechanisms.JAYARAMAN.row_weights(partition.sizes[rep]), partition.sizes[rep])
-            theta_F = logistic.solve_optimum(Xr, yr, lam, weights=w, theta0=theta)
+            Xu, yu, wu = deduplicate(Xr, yr, w)
+            theta_F = logistic.solve_optimum(Xu, yu, lam, weights=wu, theta0=theta)
         out[rep] = RepReference(rows, theta, loss_star, theta_F)
     return out
 

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
 from mpdp import io, results
 from mpdp.data.prepare import load as load_processed
@@ -103,8 +104,6 @@ def train_job(
 
 def collect(parts: list[Path], out: Path, log: logging.Logger) -> None:
     """Concatenate the jobs' rows into the data set's results table."""
-    import pandas as pd
-
     frame = pd.concat([results.read(p) for p in parts], ignore_index=True)
     frame = frame.sort_values(results.KEY_COLUMNS, kind="stable").reset_index(drop=True)
     results.write(frame, out)
