@@ -376,8 +376,9 @@ def _draw_legend(
         handles.append(Line2D([], [], **_LN2_STYLE))
         labels.append(_LN2_LABEL)
     if handles:
-        wrapped = ["\n".join(textwrap.wrap(label, 52)) for label in labels]
-        ax.legend(handles, wrapped, loc="upper left", frameon=False, title="Curves")
+        wrapped = ["\n".join(textwrap.wrap(label, 60)) for label in labels]
+        ax.legend(handles, wrapped, loc="upper left", frameon=False, title="Curves", fontsize=8,
+                  title_fontsize=9, borderaxespad=0.0, handlelength=2.6)
     notes = [BAND_NOTE] + ([OVERLAY_NOTE] if spec.overlays else [])
     ax.text(
         0.0,

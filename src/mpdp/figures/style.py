@@ -42,7 +42,7 @@ MECHANISM_ORDER = ("wddp", "jayaraman", "wyx", "nonprivate")
 
 #: fixed output geometry: every figure has the same size in pixels
 DPI = 110
-PANEL_FIGSIZE = (15.0, 8.6)
+PANEL_FIGSIZE = (15.0, 9.6)
 
 #: PNG and PDF metadata without dates or library versions (byte-reproducible output)
 PNG_METADATA: dict[str, Any] = {"Software": None}
