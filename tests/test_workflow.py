@@ -85,8 +85,10 @@ def test_whole_pipeline_builds_report(workdir):
     assert (workdir / "reports" / "figures" / "fig12-pr.pdf").exists()
     table = results.read(workdir / "data" / "results" / "wddp" / "adult.parquet")
     assert (table["optimal_gap"] >= -1e-9).all()
-    assert set(table["mechanism"]) == {"wyx", "wddp", "jayaraman"}
-    assert table["eps_accounted"].notna().all() and table["sigma"].gt(0).all()
+    assert set(table["mechanism"]) == {"wyx", "wddp", "jayaraman", "nonprivate"}
+    private = table["mechanism"] != "nonprivate"
+    assert table["eps_accounted"].notna().all() and table.loc[private, "sigma"].gt(0).all()
+    assert table.loc[~private, "sigma"].eq(0).all()
     # a plot-only change must not retrain: nothing but figures/report would rerun
     proc = _snakemake(workdir, "-n", *SMOKE)
     assert "train_job" not in proc.stdout
