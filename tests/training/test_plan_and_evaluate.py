@@ -55,7 +55,7 @@ def test_results_rows_have_nonnegative_gap_and_schema(problem):
     theta0 = {r: np.zeros(X.shape[1]) for r in (0, 1)}
     batch = train_batch(runs, X, y, part, theta0, root_seed=0, dtype="float64", dedup=True)
     opt = compute_optimum(X, y, runs[0].lam)
-    refs = rep_references(X, y, part, [0, 1], runs[0].lam, opt, need_simple_average=True)
+    refs = rep_references(X, y, part, theta0, runs[0].lam, opt, need_simple_average=True)
     rows = result_rows(runs, batch.calibrations, batch.thetas, batch.theta0, X, y, Xte, yte,
                        part, refs, opt, "float64", 0.0)
     frame = results.to_frame(rows)

@@ -1,6 +1,6 @@
 """Mechanisms of the papers behind one interface (:mod:`mpdp.mechanisms.base`)."""
 
-from mpdp.mechanisms.base import MECHANISM_IDS, MODES, Calibration, Mechanism, RunSpec
+from mpdp.mechanisms.base import Calibration, Mechanism, RunSpec
 from mpdp.mechanisms.gradient_perturbation import (
     JAYARAMAN,
     NONPRIVATE,
@@ -22,6 +22,6 @@ def get(mechanism_id: str) -> GradientPerturbation:
 
 
 __all__ = [
-    "MECHANISM_IDS", "MODES", "REGISTRY", "Calibration", "GradientPerturbation", "Mechanism",
+    "REGISTRY", "Calibration", "GradientPerturbation", "Mechanism",
     "RunSpec", "get", "JAYARAMAN", "NONPRIVATE", "WDDP", "WYX",
 ]

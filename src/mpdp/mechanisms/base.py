@@ -15,11 +15,6 @@ from typing import Protocol
 
 import numpy as np
 
-#: mechanism ids used in every output
-MECHANISM_IDS = ("nonprivate", "wyx", "wddp", "jayaraman")
-#: execution modes (spec E7 #1, I-1)
-MODES = ("local_then_aggregate", "per_round", "central")
-
 
 @dataclass(frozen=True)
 class RunSpec:

@@ -65,15 +65,15 @@ class GradientPerturbation:
             scope = "aggregate"
         return Calibration(sigma, sensitivity, n_eff, run.accountant, eps, scope)
 
-    def row_weights(self, party_sizes: np.ndarray) -> np.ndarray:
-        """Per-party weight of each of its records in the per-round aggregated gradient.
+    def record_weights(self, party_sizes: np.ndarray) -> np.ndarray:
+        """Weight of each record, in party order, in the per-round aggregated gradient.
 
         The server's gradient is Σ_j a_j ∇L_{D_j} = Σ_j Σ_{i∈D_j} (a_j/n_j) ∇ℓ_i (+ λθ), so a
         record of party j has weight a_j/n_j: 1/n for WD-DP (the pooled gradient, M3.2) and
         1/(m n_j) for the simple average (M4.2).
         """
-        sizes = np.asarray(party_sizes, dtype=np.float64)
-        return self.aggregation_weights(sizes) / sizes
+        sizes = np.asarray(party_sizes)
+        return np.repeat(self.aggregation_weights(sizes) / sizes, sizes)
 
 
 @dataclass(frozen=True)

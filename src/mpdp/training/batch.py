@@ -4,8 +4,9 @@ Every run is mapped to parameter columns of one matrix: one column for a central
 per-round run, one column per party for a literal local-then-aggregate run. All centralised
 and per-round columns share one engine :class:`~mpdp.engine.Block` over the training records
 with a per-column record-weight matrix (zero for records a run does not use), so they cost
-two fat matrix products per step; local columns share one block per (repetition, party). A column's noise comes from the run's own
-stream (:meth:`RunSpec.noise_key`), so a run's result does not depend on its batch.
+two fat matrix products per step; local columns share one block per (repetition, party).
+A column's noise comes from the run's own stream (:meth:`RunSpec.noise_key`), so a run's
+result does not depend on its batch.
 """
 
 from __future__ import annotations
@@ -46,7 +47,7 @@ def _record_weights(run: RunSpec, partition: PartitionSet, n: int) -> np.ndarray
     mech = mechanisms.get(run.mechanism)
     sizes = partition.sizes[run.rep]
     weights = np.zeros(n)
-    weights[partition.order[run.rep]] = np.repeat(mech.row_weights(sizes), sizes)
+    weights[partition.order[run.rep]] = mech.record_weights(sizes)
     return weights
 
 
@@ -108,7 +109,7 @@ def train_batch(
 
     np_dtype = np.dtype(dtype)
 
-    def make_block(rows: np.ndarray | slice, weights: np.ndarray, cols: list[int]) -> Block:
+    def make_block(rows: np.ndarray, weights: np.ndarray, cols: list[int]) -> Block:
         Xb, yb, wb = X[rows], y[rows], weights
         if dedup:
             Xb, yb, wb = deduplicate(Xb, yb, wb)

@@ -37,23 +37,32 @@ def compute_optimum(X: np.ndarray, y: np.ndarray, lam: float) -> Optimum:
 
 
 @dataclass(frozen=True)
+class SimpleAverageReference:
+    """Spec B3 inputs of one repetition for the simple average F = (1/m) Σ_j L_{D_j} (M4.2)."""
+
+    bias_floor: float  # b_F = L_D(θ*_F) − L*, the aggregation-bias floor
+    F_delta0: float  # F(θ₀) − F(θ*_F)
+    sqnorm: float  # ‖θ*_F − θ*‖²
+
+
+@dataclass(frozen=True)
 class RepReference:
     """Non-private references of one repetition's retained data."""
 
     rows: np.ndarray
     theta_star: np.ndarray
     loss_star: float
-    theta_F: np.ndarray | None  # minimiser of the simple-average objective F (spec M4.2, B3)
+    simple_average: SimpleAverageReference | None
 
 
 def rep_references(
-    X: np.ndarray, y: np.ndarray, partition: PartitionSet, reps: Sequence[int], lam: float,
-    optimum: Optimum, need_simple_average: bool,
+    X: np.ndarray, y: np.ndarray, partition: PartitionSet, theta0_by_rep: dict[int, np.ndarray],
+    lam: float, optimum: Optimum, need_simple_average: bool,
 ) -> dict[int, RepReference]:
-    """θ* (and θ*_F for the Jayaraman bias floor) of each repetition's retained rows."""
+    """θ* (and the B3 quantities of the simple average) of each repetition's retained rows."""
     out = {}
     all_rows = partition.order.shape[1] == X.shape[0]
-    for rep in sorted(set(reps)):
+    for rep, theta0 in sorted(theta0_by_rep.items()):
         rows = partition.order[rep]
         Xr, yr = X[rows], y[rows]
         if all_rows:
@@ -62,12 +71,18 @@ def rep_references(
             Xu, yu, wu = deduplicate(Xr, yr, np.full(len(rows), 1.0 / len(rows)))
             theta = logistic.solve_optimum(Xu, yu, lam, weights=wu, theta0=optimum.theta)
             loss_star = float(logistic.loss(theta, Xr, yr, lam))
-        theta_F = None
+        simple = None
         if need_simple_average:
-            w = np.repeat(mechanisms.JAYARAMAN.row_weights(partition.sizes[rep]), partition.sizes[rep])
+            w = mechanisms.JAYARAMAN.record_weights(partition.sizes[rep])
             Xu, yu, wu = deduplicate(Xr, yr, w)
             theta_F = logistic.solve_optimum(Xu, yu, lam, weights=wu, theta0=theta)
-        out[rep] = RepReference(rows, theta, loss_star, theta_F)
+            F_star = float(logistic.loss(theta_F, Xu, yu, lam, weights=wu))
+            simple = SimpleAverageReference(
+                bias_floor=float(logistic.loss(theta_F, Xr, yr, lam)) - loss_star,
+                F_delta0=float(logistic.loss(theta0, Xu, yu, lam, weights=wu)) - F_star,
+                sqnorm=float(np.sum((theta_F - theta) ** 2)),
+            )
+        out[rep] = RepReference(rows, theta, loss_star, simple)
     return out
 
 
@@ -95,7 +110,7 @@ def result_rows(
         ref = refs[run.rep]
         sizes = partition.sizes[run.rep]
         m = len(sizes)
-        theory = _theory(run, cal, ref, optimum, X, y, sizes, theta0[:, k], init_loss[k], p)
+        theory = _theory(run, cal, ref, optimum, sizes, theta0[:, k], init_loss[k], p)
         rows.append({
             "dataset": run.dataset, "experiment": run.experiment, "mechanism": run.mechanism,
             "mode": run.mode, "accountant": cal.accountant, "noise_sharing": run.noise_sharing,
@@ -115,8 +130,8 @@ def result_rows(
 
 
 def _theory(
-    run: RunSpec, cal: Calibration, ref: RepReference, optimum: Optimum, X: np.ndarray,
-    y: np.ndarray, sizes: np.ndarray, theta0: np.ndarray, init_loss: float, p: int,
+    run: RunSpec, cal: Calibration, ref: RepReference, optimum: Optimum, sizes: np.ndarray,
+    theta0: np.ndarray, init_loss: float, p: int,
 ) -> dict[str, float]:
     """B1′/B3 upper bound, B1‴ prediction and the B3 bias floor of one run."""
     L = bounds.smoothness(run.lam)
@@ -130,14 +145,12 @@ def _theory(
         run.eta, sigma_eff, optimum.hessian_eigenvalues, T=run.T, theta0_minus_opt_coords=coords
     ))
     bias = np.nan
-    if run.mechanism == "jayaraman" and ref.theta_F is not None:
-        Xr, yr = X[ref.rows], y[ref.rows]
-        w = np.repeat(mech.row_weights(sizes), sizes)
-        bias = float(logistic.loss(ref.theta_F, Xr, yr, run.lam)) - ref.loss_star
-        F0 = float(logistic.loss(theta0, Xr, yr, run.lam, weights=w))
-        F_star = float(logistic.loss(ref.theta_F, Xr, yr, run.lam, weights=w))
-        sqnorm = float(np.sum((ref.theta_F - ref.theta_star) ** 2))
-        bound = float(bounds.b3_jayaraman(run.T, run.eta, run.lam, L, F0 - F_star, p, cal.sigma, sqnorm))
+    if run.mechanism == "jayaraman" and ref.simple_average is not None:
+        simple = ref.simple_average
+        bias = simple.bias_floor
+        bound = float(bounds.b3_jayaraman(
+            run.T, run.eta, run.lam, L, simple.F_delta0, p, cal.sigma, simple.sqnorm
+        ))
         if run.mode == "per_round":
             predicted += max(bias, 0.0)
     else:

@@ -84,7 +84,7 @@ def train_job(
 
     batch = train_batch(runs, X, y, partition, theta0, cfg["root_seed"], w["dtype"], w["dedup"], progress)
     train_seconds = time.perf_counter() - start
-    refs = rep_references(X, y, partition, [r.rep for r in runs], w["lambda"], opt,
+    refs = rep_references(X, y, partition, theta0, w["lambda"], opt,
                           need_simple_average=any(r.mechanism == "jayaraman" for r in runs))
     rows = result_rows(
         runs, batch.calibrations, batch.thetas, batch.theta0, X, y,
