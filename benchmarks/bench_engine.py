@@ -282,7 +282,7 @@ def main() -> None:
 def grid_projection(config_path: Path) -> tuple[float, str]:
     """Flops of a config's whole training grid (CV included), data shapes from the cards."""
     from mpdp import config as mpdp_config
-    from mpdp.training.plan import PAPER_SHAPES, grid_workload
+    from mpdp.studies.wddp.plan import PAPER_SHAPES, grid_workload
 
     cfg = mpdp_config.load(config_path)
     shapes = dict(PAPER_SHAPES)

@@ -26,8 +26,8 @@ import pandas as pd
 from IPython.display import Image, display
 
 from mpdp.figures.plot import load_tables, render_figure, select_rows
-from mpdp.figures.spec import FIGURES, VARIANTS
 from mpdp.report import sections
+from mpdp.studies.wddp.figure_spec import FIGURES, VARIANTS
 
 RESULTS = Path("data/results/wddp")
 tables = load_tables({path.stem: path for path in sorted(RESULTS.glob("*.parquet"))})

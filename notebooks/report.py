@@ -31,7 +31,9 @@ from IPython.display import HTML, Image, Markdown, display
 
 from mpdp import config as mpdp_config
 from mpdp.figures.plot import load_tables, table1_frame
-from mpdp.figures.spec import (
+from mpdp.report import provenance, sections
+from mpdp.report.build import CONTEXT_ENV
+from mpdp.studies.wddp.figure_spec import (
     ACCOUNTANT_NOTES,
     FIGURES,
     MODE_NOTES,
@@ -39,8 +41,6 @@ from mpdp.figures.spec import (
     VARIANTS,
     variants_for,
 )
-from mpdp.report import provenance, sections
-from mpdp.report.build import CONTEXT_ENV
 
 CTX = json.loads(Path(os.environ[CONTEXT_ENV]).read_text())
 CFG = CTX["config"]

@@ -12,14 +12,18 @@ from pathlib import Path
 
 PACKAGE_ROOT = Path(__file__).resolve().parent
 
+#: the WD-DP study's training modules (its figure table is a figures/report dependency)
+WDDP_TRAINING = tuple(f"studies/wddp/{name}.py" for name in ("plan", "batch", "cv", "evaluate", "job"))
+
 #: which parts of the package each stage depends on (paths relative to src/mpdp)
 STAGE_SOURCES: dict[str, tuple[str, ...]] = {
     "data": ("data", "seeding.py", "io.py", "errors.py"),
     "partition": ("partition.py", "seeding.py", "io.py"),
-    "train": ("engine.py", "models", "mechanisms", "privacy", "training", "bounds.py",
+    "train": ("engine.py", "models", "mechanisms", "privacy", *WDDP_TRAINING, "bounds.py",
               "partition.py", "seeding.py", "results.py"),
-    "figures": ("figures", "bounds.py", "results.py"),
-    "report": ("report", "claims.py", "figures", "bounds.py", "results.py"),
+    "figures": ("figures", "studies/wddp/figure_spec.py", "bounds.py", "results.py"),
+    "report": ("report", "claims.py", "figures", "studies/wddp/figure_spec.py", "bounds.py",
+               "results.py"),
 }
 
 

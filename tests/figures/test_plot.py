@@ -21,7 +21,7 @@ from mpdp.figures.plot import (
     sigma_ratio,
     table1_frame,
 )
-from mpdp.figures.spec import FIGURES, OVERLAYS, VARIANTS
+from mpdp.studies.wddp.figure_spec import FIGURES, OVERLAYS, VARIANTS
 
 
 def _png_size(path: Path) -> tuple[int, int]:

@@ -9,8 +9,8 @@ import pytest
 
 from mpdp import config
 from mpdp.figures import style
-from mpdp.figures.spec import FIGURES
 from mpdp.report import sections
+from mpdp.studies.wddp.figure_spec import FIGURES
 
 ROOT = Path(__file__).resolve().parents[2]
 

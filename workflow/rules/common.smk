@@ -6,10 +6,10 @@ from pathlib import Path
 from mpdp import config as mpdp_config
 from mpdp.data import fetch as mpdp_fetch
 from mpdp.errors import MpdpError
-from mpdp.figures.spec import FIGURES, variants_for
+from mpdp.studies.wddp.figure_spec import FIGURES, variants_for
 from mpdp.provenance_hash import source_hash
 from mpdp.runner import job_environment
-from mpdp.training import plan
+from mpdp.studies.wddp import plan
 
 for _var, _value in job_environment().items():  # inherited by every job
     os.environ.setdefault(_var, _value)

@@ -2,7 +2,7 @@
 from pathlib import Path
 
 from mpdp.runner import run_step
-from mpdp.training.job import collect
+from mpdp.studies.wddp.job import collect
 
 sm = snakemake  # noqa: F821  (injected by Snakemake)
 run_step(lambda log: collect([Path(p) for p in sm.input], Path(sm.output[0]), log),

@@ -3,7 +3,7 @@ from pathlib import Path
 
 from mpdp import config
 from mpdp.runner import run_step
-from mpdp.training.job import write_etas
+from mpdp.studies.wddp.job import write_etas
 
 sm = snakemake  # noqa: F821  (injected by Snakemake)
 cfg = config.validate(sm.config)

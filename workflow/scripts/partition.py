@@ -1,7 +1,7 @@
 """Snakemake script: the partitions of one data set and experiment (spec E2)."""
 from mpdp import config, io, partition
 from mpdp.runner import run_step
-from mpdp.training import plan
+from mpdp.studies.wddp import plan
 
 sm = snakemake  # noqa: F821  (injected by Snakemake)
 cfg = config.validate(sm.config)

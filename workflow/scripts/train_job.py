@@ -3,7 +3,7 @@ from pathlib import Path
 
 from mpdp import config
 from mpdp.runner import run_step
-from mpdp.training.job import train_job
+from mpdp.studies.wddp.job import train_job
 
 sm = snakemake  # noqa: F821  (injected by Snakemake)
 cfg = config.validate(sm.config)

@@ -1,6 +1,6 @@
-"""The WD-DP paper's figures (spec experiments.md E3.4, bounds.md B9, B10).
+"""Figures shared by the studies (each study's figure table lives in its own package).
 
-* :mod:`mpdp.figures.spec`: the figure table as data, variants, data-set panels, targets;
-* :mod:`mpdp.figures.plot`: rendering of figures, noise diagnostics and Table 1;
+* :mod:`mpdp.figures.plot`: rendering of the WD-DP figures, noise diagnostics and Table 1
+  (figure tables: :mod:`mpdp.studies.wddp.figure_spec`);
 * :mod:`mpdp.figures.style`: the shared palette, legend names and deterministic output.
 """

@@ -32,7 +32,8 @@ from matplotlib.lines import Line2D
 from mpdp import bounds, results
 from mpdp.errors import InputDataError
 from mpdp.figures import style
-from mpdp.figures.spec import (
+from mpdp.io import atomic_path
+from mpdp.studies.wddp.figure_spec import (
     ACCOUNTANT_NOTES,
     DATASET_PANELS,
     FIGURES,
@@ -44,7 +45,6 @@ from mpdp.figures.spec import (
     Overlay,
     Variant,
 )
-from mpdp.io import atomic_path
 
 #: mechanisms that are references, not methods of the paper's figures (spec E3.1 "+ref")
 REFERENCE_MECHANISMS = frozenset({"nonprivate"})

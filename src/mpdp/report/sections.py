@@ -20,7 +20,7 @@ from mpdp import bounds
 from mpdp.claims import evaluate_claims
 from mpdp.figures import style
 from mpdp.figures.plot import select_rows
-from mpdp.figures.spec import DATASET_PANELS, FIGURES, VARIANTS, FigureSpec
+from mpdp.studies.wddp.figure_spec import DATASET_PANELS, FIGURES, VARIANTS, FigureSpec
 
 Tables = Mapping[str, pd.DataFrame | None]
 

@@ -20,8 +20,8 @@ from mpdp.mechanisms import RunSpec
 from mpdp.models import logistic
 from mpdp.partition import PartitionSet, random_sizes
 from mpdp.seeding import rng
-from mpdp.training.batch import initial_point, train_batch
-from mpdp.training.plan import JAYARAMAN_ONLY, method_keys
+from mpdp.studies.wddp.batch import initial_point, train_batch
+from mpdp.studies.wddp.plan import JAYARAMAN_ONLY, method_keys
 
 
 def fixed_etas(cfg: dict[str, Any]) -> dict[str, Any]:

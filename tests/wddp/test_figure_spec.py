@@ -11,7 +11,7 @@ import pytest
 from docutils.core import publish_parts
 
 from mpdp import config
-from mpdp.figures.spec import (
+from mpdp.studies.wddp.figure_spec import (
     DATASET_PANELS,
     FIGURES,
     VARIANTS,
@@ -21,7 +21,7 @@ from mpdp.figures.spec import (
     parse_figure_name,
     variants_for,
 )
-from mpdp.training.plan import Job, jobs
+from mpdp.studies.wddp.plan import Job, jobs
 
 ROOT = Path(__file__).resolve().parents[2]
 

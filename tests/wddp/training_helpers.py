@@ -1,4 +1,4 @@
-"""Shared builders for the training tests."""
+"""Shared builders for the WD-DP training tests."""
 
 from mpdp.mechanisms import RunSpec
 

@@ -16,10 +16,10 @@ import pandas as pd
 from mpdp import io, results
 from mpdp.data.prepare import load as load_processed
 from mpdp.partition import PartitionSet, load_partition
-from mpdp.training.batch import initial_point, train_batch
-from mpdp.training.cv import cross_validate, eta_lookup, fixed_etas
-from mpdp.training.evaluate import Optimum, compute_optimum, rep_references, result_rows
-from mpdp.training.plan import parse_job_id, runs_for_job
+from mpdp.studies.wddp.batch import initial_point, train_batch
+from mpdp.studies.wddp.cv import cross_validate, eta_lookup, fixed_etas
+from mpdp.studies.wddp.evaluate import Optimum, compute_optimum, rep_references, result_rows
+from mpdp.studies.wddp.plan import parse_job_id, runs_for_job
 
 
 def write_optimum(cfg: dict[str, Any], processed_dir: Path, out: Path, log: logging.Logger) -> None:

@@ -9,10 +9,10 @@ from training_helpers import make_run as _run
 from mpdp import config, results
 from mpdp.models import logistic
 from mpdp.partition import PartitionSet
-from mpdp.training import plan
-from mpdp.training.batch import train_batch
-from mpdp.training.cv import cross_validate, eta_lookup
-from mpdp.training.evaluate import compute_optimum, rep_references, result_rows
+from mpdp.studies.wddp import plan
+from mpdp.studies.wddp.batch import train_batch
+from mpdp.studies.wddp.cv import cross_validate, eta_lookup
+from mpdp.studies.wddp.evaluate import compute_optimum, rep_references, result_rows
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -10,7 +10,7 @@ from mpdp import mechanisms
 from mpdp.mechanisms import RunSpec
 from mpdp.partition import PartitionSet
 from mpdp.privacy import accounted_epsilon, noise_std
-from mpdp.training.batch import train_batch
+from mpdp.studies.wddp.batch import train_batch
 
 
 def _partition(n: int, sizes: list[int], reps: int = 1, seed: int = 0) -> PartitionSet:
