@@ -49,3 +49,6 @@ __all__ = [
     "sensitivity_replace_one",
     "worst_party_epsilon",
 ]
+
+# Pure-DP composition (mpdp.privacy.pure_dp) and noise samplers (mpdp.privacy.samplers) are
+# imported from their modules: ``from mpdp.privacy import pure_dp, samplers``.
