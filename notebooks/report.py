@@ -76,24 +76,24 @@ else:
 # ## 1. How to reproduce it
 
 # %%
-config_path = CTX["config_path"]
+INVOCATION = provenance.Invocation.from_dict(CTX["invocation"])
 config_hash = mpdp_config.config_hash(CFG)
-commands = f"""# everything: data, training, all figures and this report
-snakemake --cores all --configfile {config_path}
+commands = f"""# everything: data, training, all figures and exactly this report
+{INVOCATION.command()}
 
 # one paper figure in all its variants (here Fig. 7), or one file of it
-snakemake --cores all fig07
-snakemake --cores all reports/figures/fig07-pr.png
+{INVOCATION.command("fig07")}
+{INVOCATION.command("reports/figures/fig07-pr.png")}
 
 # redraw a figure although nothing changed (-f forces only the target)
-snakemake --cores all -f fig07
+{INVOCATION.command("-f", "fig07")}
 
 # this report only
-snakemake --cores all reports/report.html
+{INVOCATION.command("reports/report.html")}
 """
 display(
     Markdown(
-        f"Configuration file: `{config_path}` (profile `{CFG.get('profile')}`), "
+        f"{INVOCATION.describe()} Profile `{CFG.get('profile')}`, "
         f"hash of the validated configuration: `{config_hash}`. "
         "Figures are written to `reports/figures/<fig><variant>.png|pdf`; the variants are "
         + "; ".join(f"`{s or '(none)'}` = {name}" for s, name in VARIANT_NAMES.items())

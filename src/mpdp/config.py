@@ -11,6 +11,7 @@ import hashlib
 import json
 import math
 import os
+from collections.abc import Iterable, Mapping
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -80,7 +81,21 @@ def _coerce_cli_strings(value: Any) -> Any:
     return value
 
 
+def _non_finite(value: Any, path: str = "") -> list[str]:
+    """Dotted paths of NaN or infinite numbers (YAML ``.nan``/``.inf`` pass the schema's ``number``)."""
+    if isinstance(value, dict):
+        return [p for k, v in value.items() for p in _non_finite(v, f"{path}.{k}" if path else str(k))]
+    if isinstance(value, list):
+        return [p for i, v in enumerate(value) for p in _non_finite(v, f"{path}.{i}")]
+    if isinstance(value, float) and not math.isfinite(value):
+        return [path]
+    return []
+
+
 def _cross_checks(cfg: dict[str, Any]) -> None:
+    bad = _non_finite(cfg)
+    if bad:
+        raise ConfigError(f"config key '{bad[0]}': must be a finite number")
     w = cfg["wddp"]
     missing = [d for d in cfg["datasets"] if d not in w["u_grid"]]
     if missing:
@@ -90,9 +105,15 @@ def _cross_checks(cfg: dict[str, Any]) -> None:
             "config key 'wddp.accountants': zcdp_code applies to Jayaraman runs only; "
             "add an accountant for WD-DP and WYX (e.g. ma16)"
         )
+    seen: set[tuple[int, float]] = set()
     for i, setting in enumerate(w["u_settings"]):
         if setting["eps"] > 2 * math.log(1 / w["delta"]):
             raise ConfigError(f"config key 'wddp.u_settings.{i}.eps': must be <= 2 ln(1/delta)")
+        key = (int(setting["m"]), float(setting["eps"]))
+        if key in seen:
+            raise ConfigError(f"config key 'wddp.u_settings.{i}': repeats the setting m = {key[0]}, "
+                              f"eps = {key[1]!r}")
+        seen.add(key)
 
 
 def load(path: str | Path, overrides: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -133,3 +154,63 @@ def config_hash(cfg: dict[str, Any]) -> str:
     """A short stable hash of the validated config (recorded in the report's provenance)."""
     text = json.dumps(cfg, sort_keys=True, default=str)
     return hashlib.sha256(text.encode()).hexdigest()[:12]
+
+
+def lookup(cfg: Mapping[str, Any], dotted: str) -> Any:
+    """The value at a dotted key (``wddp.T``) of ``cfg``."""
+    node: Any = cfg
+    for part in dotted.split("."):
+        node = node[part]
+    return node
+
+
+def select(cfg: Mapping[str, Any], keys: Iterable[str]) -> dict[str, Any]:
+    """``{dotted key: value}`` for ``keys`` (a Snakemake param: a change reruns the job)."""
+    return {key: copy.deepcopy(lookup(cfg, key)) for key in keys}
+
+
+class UndeclaredKeyError(KeyError):
+    """A job read a config key its rule does not declare (see :mod:`mpdp.rule_keys`)."""
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+
+class _Restricted(dict):
+    """A config section that raises :class:`UndeclaredKeyError` for keys left out."""
+
+    def __init__(self, data: dict[str, Any], prefix: str, owner: str) -> None:
+        super().__init__(data)
+        self._prefix, self._owner = prefix, owner
+
+    def _fail(self, key: object) -> UndeclaredKeyError:
+        return UndeclaredKeyError(
+            f"config key '{self._prefix}{key}' is read by {self._owner} but not declared for it in "
+            "mpdp.rule_keys.RULE_KEYS: add it there (changing it must rerun the job)"
+        )
+
+    def __missing__(self, key: object) -> Any:
+        raise self._fail(key)
+
+    def get(self, key: object, default: Any = None) -> Any:
+        if key in self:
+            return self[key]
+        raise self._fail(key)
+
+
+def restrict(cfg: Mapping[str, Any], keys: Iterable[str], owner: str = "this job") -> dict[str, Any]:
+    """A copy of ``cfg`` holding only ``keys``; any other key raises :class:`UndeclaredKeyError`."""
+    tree: dict[str, Any] = {}
+    for key in keys:
+        parts = key.split(".")
+        node = tree
+        for part in parts[:-1]:
+            node = node.setdefault(part, {})
+        node[parts[-1]] = copy.deepcopy(lookup(cfg, key))
+
+    def wrap(node: Any, prefix: str) -> Any:
+        if not isinstance(node, dict):
+            return node
+        return _Restricted({k: wrap(v, f"{prefix}{k}.") for k, v in node.items()}, prefix, owner)
+
+    return wrap(tree, "")

@@ -1,7 +1,9 @@
 """Run one pipeline step with logging and readable failures (no traceback dumps for users).
 
 Workflow scripts call :func:`run_step`; a :class:`~mpdp.errors.MpdpError` is printed as its
-message and the process exits with status 1. BLAS is limited to one thread per job: two
+message and the process exits with status 1. Any other exception is a bug or a damaged input:
+its full traceback goes to the job's log file and the console gets one line naming the error
+and the log file. BLAS is limited to one thread per job: two
 thread pools in one process slow small problems badly, and Snakemake runs jobs in parallel.
 """
 
@@ -67,5 +69,13 @@ def run_step(step: Callable[[logging.Logger], None], log_path: str | Path | None
             step(log)
     except MpdpError as exc:
         log.error("%s failed:\n%s", name, exc)
+        sys.exit(1)
+    except Exception as exc:  # anything else: the traceback to the log file, one line to the console
+        where = f"; traceback in {log_path}" if log_path else ""
+        summary = f"{name} failed with an unexpected {type(exc).__name__}: {exc}{where}"
+        for handler in log.handlers:
+            detailed = isinstance(handler, logging.FileHandler) or not log_path
+            handler.handle(log.makeRecord(log.name, logging.ERROR, __file__, 0, "%s", (summary,),
+                                          sys.exc_info() if detailed else None))
         sys.exit(1)
     log.info("%s: done in %.1f s", name, time.perf_counter() - start)

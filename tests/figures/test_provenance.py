@@ -103,8 +103,16 @@ def test_package_versions():
 
 
 def test_machine_facts():
+    import os
+    import platform
+    import sys
+
     facts = provenance.machine()
-    assert int(facts["cpu_count"]) >= 1 and facts["python"].count(".") == 2
+    assert facts["python"] == ".".join(map(str, sys.version_info[:3]))
+    assert facts["platform"] == platform.platform() and facts["machine"] == platform.machine()
+    assert facts["cpu_count"] == str(os.cpu_count())
+    assert facts["usable_cpus"] == str(len(os.sched_getaffinity(0)))
+    assert 1 <= int(facts["usable_cpus"]) <= int(facts["cpu_count"])
 
 
 def test_cards_and_raw_checksums(tmp_path):
@@ -120,3 +128,30 @@ def test_cards_and_raw_checksums(tmp_path):
         {"dataset": "adult", "file": "adult.test", "sha256": "b" * 64},
     ]
     assert table.loc[table["dataset"] == "credit_card", "sha256"].item().startswith("no data card")
+
+
+def test_invocation_names_files_in_merge_order_and_overrides(tmp_path):
+    (tmp_path / "config").mkdir()
+    # Snakemake 9: --configfile paths (absolute) first, then the Snakefile's configfile: entry
+    inv = provenance.invocation(
+        [tmp_path / "config" / "smoke.yaml", "/elsewhere/extra.yaml", "config/config.yaml"],
+        ["datasets=[adult,bank]", "wddp={eta: 0.5}"], tmp_path, mirror="/data/mirror x",
+    )
+    assert inv.configfiles == ("config/config.yaml", "config/smoke.yaml", "/elsewhere/extra.yaml")
+    assert inv.command() == (
+        "MPDP_DATA_MIRROR='/data/mirror x' snakemake --cores all --configfile config/smoke.yaml "
+        "/elsewhere/extra.yaml --config 'datasets=[adult,bank]' 'wddp={eta: 0.5}'"
+    )
+    assert inv.command("fig07").startswith("MPDP_DATA_MIRROR='/data/mirror x' snakemake --cores all fig07 --conf")
+    assert "`--config datasets=[adult,bank]`" in inv.describe()
+    assert provenance.Invocation.from_dict(json.loads(json.dumps(inv.to_dict()))) == inv
+
+
+def test_invocation_without_command_line_config(tmp_path):
+    inv = provenance.invocation(["config/config.yaml"], None, tmp_path)
+    assert inv.configfiles == ("config/config.yaml",)
+    assert inv.command() == "snakemake --cores all"
+    assert "no command-line overrides" in inv.describe()
+    # an explicit --configfile of the default file is kept (it is read twice, as Snakemake does)
+    explicit = provenance.invocation([tmp_path / "config/config.yaml", "config/config.yaml"], {"root_seed": 3}, tmp_path)
+    assert explicit.command() == "snakemake --cores all --configfile config/config.yaml --config root_seed=3"

@@ -63,7 +63,8 @@ def context(tmp_path_factory, tables, unavailable):
     (bench / "adult.tsv").write_text("s\th:m:s\tmax_rss\n2.5\t0:00:02\t150.0\n")
     return {
         "config": config.load(ROOT / "config" / "smoke.yaml"),
-        "config_path": "config/smoke.yaml",
+        "invocation": {"cli_configfiles": ["config/smoke.yaml"], "config_args": ["root_seed=0"],
+                       "mirror": None},
         "results": {**paths, "credit_card": None},
         "cards": {"kddcup99": None, "adult": str(root / "card.json"), "credit_card": None},
         "unavailable": dict(unavailable),
@@ -108,7 +109,11 @@ def test_report_is_one_self_contained_html_file(report, context):
     ):
         assert heading in text
     assert "SYNTHETIC DATA" in text and "Credit Card Fraud" in text
-    assert "snakemake --cores all fig07" in text and config.config_hash(context["config"]) in text
+    assert "snakemake --cores all --configfile config/smoke.yaml --config root_seed=0\n" in text
+    assert "snakemake --cores all fig07 --configfile config/smoke.yaml --config root_seed=0" in text
+    assert "`config/config.yaml`, then `config/smoke.yaml`" not in text  # markdown is rendered
+    assert "<code>config/config.yaml</code>, then <code>config/smoke.yaml</code>" in text
+    assert config.config_hash(context["config"]) in text
     for fig in range(1, 17):
         assert f"Fig. {fig} — " in text
 

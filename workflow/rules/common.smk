@@ -8,11 +8,15 @@ from mpdp.data import fetch as mpdp_fetch
 from mpdp.errors import MpdpError
 from mpdp.studies.wddp.figure_spec import FIGURES, variants_for
 from mpdp.provenance_hash import source_hash
+from mpdp.report.provenance import invocation
 from mpdp.runner import job_environment
+from mpdp import rule_keys
 from mpdp.studies.wddp import plan
 
 for _var, _value in job_environment().items():  # inherited by every job
     os.environ.setdefault(_var, _value)
+# the checkout holding this Snakefile: workflow/envs/mpdp.post-deploy.sh installs mpdp from it
+os.environ["MPDP_SOURCE_DIR"] = str(Path(workflow.main_snakefile).resolve().parent)
 
 try:
     CFG = mpdp_config.validate(config)
@@ -21,7 +25,10 @@ except MpdpError as exc:
     sys.stderr.write(f"\nmpdp: {exc}\n\n")
     sys.exit(1)
 
-CONFIG_FILES = [str(p) for p in getattr(workflow, "configfiles", [])] or ["config/config.yaml"]
+# the config files and --config overrides of this call, for the report's reproduce command
+INVOCATION = invocation(
+    workflow.configfiles, workflow.config_settings.config_args, Path.cwd(), os.environ.get(mpdp_config.MIRROR_ENV)
+).to_dict()
 RAW_DIR = Path("data/raw")
 ALLOW_DOWNLOAD = mpdp_config.allow_download(CFG)
 SOURCES = {ds: mpdp_fetch.locate(ds, RAW_DIR, MIRROR, ALLOW_DOWNLOAD) for ds in CFG["datasets"]}
@@ -46,7 +53,7 @@ VARIANTS = variants_for(CFG)
 wildcard_constraints:
     dataset="|".join(["kddcup99", "adult", "bank", "breast_cancer", "credit_card"]),
     experiment="eps_sweep|u_sweep",
-    job=r"eps_central|eps_m\d+|u_m\d+_e[0-9.]+_u\d+",
+    job=plan.JOB_ID_PATTERN,
     figname=r"fig\d\d(-pr|-exact)?",
 
 
@@ -68,11 +75,9 @@ def job_partition_input(wildcards):
 
 
 def job_settings(wildcards):
-    """The config subset a training job depends on (a param: changes rerun the job)."""
-    w = CFG["wddp"]
-    keys = ("T", "delta", "G", "lambda", "reps", "dtype", "eps_grid", "modes", "noise_sharing",
-            "accountants", "extra_accountant_modes", "init_std", "dedup", "nonprivate_reference")
-    return {"root_seed": CFG["root_seed"], **{k: w[k] for k in keys}}
+    """The config keys a training job reads (a param: changes rerun the job; mpdp.rule_keys)."""
+    experiment = plan.parse_job_id(wildcards.dataset, wildcards.job).experiment
+    return rule_keys.settings(CFG, "train_job", experiment=experiment)
 
 
 def all_job_files(ds):

@@ -16,7 +16,7 @@ rule fetch_raw:
         mirror=str(MIRROR) if MIRROR else None,
         allow_download=ALLOW_DOWNLOAD,
     conda:
-        "../../environment.yml"
+        "../envs/mpdp.yaml"
     script:
         "../scripts/fetch_raw.py"
 
@@ -33,9 +33,9 @@ rule prepare:
         "data/benchmarks/prepare/{dataset}.tsv"
     params:
         code=CODE["data"],
-        settings=lambda wc: {k: CFG[k] for k in ("root_seed", "max_records", "split", "preprocess")},
+        settings=lambda wc: rule_keys.settings(CFG, "prepare", dataset=wc.dataset),
     conda:
-        "../../environment.yml"
+        "../envs/mpdp.yaml"
     script:
         "../scripts/prepare.py"
 
@@ -49,13 +49,9 @@ rule partition:
         "logs/partition/{dataset}_{experiment}.log",
     params:
         code=CODE["partition"],
-        settings=lambda wc: {
-            "root_seed": CFG["root_seed"],
-            "reps": CFG["wddp"]["reps"],
-            "tau_frac": CFG["wddp"]["tau_frac"],
-            "settings": plan.partition_settings(CFG, wc.dataset, wc.experiment),
-        },
+        settings=lambda wc: rule_keys.settings(CFG, "partition"),
+        layouts=lambda wc: plan.partition_settings(CFG, wc.dataset, wc.experiment),
     conda:
-        "../../environment.yml"
+        "../envs/mpdp.yaml"
     script:
         "../scripts/partition.py"

@@ -25,7 +25,7 @@ rule figure:
         code=CODE["figures"],
         unavailable=UNAVAILABLE,
     conda:
-        "../../environment.yml"
+        "../envs/mpdp.yaml"
     script:
         "../scripts/figure.py"
 
@@ -42,7 +42,7 @@ rule noise_diagnostics:
         code=CODE["figures"],
         unavailable=UNAVAILABLE,
     conda:
-        "../../environment.yml"
+        "../envs/mpdp.yaml"
     script:
         "../scripts/noise_diagnostics.py"
 

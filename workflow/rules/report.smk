@@ -16,8 +16,9 @@ rule report_html:
         code=CODE["report"],
         unavailable=UNAVAILABLE,
         available=AVAILABLE,
-        config_files=CONFIG_FILES,
+        invocation=INVOCATION,
+        settings=CFG,  # the report shows the whole validated config
     conda:
-        "../../environment.yml"
+        "../envs/mpdp.yaml"
     script:
         "../scripts/report.py"

@@ -17,9 +17,9 @@ rule optimum:
         "data/benchmarks/optimum/{dataset}.tsv"
     params:
         code=CODE["train"],
-        settings=lambda wc: {"lambda": CFG["wddp"]["lambda"]},
+        settings=lambda wc: rule_keys.settings(CFG, "optimum"),
     conda:
-        "../../environment.yml"
+        "../envs/mpdp.yaml"
     script:
         "../scripts/optimum.py"
 
@@ -35,9 +35,9 @@ rule learning_rates:
         "data/benchmarks/learning_rates/{dataset}.tsv"
     params:
         code=CODE["train"],
-        settings=lambda wc: {"root_seed": CFG["root_seed"], **CFG["wddp"]},
+        settings=lambda wc: rule_keys.settings(CFG, "learning_rates"),
     conda:
-        "../../environment.yml"
+        "../envs/mpdp.yaml"
     script:
         "../scripts/learning_rates.py"
 
@@ -58,7 +58,7 @@ rule train_job:
         code=CODE["train"],
         settings=job_settings,
     conda:
-        "../../environment.yml"
+        "../envs/mpdp.yaml"
     script:
         "../scripts/train_job.py"
 
@@ -71,6 +71,6 @@ rule collect_results:
     log:
         "logs/collect_results/{dataset}.log",
     conda:
-        "../../environment.yml"
+        "../envs/mpdp.yaml"
     script:
         "../scripts/collect_results.py"

@@ -1,10 +1,10 @@
 """Snakemake script: the partitions of one data set and experiment (spec E2)."""
-from mpdp import config, io, partition
+from mpdp import io, partition
+from mpdp.rule_keys import rule_config
 from mpdp.runner import run_step
-from mpdp.studies.wddp import plan
 
 sm = snakemake  # noqa: F821  (injected by Snakemake)
-cfg = config.validate(sm.config)
+cfg = rule_config(sm.config, "partition")
 
 
 def step(log):
@@ -12,7 +12,7 @@ def step(log):
     n = io.read_json(sm.input.card)["n_train"]
     design = "random" if experiment == "eps_sweep" else "two_group"
     sets = {}
-    for m, u in plan.partition_settings(cfg, ds, experiment):
+    for m, u in sm.params.layouts:  # plan.partition_settings, computed when the DAG is built
         ps = partition.make_partitions(n, design, m, u, cfg["wddp"]["reps"], cfg["root_seed"], ds,
                                        cfg["wddp"]["tau_frac"])
         sets[(m, u)] = ps

@@ -1,12 +1,13 @@
 """Snakemake script: prepare one data set (spec E1, E1.2, E1.3)."""
 from pathlib import Path
 
-from mpdp import config, io
+from mpdp import io
 from mpdp.data import prepare
+from mpdp.rule_keys import rule_config
 from mpdp.runner import run_step
 
 sm = snakemake  # noqa: F821  (injected by Snakemake)
-cfg = config.validate(sm.config)
+cfg = rule_config(sm.config, "prepare", dataset=sm.wildcards.dataset)
 
 
 def step(log):

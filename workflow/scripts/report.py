@@ -13,7 +13,7 @@ def step(log):
     available = list(sm.params.available)
     context = {
         "config": cfg,
-        "config_path": sm.params.config_files[-1],
+        "invocation": dict(sm.params.invocation),
         "results": {ds: str(Path(p).resolve()) for ds, p in zip(available, sm.input.results, strict=True)},
         "cards": {ds: str(Path(p).resolve()) for ds, p in zip(available, sm.input.cards, strict=True)},
         "unavailable": dict(sm.params.unavailable),

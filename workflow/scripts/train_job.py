@@ -1,12 +1,14 @@
 """Snakemake script: one coarse training job (spec E3)."""
 from pathlib import Path
 
-from mpdp import config
+from mpdp.rule_keys import rule_config
 from mpdp.runner import run_step
 from mpdp.studies.wddp.job import train_job
+from mpdp.studies.wddp.plan import parse_job_id
 
 sm = snakemake  # noqa: F821  (injected by Snakemake)
-cfg = config.validate(sm.config)
+cfg = rule_config(sm.config, "train_job",
+                  experiment=parse_job_id(sm.wildcards.dataset, sm.wildcards.job).experiment)
 partitions = Path(sm.input.partitions[0]) if sm.input.partitions else None
 run_step(
     lambda log: train_job(cfg, sm.wildcards.dataset, sm.wildcards.job, Path(sm.input.card).parent,

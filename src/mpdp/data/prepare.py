@@ -207,24 +207,26 @@ def _preprocessing(dataset_id: str, cfg: Mapping[str, Any]) -> dict[str, dict[st
             cfg.get("max_records"), "config", "E8 (stratified cap, rng key max_records)"
         ),
     }
-    specific = {
-        "kddcup99": {
+    specific = {  # lazy: a data set reads only its own preprocessing keys (mpdp.rule_keys)
+        "kddcup99": lambda: {
             "kdd_sample_size": _choice(
                 pre["kdd_sample_size"], "S-000", "E1 (a); sample without replacement [REC]"
             )
         },
-        "adult": {
+        "adult": lambda: {
             "missing": _choice("drop rows with '?' (adult.data + adult.test)", "REC", "E1 (b)")
         },
-        "bank": {"bank_keep_duration": _choice(pre["bank_keep_duration"], "REC", "E1 (c), E7 #17")},
-        "breast_cancer": {
+        "bank": lambda: {
+            "bank_keep_duration": _choice(pre["bank_keep_duration"], "REC", "E1 (c), E7 #17")
+        },
+        "breast_cancer": lambda: {
             "breast_cancer_missing": _choice(pre["breast_cancer_missing"], "REC", "E1 (d), E7 #18")
         },
-        "credit_card": {
+        "credit_card": lambda: {
             "credit_card_normals": _choice(pre["credit_card_normals"], "REC", "E1 (e), E7 #19")
         },
     }
-    return {**choices, **specific[dataset_id]}
+    return {**choices, **specific[dataset_id]()}
 
 
 def prepare(

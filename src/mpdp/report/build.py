@@ -34,7 +34,7 @@ CONTEXT_ENV = "MPDP_REPORT_CONTEXT"
 #: keys the report notebook reads from the context
 CONTEXT_KEYS = (
     "config",
-    "config_path",
+    "invocation",
     "results",
     "cards",
     "unavailable",

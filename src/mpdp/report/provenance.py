@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import platform
+import shlex
 import subprocess
 import sys
 from collections.abc import Iterable, Mapping
@@ -184,3 +185,88 @@ def raw_checksums(cards: Mapping[str, Mapping[str, Any] | None]) -> pd.DataFrame
         for name, digest in sorted(dict(card.get("raw_files") or {}).items()):
             rows.append({"dataset": dataset, "file": name, "sha256": str(digest)})
     return pd.DataFrame(rows, columns=["dataset", "file", "sha256"])
+
+
+#: the config file the Snakefile always loads first (``configfile:`` directive)
+DEFAULT_CONFIGFILE = "config/config.yaml"
+
+
+@dataclass(frozen=True)
+class Invocation:
+    """How Snakemake was called: the config files and ``--config`` overrides actually used.
+
+    ``configfiles`` are in order of precedence, lowest first: the Snakefile's default file,
+    then every ``--configfile`` in the order given (Snakemake merges them in that order);
+    ``config_args`` are the ``--config KEY=VALUE`` entries, applied last. ``mirror`` is
+    ``$MPDP_DATA_MIRROR`` when set (it decides which data sets are available).
+    """
+
+    cli_configfiles: tuple[str, ...]
+    config_args: tuple[str, ...]
+    mirror: str | None = None
+    default_configfile: str = DEFAULT_CONFIGFILE
+
+    @property
+    def configfiles(self) -> tuple[str, ...]:
+        """Every config file read, lowest precedence first."""
+        return (self.default_configfile, *self.cli_configfiles)
+
+    def command(self, *targets: str) -> str:
+        """A shell command that rebuilds exactly the outputs of this invocation."""
+        words = ["snakemake", "--cores", "all", *targets]
+        if self.cli_configfiles:
+            words += ["--configfile", *self.cli_configfiles]
+        if self.config_args:
+            words += ["--config", *self.config_args]
+        prefix = f"MPDP_DATA_MIRROR={shlex.quote(self.mirror)} " if self.mirror else ""
+        return prefix + shlex.join(words)
+
+    def describe(self) -> str:
+        """One sentence naming every config file and override, in order of precedence."""
+        files = ", then ".join(f"`{f}`" for f in self.configfiles)
+        text = f"Configuration files, in order of precedence (later ones override): {files}"
+        if self.config_args:
+            text += "; then the command-line overrides " + ", ".join(
+                f"`--config {a}`" for a in self.config_args)
+        else:
+            text += "; no command-line overrides (`--config`)"
+        return text + "."
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"cli_configfiles": list(self.cli_configfiles), "config_args": list(self.config_args),
+                "mirror": self.mirror, "default_configfile": self.default_configfile}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Invocation:
+        return cls(tuple(data["cli_configfiles"]), tuple(data["config_args"]), data.get("mirror"),
+                   data.get("default_configfile", DEFAULT_CONFIGFILE))
+
+
+def invocation(
+    workflow_configfiles: Iterable[str | Path], config_args: Iterable[str] | Mapping[str, Any] | None,
+    cwd: str | Path, mirror: str | None = None, default_configfile: str = DEFAULT_CONFIGFILE,
+) -> Invocation:
+    """The :class:`Invocation` from Snakemake's view of its call.
+
+    ``workflow_configfiles`` is ``workflow.configfiles`` (Snakemake 9: the ``--configfile``
+    paths, made absolute, followed by the Snakefile's ``configfile:`` entries);
+    ``config_args`` is ``workflow.config_settings.config_args`` (the ``--config`` entries as
+    typed, or a mapping when called through the API). Paths inside ``cwd`` become relative.
+    """
+    root = Path(cwd).resolve()
+    default = (root / default_configfile).resolve()
+    files: list[str] = []
+    for entry in workflow_configfiles:
+        path = Path(entry)
+        absolute = (root / path).resolve() if not path.is_absolute() else path.resolve()
+        if not path.is_absolute() and absolute == default:
+            continue  # the Snakefile's own configfile: directive, always read first
+        try:
+            files.append(str(absolute.relative_to(root)))
+        except ValueError:
+            files.append(str(absolute))
+    if isinstance(config_args, Mapping):
+        args = tuple(f"{k}={v!r}" if not isinstance(v, str) else f"{k}={v}" for k, v in config_args.items())
+    else:
+        args = tuple(config_args or ())
+    return Invocation(tuple(files), args, mirror, default_configfile)

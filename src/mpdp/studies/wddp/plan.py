@@ -16,8 +16,12 @@ from mpdp.errors import ConfigError
 from mpdp.mechanisms import RunSpec
 
 CENTRAL = "eps_central"
-_EPS_RE = re.compile(r"^eps_m(?P<m>\d+)$")
-_U_RE = re.compile(r"^u_m(?P<m>\d+)_e(?P<eps>[0-9.]+)_u(?P<u>\d+)$")
+#: a float as Python's shortest round-trip ``repr`` writes it (``0.05``, ``1e-05``, ``1e+20``)
+FLOAT_PATTERN = r"[0-9]+(?:\.[0-9]+)?(?:e[+-][0-9]+)?"
+#: every training-job id; also the Snakemake wildcard constraint of ``{job}``
+JOB_ID_PATTERN = rf"{CENTRAL}|eps_m[0-9]+|u_m[0-9]+_e{FLOAT_PATTERN}_u[0-9]+"
+_EPS_RE = re.compile(r"^eps_m(?P<m>[0-9]+)$")
+_U_RE = re.compile(rf"^u_m(?P<m>[0-9]+)_e(?P<eps>{FLOAT_PATTERN})_u(?P<u>[0-9]+)$")
 #: accountants that only apply to the Jayaraman baseline (spec M4.2 C2)
 JAYARAMAN_ONLY = {"zcdp_code"}
 
@@ -34,9 +38,11 @@ class Job:
 
     @property
     def job_id(self) -> str:
+        """A file-name-safe id that :func:`parse_job_id` inverts exactly (ε written with
+        ``repr``, the shortest string that reads back as the same float)."""
         if self.experiment == "eps_sweep":
             return CENTRAL if self.m is None else f"eps_m{self.m}"
-        return f"u_m{self.m}_e{self.eps:g}_u{self.u}"
+        return f"u_m{self.m}_e{float(self.eps)!r}_u{self.u}"
 
     @property
     def design(self) -> str:

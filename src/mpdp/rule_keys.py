@@ -1,0 +1,94 @@
+"""Which config keys each Snakemake rule reads: one table, used by the rules and the tests.
+
+Snakemake reruns a job when one of its params changes (``--rerun-triggers params``, on by
+default). Each rule declares as its ``settings`` param exactly the config values its job reads
+(:func:`settings`), and its script receives a config that holds *only* those keys
+(:func:`rule_config`): reading an undeclared key fails at once with a message naming this
+table, so the declaration cannot silently fall behind the code. The README's rerun table
+("When does a step rerun?") is checked against real dry runs by ``tests/test_reruns.py``.
+
+Keys are dotted paths into the validated config (``wddp.T``; a section name such as
+``split`` means the whole section). Adding a key a rule reads = adding it to the tuple here.
+Values that a rule gets through its wildcards (a training job's m, u and ε) or through an
+explicit param (the partition layouts of an experiment) are not config keys of that rule.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from mpdp import config as mpdp_config
+
+#: what every training job reads (spec E3), whatever its experiment
+_TRAIN = (
+    "root_seed", "wddp.T", "wddp.delta", "wddp.G", "wddp.lambda", "wddp.reps", "wddp.dtype",
+    "wddp.modes", "wddp.noise_sharing", "wddp.accountants", "wddp.extra_accountant_modes",
+    "wddp.init_std", "wddp.dedup", "wddp.nonprivate_reference",
+)
+
+#: rule (or rule variant) -> the config keys its job reads
+RULE_KEYS: dict[str, tuple[str, ...]] = {
+    # data stage (spec E1); plus the data set's own key of DATASET_KEYS
+    "prepare": ("root_seed", "max_records", "split", "preprocess.intercept"),
+    # spec E2; the (m, u) layouts come as the param ``layouts`` (plan.partition_settings)
+    "partition": ("root_seed", "wddp.reps", "wddp.tau_frac"),
+    "optimum": ("wddp.lambda",),
+    # η fixed by the config: no cross-validation
+    "learning_rates:fixed": ("wddp.eta", "wddp.modes"),
+    # η by cross-validation (spec E3.3)
+    "learning_rates:cv": (
+        "root_seed", "wddp.eta", "wddp.modes", "wddp.cv", "wddp.eta_grid", "wddp.accountants",
+        "wddp.tau_frac", "wddp.T", "wddp.delta", "wddp.G", "wddp.lambda", "wddp.noise_sharing",
+        "wddp.init_std", "wddp.dtype", "wddp.dedup",
+    ),
+    # ε-sweep jobs train every ε of the grid; a u-sweep job's ε is in its id
+    "train_job:eps_sweep": (*_TRAIN, "wddp.eps_grid"),
+    "train_job:u_sweep": _TRAIN,
+}
+
+#: preprocessing keys that only one data set's preparation reads
+DATASET_KEYS: dict[str, tuple[str, ...]] = {
+    "kddcup99": ("preprocess.kdd_sample_size",),
+    "adult": (),
+    "bank": ("preprocess.bank_keep_duration",),
+    "breast_cancer": ("preprocess.breast_cancer_missing",),
+    "credit_card": ("preprocess.credit_card_normals",),
+}
+
+
+def keys_for(rule: str, cfg: Mapping[str, Any], dataset: str | None = None,
+             experiment: str | None = None) -> tuple[str, ...]:
+    """The keys a job of ``rule`` reads (the variant chosen by the config or the wildcards)."""
+    if rule == "learning_rates":
+        rule = "learning_rates:fixed" if cfg["wddp"]["eta"] is not None else "learning_rates:cv"
+    elif rule == "train_job":
+        if experiment is None:
+            raise ValueError("train_job keys depend on the experiment")
+        rule = f"train_job:{experiment}"
+    keys = RULE_KEYS[rule]
+    if rule == "prepare":
+        if dataset is None:
+            raise ValueError("prepare keys depend on the data set")
+        keys = (*keys, *DATASET_KEYS[dataset])
+    return keys
+
+
+def settings(cfg: Mapping[str, Any], rule: str, **wildcards: str | None) -> dict[str, Any]:
+    """The ``settings`` param of a job: ``{dotted key: value}`` for the keys it reads."""
+    return mpdp_config.select(cfg, keys_for(rule, cfg, **wildcards))
+
+
+def rule_config(raw: Mapping[str, Any], rule: str, **wildcards: str | None) -> dict[str, Any]:
+    """The validated config reduced to the keys a job of ``rule`` reads (for its script)."""
+    cfg = mpdp_config.validate(dict(raw))
+    return mpdp_config.restrict(cfg, keys_for(rule, cfg, **wildcards), owner=f"rule {rule!r}")
+
+
+def all_keys(cfg: Mapping[str, Any]) -> Iterable[str]:
+    """Every dotted leaf key of ``cfg`` (sections expanded), for the tests."""
+    for key, value in cfg.items():
+        if isinstance(value, Mapping):
+            yield from (f"{key}.{sub}" for sub in all_keys(value))
+        else:
+            yield str(key)

@@ -1,0 +1,97 @@
+"""Each rule declares exactly the config keys it reads (mpdp.rule_keys, issue 13 item 3)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from mpdp import config, rule_keys
+from mpdp.config import UndeclaredKeyError
+from mpdp.studies.wddp import plan
+from mpdp.studies.wddp.batch import initial_point, train_batch
+from mpdp.studies.wddp.cv import cross_validate, eta_lookup, fixed_etas
+from mpdp.studies.wddp.job import trivial_partition
+
+ROOT = Path(__file__).resolve().parents[1]
+
+#: keys that decide *which* jobs exist (wildcards, inputs, params such as partition layouts),
+#: not what a job computes; a change adds or removes jobs instead of rerunning them
+DAG_KEYS = {"profile", "data_mirror", "allow_download", "datasets", "wddp.m_grid", "wddp.u_settings",
+            "wddp.u_grid"}
+
+
+def _smoke() -> dict:
+    return config.load(ROOT / "config" / "smoke.yaml")
+
+
+def _problem(n=160, p=5, seed=1):
+    gen = np.random.default_rng(seed)
+    X = gen.normal(size=(n, p))
+    X /= np.linalg.norm(X, axis=1, keepdims=True) * np.sqrt(2)
+    y = np.where(X @ gen.normal(size=p) + 0.1 * gen.normal(size=n) > 0, 1.0, -1.0)
+    return X, y
+
+
+def test_restricted_config_raises_for_undeclared_keys():
+    cfg = config.restrict(_smoke(), ("root_seed", "wddp.T", "split"), owner="rule 'x'")
+    assert cfg["root_seed"] == 0 and cfg["wddp"]["T"] == 50 and cfg["split"]["test_frac"] == 0.2
+    with pytest.raises(UndeclaredKeyError, match=r"config key 'wddp.eps_grid' is read by rule 'x'.*RULE_KEYS"):
+        cfg["wddp"]["eps_grid"]
+    with pytest.raises(UndeclaredKeyError, match="'max_records'"):
+        cfg.get("max_records")
+    assert "max_records" not in cfg
+
+
+def test_every_config_key_is_read_by_a_rule_or_shapes_the_dag():
+    """A new schema key fails here until a rule declares it (or it only shapes the DAG)."""
+    cfg = _smoke()
+    declared = {k for keys in rule_keys.RULE_KEYS.values() for k in keys}
+    declared |= {k for keys in rule_keys.DATASET_KEYS.values() for k in keys} | DAG_KEYS
+    uncovered = [k for k in rule_keys.all_keys(cfg)
+                 if not any(k == d or k.startswith(d + ".") for d in declared)]
+    assert uncovered == []
+    for keys in rule_keys.RULE_KEYS.values():  # every declared key exists
+        for key in keys:
+            config.lookup(cfg, key)
+
+
+def test_u_sweep_jobs_do_not_depend_on_the_eps_grid():
+    cfg = _smoke()
+    eps_keys = rule_keys.keys_for("train_job", cfg, experiment="eps_sweep")
+    u_keys = rule_keys.keys_for("train_job", cfg, experiment="u_sweep")
+    assert set(eps_keys) - set(u_keys) == {"wddp.eps_grid"}
+    assert rule_keys.settings(cfg, "optimum") == {"wddp.lambda": 1.0e-3}
+
+
+@pytest.mark.parametrize("experiment", ["eps_sweep", "u_sweep"])
+def test_a_training_batch_runs_on_its_declared_keys(experiment):
+    cfg = _smoke()
+    cfg["wddp"].update(T=5, reps=1)
+    restricted = config.restrict(cfg, rule_keys.keys_for("train_job", cfg, experiment=experiment))
+    X, y = _problem()
+    job = (plan.Job("toy", "eps_sweep", None, None, None) if experiment == "eps_sweep"
+           else plan.Job("toy", "u_sweep", 4, 1, 0.05))
+    etas = eta_lookup(fixed_etas(config.restrict(cfg, rule_keys.keys_for("learning_rates", cfg))))
+    runs = plan.runs_for_job(restricted, job, etas)
+    assert runs
+    partition = trivial_partition(X.shape[0], 1)  # partitions are an input file, not config
+    central = [r for r in runs if r.mode == "central"]
+    theta0 = {0: initial_point(restricted["root_seed"], "toy", 0, X.shape[1], restricted["wddp"]["init_std"])}
+    out = train_batch(central, X, y, partition, theta0, restricted["root_seed"], restricted["wddp"]["dtype"],
+                      restricted["wddp"]["dedup"])
+    assert np.isfinite(out.thetas).all()
+
+
+def test_cross_validation_runs_on_its_declared_keys():
+    cfg = _smoke()
+    cfg["wddp"].update(T=5, eta=None, eta_grid=[0.05, 1.0])
+    cfg["wddp"]["cv"].update(folds=2, seeds=1, ref_m=2)
+    keys = rule_keys.keys_for("learning_rates", cfg)
+    assert keys == rule_keys.RULE_KEYS["learning_rates:cv"]
+    X, y = _problem()
+    full = cross_validate(cfg, "toy", X, y)
+    assert cross_validate(config.restrict(cfg, keys), "toy", X, y) == full
+    # with η fixed, CV settings are not read: changing them must not rerun learning_rates
+    assert "wddp.cv" not in rule_keys.keys_for("learning_rates", _smoke())
