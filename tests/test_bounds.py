@@ -23,8 +23,18 @@ def test_smoothness_default_and_data_mode() -> None:
         bounds.smoothness(-0.1)
 
 
-def test_loss_at_zero_is_ln2() -> None:
-    assert math.isclose(bounds.LOSS_AT_ZERO, 0.6931471805599453)
+def test_loss_at_zero_is_the_objective_at_theta_zero() -> None:
+    """B0: L_D(0) = ln 2 for any data and any lambda, by the model's own loss."""
+    from mpdp.models import logistic
+
+    gen = np.random.default_rng(3)
+    for n, p, lam in [(50, 4, 0.0), (7, 12, 0.3)]:
+        X = gen.normal(size=(n, p))
+        y = np.where(gen.random(n) < 0.3, 1.0, -1.0)
+        assert logistic.loss(np.zeros(p), X, y, lam) == pytest.approx(bounds.LOSS_AT_ZERO, rel=1e-14)
+    # the default vacuity reference is that loss: a bound just above it is vacuous
+    assert bounds.is_vacuous(bounds.LOSS_AT_ZERO * (1 + 1e-9))
+    assert not bounds.is_vacuous(bounds.LOSS_AT_ZERO * (1 - 1e-9))
 
 
 def test_sigma_wd_matches_spec_constant() -> None:

@@ -101,3 +101,10 @@ def test_post_deploy_installs_this_checkout_editable_without_dependencies(tmp_pa
 def test_environment_files_parse(path):
     env = yaml.safe_load((ROOT / path).read_text())
     assert env["channels"] == ["conda-forge"] and env["dependencies"]
+
+
+def test_license_file_is_the_declared_mit_license():
+    assert PROJECT["license"] == "MIT" and PROJECT["license-files"] == ["LICENSE"]
+    text = (ROOT / "LICENSE").read_text()
+    assert text.startswith("MIT License\n") and "Permission is hereby granted, free of charge" in text
+    assert 'THE SOFTWARE IS PROVIDED "AS IS", WITHOUT WARRANTY OF ANY KIND' in text

@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 
 from mpdp.errors import InputDataError
+from mpdp.io import atomic_path
 
 #: column name -> pandas dtype. Order is the order in the written tables.
 COLUMNS: dict[str, str] = {
@@ -102,9 +103,8 @@ def read(path: str | Path) -> pd.DataFrame:
 
 
 def write(frame: pd.DataFrame, path: str | Path) -> None:
-    """Write a results table atomically (temporary file, then rename)."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    conform(frame).to_parquet(tmp, index=False)
-    tmp.replace(path)
+    """Write a results table atomically (:func:`mpdp.io.atomic_path`: a unique temporary
+    sibling, renamed into place when complete, removed on error)."""
+    table = conform(frame)
+    with atomic_path(path) as tmp:
+        table.to_parquet(tmp, index=False)

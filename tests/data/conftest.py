@@ -1,13 +1,12 @@
 """Fixtures of the data-layer tests: the raw-data mirror, prepared real data, synthetic raw files.
 
-The mirror is ``$MPDP_DATA_MIRROR`` or ``../shared/datasets`` next to the repository; tests
-that need it are skipped with a reason when it is absent. Synthetic raw files are written in
+The ``mirror`` fixture is in ``tests/conftest.py`` (skipped without the mirror, failed under
+CI). Synthetic raw files are written in
 the exact upstream format (spec E1.1 allows such fixtures for unit tests only).
 """
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -27,21 +26,6 @@ from mpdp.data.parsers import (
 from mpdp.data.prepare import Processed, load, prepare
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
-MIRROR_ENV = "MPDP_DATA_MIRROR"
-
-
-def mirror_path() -> Path:
-    return Path(os.environ.get(MIRROR_ENV) or REPO_ROOT / ".." / "shared" / "datasets").resolve()
-
-
-@pytest.fixture(scope="session")
-def mirror() -> Path:
-    path = mirror_path()
-    if not path.is_dir():
-        pytest.skip(
-            f"raw-data mirror {path} absent (set ${MIRROR_ENV} to a folder laid out like ../shared/datasets)"
-        )
-    return path
 
 
 def base_cfg(**preprocess: Any) -> dict[str, Any]:

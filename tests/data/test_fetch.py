@@ -1,6 +1,8 @@
 """Fetching and verifying raw files: raw dir, mirror, download (spec E1.1).
 
-Downloads are exercised offline with ``file://`` URLs, which urllib serves like HTTP.
+Downloads go through pooch (``pooch.retrieve``); they are exercised offline with ``file://``
+URLs (copied by fetch's own pooch downloader) and with pooch's HTTP downloader patched to
+serve local files.
 """
 
 from __future__ import annotations
@@ -127,7 +129,6 @@ def test_unavailable_without_mirror_names_the_mirror_path(tmp_path: Path) -> Non
 def test_download_tries_urls_in_turn_and_unpacks_nested_zip(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(fetch, "PROGRESS_MIN_BYTES", 1)
     inner = _zip_bytes({"pkg/toy.csv": CONTENT})
     outer = tmp_path / "upstream/outer.zip"
     outer.parent.mkdir()
@@ -145,8 +146,54 @@ def test_download_tries_urls_in_turn_and_unpacks_nested_zip(
     assert _files_under(tmp_path / "raw") == [dest]
     assert sum("failed" in line for line in lines) == 2
     assert any("archive member" in line for line in lines)
-    assert any("(100%)" in line for line in lines)  # progress with the Content-Length
     assert "downloaded from" in lines[-1]
+
+
+def _serve_https_from(monkeypatch: pytest.MonkeyPatch, files: dict[str, bytes]) -> list[str]:
+    """Patch pooch's HTTP downloader to serve ``files`` (URL -> bytes); return the URLs asked."""
+    import pooch
+
+    asked: list[str] = []
+
+    def fake_call(self, url, output_file, pooch_obj, check_only=False):
+        asked.append(url)
+        assert self.kwargs["headers"]["User-Agent"] == fetch.USER_AGENT
+        if url not in files:
+            raise OSError(f"404 Client Error: Not Found for url: {url}")
+        data = files[url]
+        if isinstance(output_file, str):
+            Path(output_file).write_bytes(data)
+        else:
+            output_file.write(data)
+
+    monkeypatch.setattr(pooch.HTTPDownloader, "__call__", fake_call)
+    return asked
+
+
+def test_https_download_goes_through_pooch_with_known_hash(tmp_path: Path, monkeypatch) -> None:
+    url = "https://example.org/toy.csv"
+    asked = _serve_https_from(monkeypatch, {url: CONTENT})
+    info, raw = _toy((Source("https://example.org/gone.csv"), Source(url)))
+    dest = fetch.fetch_file(info, raw, tmp_path / "raw", None, True, log=lambda _: None)
+    assert asked == ["https://example.org/gone.csv", url]
+    assert dest.read_bytes() == CONTENT and _files_under(tmp_path / "raw") == [dest]
+
+
+def test_https_checksum_mismatch_is_clear_and_leaves_nothing(tmp_path: Path, monkeypatch) -> None:
+    import hashlib as _h
+
+    url, gz_url = "https://example.org/toy.csv", "https://example.org/toy.csv.gz"
+    bad = CONTENT + b"tampered\n"
+    _serve_https_from(monkeypatch, {url: bad, gz_url: gzip.compress(bad, mtime=0)})
+    info, raw = _toy((Source(url), Source(gz_url, ("gzip",))))
+    with pytest.raises(ChecksumMismatchError) as err:
+        fetch.fetch_file(info, raw, tmp_path / "raw", None, True, log=lambda _: None)
+    message = str(err.value)
+    actual = _h.sha256(bad).hexdigest()
+    assert f"{url}: actual SHA-256 {actual}" in message  # pooch's known_hash check
+    assert f"{gz_url}: actual SHA-256 {actual}" in message  # after pooch's Decompress
+    assert f"expected {raw.sha256}" in message and "Nothing was written" in message
+    assert _files_under(tmp_path / "raw") == []
 
 
 def test_download_gzip_source(tmp_path: Path) -> None:

@@ -44,6 +44,9 @@ for _ds in UNAVAILABLE:
         f"the mirror, and downloading is off (mirror set or allow_download: false). Run "
         f"`snakemake data/raw/{_ds}/manifest.json` for the exact file names and checksums.\n"
     )
+if not AVAILABLE:  # nothing to train on: stop instead of planning empty figures
+    sys.stderr.write(f"\nmpdp: {mpdp_fetch.none_available_message(CFG['datasets'], RAW_DIR, MIRROR)}\n\n")
+    sys.exit(1)
 
 CODE = {stage: source_hash(stage) for stage in ("data", "partition", "train", "figures", "report")}
 EXPERIMENTS = ("eps_sweep", "u_sweep")

@@ -4,19 +4,22 @@ Order of preference for every raw file of a data set:
 
 1. ``data/raw/<id>/<file>`` already present: used only if its SHA-256 matches the pin;
 2. a mirror folder laid out like ``../shared/datasets``: the gzip copy is decompressed;
-3. the upstream URLs, tried in turn (only if downloads are allowed), unpacked as listed in
-   the registry.
+3. the upstream URLs, tried in turn (only if downloads are allowed), downloaded with pooch
+   (``pooch.retrieve``: pinned ``known_hash`` for plain files, its ``Decompress``/``Unzip``
+   processors for archives, as listed in the registry).
 
-A new file is streamed into a temporary sibling, hashed on the way, and renamed into place
-only when its hash matches, so ``data/raw`` never holds an unverified file.
+A new file is produced in a temporary folder or sibling, hashed, and renamed into place only
+when its hash matches, so ``data/raw`` never holds an unverified file.
 """
 
 from __future__ import annotations
 
 import gzip
 import hashlib
+import re
+import shutil
 import tempfile
-import urllib.error
+import urllib.parse
 import urllib.request
 import zipfile
 from collections.abc import Callable, Iterator
@@ -24,7 +27,9 @@ from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import BinaryIO
 
-from mpdp.data.registry import DatasetInfo, RawFile, get
+import pooch
+
+from mpdp.data.registry import DatasetInfo, RawFile, Source, get
 from mpdp.errors import ChecksumMismatchError, DatasetUnavailableError, InputDataError
 from mpdp.io import atomic_path
 
@@ -32,8 +37,7 @@ Log = Callable[[str], None]
 
 CHUNK = 1 << 20
 TIMEOUT_S = 60.0
-PROGRESS_MIN_BYTES = 8 << 20
-USER_AGENT = "mpdp-data-fetch/0.1 (replication pipeline; urllib)"
+USER_AGENT = "mpdp-data-fetch/0.1 (replication pipeline; pooch)"
 
 
 def sha256_file(path: Path) -> str:
@@ -65,6 +69,21 @@ def locate(dataset_id: str, raw_dir: Path, mirror: Path | None, allow_download: 
     if allow_download:
         return "download"
     return None
+
+
+def none_available_message(datasets: list[str], raw_dir: Path, mirror: Path | None) -> str:
+    """One paragraph for a run whose requested data sets are all unavailable (spec E1.1)."""
+    lines = [f"none of the requested data sets ({', '.join(datasets)}) is available: their raw files "
+             f"are neither in {raw_dir}/<id>/ nor in the mirror "
+             f"({mirror if mirror is not None else 'none configured: $MPDP_DATA_MIRROR or config key data_mirror'}), "
+             "and downloading is off (mirror set or allow_download: false). Needed:"]
+    for ds in datasets:
+        for raw in get(ds).files:
+            lines.append(f"  {ds}: {raw.name} (SHA-256 {raw.sha256}) at {raw_path(raw_dir, ds, raw)} "
+                         f"or gzipped at <mirror>/{raw.mirror_path}")
+    lines.append("Add the files, set allow_download: true on a machine with internet access, or "
+                 "request other data sets with --config 'datasets=[...]'.")
+    return "\n".join(lines)
 
 
 def fetch(
@@ -185,16 +204,16 @@ def _copy_hashing(stream: BinaryIO, out: BinaryIO) -> str:
 
 
 def _download(info: DatasetInfo, raw: RawFile, dest: Path, mirror: Path | None, log: Log) -> Path:
-    """Try each upstream source in turn; the first verified one wins."""
+    """Try each upstream source in turn with pooch; the first verified one wins."""
     failures: list[str] = []
     mismatches: list[str] = []
     dest.parent.mkdir(parents=True, exist_ok=True)
     for source in raw.sources:
         with tempfile.TemporaryDirectory(prefix=".download-", dir=dest.parent) as tmp_dir:
-            download = Path(tmp_dir) / "download"
             try:
-                _download_url(source.url, download, f"{info.id}: {raw.name}", log)
-                _materialise(download, source.unpack, raw, dest)
+                log(f"{info.id}: {raw.name}: downloading {source.url}")
+                product = _retrieve(source, raw, Path(tmp_dir))
+                _install(product, raw, dest, verified=not source.unpack)
             except _WrongContent as exc:
                 log(f"{info.id}: {raw.name}: {source.url} gave content with the wrong SHA-256")
                 mismatches.append(f"{source.url}: actual SHA-256 {exc.actual}")
@@ -215,33 +234,91 @@ def _download(info: DatasetInfo, raw: RawFile, dest: Path, mirror: Path | None, 
     raise DatasetUnavailableError(_unavailable_message(info, raw, dest, mirror, failures))
 
 
+#: pooch's message when a download does not match ``known_hash``
+_POOCH_MISMATCH = re.compile(r"does not match the known hash: expected \S+ but got (?P<actual>[0-9a-f]+)")
+
+
+def _retrieve(source: Source, raw: RawFile, folder: Path) -> Path:
+    """Download ``source.url`` into ``folder`` with :func:`pooch.retrieve` and unpack it.
+
+    A source that is the raw file itself is checked by pooch against the pin
+    (``known_hash``); an archive is unpacked by pooch's processors and the product is
+    checked by :func:`_install`. Raises _WrongContent on a hash mismatch.
+    """
+    pooch.get_logger().setLevel("WARNING")
+    try:
+        out = pooch.retrieve(
+            source.url,
+            known_hash=None if source.unpack else f"sha256:{raw.sha256}",
+            fname="download",
+            path=folder,
+            processor=_Unpack(source.unpack) if source.unpack else None,
+            downloader=_downloader(source.url),
+        )
+    except ValueError as exc:
+        if match := _POOCH_MISMATCH.search(str(exc)):
+            raise _WrongContent(match["actual"]) from None
+        raise
+    return Path(out)
+
+
+class _Unpack:
+    """A pooch processor applying :attr:`Source.unpack` in order (gzip, zip members, nested)."""
+
+    def __init__(self, steps: tuple[str, ...]) -> None:
+        self.steps = steps
+
+    def __call__(self, fname: str, action: str, pup: object) -> str:
+        for i, step in enumerate(self.steps):
+            if step == "gzip":
+                fname = pooch.Decompress(method="gzip", name=f"step{i}")(fname, action, pup)
+            elif step.startswith("zip:"):
+                member = step.removeprefix("zip:")
+                pooch.Unzip(members=[member], extract_dir=f"step{i}")(fname, action, pup)
+                fname = str(Path(fname).parent / f"step{i}" / member)
+                if not Path(fname).is_file():
+                    raise KeyError(member)
+            else:
+                raise ValueError(f"unknown unpack step {step!r}")
+        return fname
+
+
+def _downloader(url: str) -> Callable[..., None]:
+    """pooch's downloader for the URL's protocol (HTTP(S), FTP, …); ``file://`` is copied."""
+    if url.startswith("file://"):
+        return _copy_file_url
+    if url.startswith(("http://", "https://")):
+        return pooch.HTTPDownloader(timeout=TIMEOUT_S, headers={"User-Agent": USER_AGENT})
+    return pooch.downloaders.choose_downloader(url)
+
+
+def _copy_file_url(url: str, output_file: str | BinaryIO, pup: object = None, check_only: bool = False) -> None:
+    """A pooch downloader for ``file://`` URLs (local copies of an upstream site)."""
+    path = Path(urllib.request.url2pathname(urllib.parse.urlparse(url).path))
+    if check_only:
+        return
+    with open(path, "rb") as src:
+        if isinstance(output_file, str):
+            with open(output_file, "wb") as out:
+                shutil.copyfileobj(src, out, CHUNK)
+        else:
+            shutil.copyfileobj(src, output_file, CHUNK)
+
+
+def _install(product: Path, raw: RawFile, dest: Path, verified: bool) -> None:
+    """Move the unpacked download into place atomically once its hash matches the pin."""
+    if not verified:
+        actual = sha256_file(product)
+        if actual != raw.sha256:
+            raise _WrongContent(actual)
+    with atomic_path(dest) as tmp:
+        product.replace(tmp)
+
+
 def _reason(exc: BaseException) -> str:
-    if isinstance(exc, urllib.error.HTTPError):
-        return f"HTTP {exc.code} {exc.reason}"
-    if isinstance(exc, urllib.error.URLError):
-        return f"{exc.reason}"
     if isinstance(exc, KeyError):
         return f"archive member {exc} not found"
     return f"{type(exc).__name__}: {exc}"
-
-
-def _download_url(url: str, target: Path, label: str, log: Log) -> None:
-    """Stream ``url`` into ``target``, logging progress for big files."""
-    request = urllib.request.Request(url, headers={"User-Agent": USER_AGENT})
-    with urllib.request.urlopen(request, timeout=TIMEOUT_S) as response, open(target, "wb") as out:
-        total = int(response.headers.get("Content-Length") or 0)
-        done = 0
-        next_report = PROGRESS_MIN_BYTES
-        log(f"{label}: downloading {url}" + (f" ({total:,} bytes)" if total else ""))
-        while chunk := response.read(CHUNK):
-            out.write(chunk)
-            done += len(chunk)
-            if done >= next_report:
-                share = f" ({100 * done / total:.0f}%)" if total else ""
-                log(f"{label}: {done / 2**20:.0f} MiB{share}")
-                next_report += max(PROGRESS_MIN_BYTES, total // 10)
-    if total and done != total:
-        raise OSError(f"download truncated: {done:,} of {total:,} bytes")
 
 
 def _unavailable_message(
