@@ -1,31 +1,41 @@
 """The Snakemake workflow end to end on the smoke profile, in a temporary working directory.
 
-Offline: the raw files come from the mirror ($MPDP_DATA_MIRROR, default ../shared/datasets).
+Offline: the raw files come from the mirror ($MPDP_DATA_MIRROR, default ../shared/datasets);
+without it these tests are skipped, and under CI (``CI`` set) they fail (tests/conftest.py).
+Tests run in file order on one build: the dry-run checks of the README's rerun table and of
+the report's reproduce command need the finished smoke build of
+``test_whole_pipeline_builds_report``.
 """
 
+import html
 import os
 import re
+import shlex
+import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
 
-from mpdp import io, results
+from mpdp import config, io, results
+from mpdp.data import fetch
+from mpdp.studies.wddp import plan
 
 ROOT = Path(__file__).resolve().parents[1]
-MIRROR = Path(os.environ.get("MPDP_DATA_MIRROR", ROOT.parent / "shared" / "datasets"))
+#: the mirror as tests/conftest.py finds it (its ``mirror`` fixture skips, or fails under CI)
+MIRROR = Path(os.environ.get("MPDP_DATA_MIRROR") or ROOT / ".." / "shared" / "datasets").resolve()
 SNAKEMAKE = [sys.executable, "-m", "snakemake"]
 SMOKE = ["--configfile", "config/smoke.yaml", "--cores", "2"]
+#: a no-op override, so that the build records a --config argument the report must repeat
+OVERRIDE = ["--config", "root_seed=0"]
 
-pytestmark = [
-    pytest.mark.slow,
-    pytest.mark.skipif(not MIRROR.is_dir(), reason=f"raw-data mirror {MIRROR} not found"),
-]
+pytestmark = pytest.mark.slow
 
 
-def _snakemake(workdir: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess:
-    env = {**os.environ, "MPDP_DATA_MIRROR": str(MIRROR)}
+def _snakemake(workdir: Path, *args: str, check: bool = True, env: dict | None = None) -> subprocess.CompletedProcess:
+    env = {**os.environ, "MPDP_DATA_MIRROR": str(MIRROR), **(env or {})}
     proc = subprocess.run([*SNAKEMAKE, *args], cwd=workdir, env=env, capture_output=True, text=True)
     if check and proc.returncode != 0:
         pytest.fail(f"snakemake {' '.join(args)} failed:\n{proc.stdout[-4000:]}\n{proc.stderr[-4000:]}")
@@ -33,12 +43,30 @@ def _snakemake(workdir: Path, *args: str, check: bool = True) -> subprocess.Comp
 
 
 @pytest.fixture(scope="module")
-def workdir(tmp_path_factory) -> Path:
+def workdir(tmp_path_factory, mirror) -> Path:
     """A fresh working directory that sees the repository's workflow but has its own data/."""
+    assert mirror == MIRROR
     work = tmp_path_factory.mktemp("workflow")
     for name in ("Snakefile", "workflow", "config", "notebooks", "environment.yml"):
         (work / name).symlink_to(ROOT / name)
     return work
+
+
+def _planned_jobs(output: str) -> list[tuple[str, dict[str, str]]]:
+    """(rule, wildcards) of every job a dry run plans (Snakemake's job blocks)."""
+    jobs, rule = [], None
+    for line in output.splitlines():
+        if match := re.match(r"^(?:local)?rule (\w+):$", line):
+            rule = match[1]
+            jobs.append((rule, {}))
+        elif rule and (match := re.match(r"^\s+wildcards: (.*)$", line)):
+            jobs[-1] = (rule, dict(kv.split("=", 1) for kv in match[1].split(", ")))
+    return jobs
+
+
+def _reruns(workdir: Path, *args: str, env: dict | None = None) -> list[tuple[str, dict[str, str]]]:
+    proc = _snakemake(workdir, "-n", *SMOKE, *args, env=env)
+    return [(rule, wc) for rule, wc in _planned_jobs(proc.stdout + proc.stderr) if rule != "all"]
 
 
 def test_lint_is_clean(workdir):
@@ -48,14 +76,37 @@ def test_lint_is_clean(workdir):
 
 def test_fig02_dry_run_schedules_no_eps_sweep_training(workdir):
     proc = _snakemake(workdir, "fig02", "-n", *SMOKE)
-    jobs = re.findall(r"job=(\S+?)[,\s]", proc.stdout + proc.stderr)
+    jobs = [wc["job"] for rule, wc in _planned_jobs(proc.stdout + proc.stderr) if rule == "train_job"]
     assert jobs, "fig02 needs u-sweep training jobs"
     assert all(j.startswith("u_m16_") for j in jobs), jobs
 
 
 def test_full_config_plans_quickly(workdir):
+    start = time.perf_counter()
     proc = _snakemake(workdir, "-n", "--cores", "2", "--quiet", "rules")
-    assert "train_job" in proc.stdout + proc.stderr
+    seconds = time.perf_counter() - start
+    cfg = config.load(ROOT / "config" / "config.yaml")
+    available = [ds for ds in cfg["datasets"]
+                 if fetch.locate(ds, workdir / "data" / "raw", MIRROR, False) is not None]
+    stats = dict(re.findall(r"^(\w+)\s+(\d+)$", proc.stdout + proc.stderr, re.M))
+    assert int(stats["train_job"]) == sum(len(plan.jobs(cfg, ds)) for ds in available)
+    assert int(stats["collect_results"]) == len(available)
+    assert seconds < 120, f"planning the full grid took {seconds:.0f} s"  # ~20 s on 2 busy cores
+
+
+def test_a_config_with_a_small_epsilon_plans_its_jobs(workdir):
+    """Issue 13: eps = 1e-05 gave the job id u_m8_e1e-05_u1, which the wildcard refused."""
+    override = "wddp={u_settings: [{m: 8, eps: 0.00001}]}"
+    proc = _snakemake(workdir, "train", "-n", *SMOKE, "--config", override)
+    jobs = {wc["job"] for rule, wc in _planned_jobs(proc.stdout + proc.stderr) if rule == "train_job"}
+    assert {"u_m8_e1e-05_u1", "u_m8_e1e-05_u3", "eps_central"} <= jobs
+
+
+def test_no_available_data_set_is_a_clear_error(workdir):
+    proc = _snakemake(workdir, "-n", *SMOKE, "--config", "datasets=[credit_card]", check=False)
+    assert proc.returncode != 0
+    assert "none of the requested data sets (credit_card) is available" in proc.stderr
+    assert "creditcard.csv" in proc.stderr and "Traceback" not in proc.stderr
 
 
 def test_data_target(workdir):
@@ -78,9 +129,9 @@ def test_credit_card_asked_explicitly_fails_with_instructions(workdir):
 
 
 def test_whole_pipeline_builds_report(workdir):
-    _snakemake(workdir, *SMOKE)
-    html = workdir / "reports" / "report.html"
-    assert html.stat().st_size > 10_000
+    _snakemake(workdir, *SMOKE, *OVERRIDE)
+    report = workdir / "reports" / "report.html"
+    assert report.stat().st_size > 10_000
     assert (workdir / "reports" / "figures" / "fig07.png").exists()
     assert (workdir / "reports" / "figures" / "fig12-pr.pdf").exists()
     table = results.read(workdir / "data" / "results" / "wddp" / "adult.parquet")
@@ -89,6 +140,91 @@ def test_whole_pipeline_builds_report(workdir):
     private = table["mechanism"] != "nonprivate"
     assert table["eps_accounted"].notna().all() and table.loc[private, "sigma"].gt(0).all()
     assert table.loc[~private, "sigma"].eq(0).all()
-    # a plot-only change must not retrain: nothing but figures/report would rerun
-    proc = _snakemake(workdir, "-n", *SMOKE)
-    assert "train_job" not in proc.stdout
+
+
+def test_report_reproduce_command_rebuilds_exactly_this_report(workdir):
+    text = html.unescape((workdir / "reports" / "report.html").read_text(encoding="utf-8"))
+    commands = re.findall(r"^(?:MPDP_DATA_MIRROR=\S+ )?snakemake --cores all[^\n<]*$", text, re.M)
+    main = commands[0]
+    mirror = shlex.quote(str(MIRROR))
+    assert main == f"MPDP_DATA_MIRROR={mirror} snakemake --cores all --configfile config/smoke.yaml --config root_seed=0"
+    assert "<code>config/config.yaml</code>, then <code>config/smoke.yaml</code>" in (
+        workdir / "reports" / "report.html").read_text(encoding="utf-8")
+    # the command, run as printed, has nothing to do: same config, same params, same outputs
+    words = shlex.split(main.split(" ", 1)[1])
+    assert words[:3] == ["snakemake", "--cores", "all"]
+    proc = _snakemake(workdir, "-n", *words[1:])
+    assert _planned_jobs(proc.stdout + proc.stderr) == [], proc.stdout[-3000:]
+    assert "Nothing to be done" in proc.stdout + proc.stderr
+
+
+# --- the README's rerun table ("When does a step rerun?"), checked by dry runs ---------------
+
+#: README row (first cell) -> how the test makes that change
+CHANGES = {
+    "`wddp.eps_grid`": {"config": "wddp={eps_grid: [0.05, 0.3]}"},
+    "`wddp.lambda`": {"config": "wddp={lambda: 0.002}"},
+    "`wddp.tau_frac`": {"config": "wddp={tau_frac: 0.1}"},
+    "`wddp.cv` (η fixed by `wddp.eta`, as in the smoke profile)": {"config": "wddp={cv: {folds: 3}}"},
+    "`preprocess.bank_keep_duration`": {"config": "preprocess={bank_keep_duration: false}"},
+    "plot code (`src/mpdp/figures/`)": {"edit": "figures/plot.py"},
+    "training code (`src/mpdp/engine.py`, mechanisms, privacy, `studies/wddp/` training modules)":
+        {"edit": "engine.py"},
+}
+
+
+def _readme_rerun_table() -> dict[str, set[str]]:
+    text = (ROOT / "README.md").read_text()
+    section = text.split("## When does a step rerun?", 1)[1].split("\n## ", 1)[0]
+    rows = {}
+    for line in section.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) == 2 and line.startswith("| ") and not cells[0].startswith(("you change", "---")):
+            rows[cells[0]] = set(re.findall(r"`(\w+)`", re.sub(r"\([^)]*\)", "", cells[1])))
+    return rows
+
+
+def test_readme_rerun_table_lists_exactly_the_tested_changes():
+    assert set(_readme_rerun_table()) == set(CHANGES)
+
+
+def _edited_package(tmp_path: Path, rel: str) -> dict[str, str]:
+    """A copy of the mpdp package with one module edited, first on PYTHONPATH."""
+    copy = tmp_path / "src"
+    shutil.copytree(ROOT / "src" / "mpdp", copy / "mpdp", ignore=shutil.ignore_patterns("__pycache__"))
+    module = copy / "mpdp" / rel
+    module.write_text(module.read_text() + "\n# an edit that changes the module's hash\n")
+    return {"PYTHONPATH": str(copy)}
+
+
+@pytest.mark.parametrize("change", list(CHANGES))
+def test_readme_rerun_table_is_true(workdir, tmp_path, change):
+    """Each row by a dry run; the plot-code row is the check that a plot-only change (an
+    edited plot module) reruns figures and the report but never training."""
+    how = CHANGES[change]
+    if "config" in how:
+        jobs = _reruns(workdir, *OVERRIDE[:1], OVERRIDE[1], how["config"])
+    else:
+        jobs = _reruns(workdir, *OVERRIDE, env=_edited_package(tmp_path, how["edit"]))
+    assert {rule for rule, _ in jobs} == _readme_rerun_table()[change]
+    train = {(wc["dataset"], wc["job"]) for rule, wc in jobs if rule == "train_job"}
+    if change == "`wddp.eps_grid`":  # ε-sweep jobs only
+        assert train and all(job.startswith("eps_") for _, job in train)
+    if change == "`wddp.tau_frac`":  # every job with a partition, not the centralised one
+        assert train and all(job != plan.CENTRAL for _, job in train)
+        assert any(job.startswith("u_") for _, job in train)
+    if change == "`preprocess.bank_keep_duration`":  # that data set's jobs only
+        assert {wc["dataset"] for rule, wc in jobs if "dataset" in wc} == {"bank"}
+
+
+def test_unexpected_job_error_leaves_its_traceback_in_the_log(workdir):
+    """Runs last: it damages one per-job table of the finished build."""
+    part = workdir / "data" / "results" / "wddp" / "runs" / "breast_cancer" / "eps_m2.parquet"
+    part.write_bytes(b"PAR1 damaged")
+    proc = _snakemake(workdir, "data/results/wddp/breast_cancer.parquet", *SMOKE, *OVERRIDE, check=False)
+    assert proc.returncode != 0
+    log = (workdir / "logs" / "collect_results" / "breast_cancer.log").read_text()
+    assert "Traceback (most recent call last)" in log and "collect_results breast_cancer: start" in log
+    summary = [line for line in proc.stderr.splitlines() if "failed with an unexpected" in line]
+    assert len(summary) == 1 and "traceback in logs/collect_results/breast_cancer.log" in summary[0]
+    assert "Traceback (most recent call last)" not in proc.stderr  # the console gets one line

@@ -16,7 +16,7 @@ from mpdp.studies.wddp import plan
 for _var, _value in job_environment().items():  # inherited by every job
     os.environ.setdefault(_var, _value)
 # the checkout holding this Snakefile: workflow/envs/mpdp.post-deploy.sh installs mpdp from it
-os.environ["MPDP_SOURCE_DIR"] = str(Path(workflow.main_snakefile).resolve().parent)
+os.environ.update(MPDP_SOURCE_DIR=str(Path(workflow.main_snakefile).resolve().parent))
 
 try:
     CFG = mpdp_config.validate(config)
