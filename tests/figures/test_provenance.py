@@ -155,3 +155,14 @@ def test_invocation_without_command_line_config(tmp_path):
     # an explicit --configfile of the default file is kept (it is read twice, as Snakemake does)
     explicit = provenance.invocation([tmp_path / "config/config.yaml", "config/config.yaml"], {"root_seed": 3}, tmp_path)
     assert explicit.command() == "snakemake --cores all --configfile config/config.yaml --config root_seed=3"
+
+
+def test_invocation_keeps_symlinked_config_folders_relative(tmp_path):
+    real = tmp_path / "repo" / "config"
+    real.mkdir(parents=True)
+    (real / "smoke.yaml").write_text("{}\n")
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "config").symlink_to(real)  # like the end-to-end tests' working directory
+    inv = provenance.invocation([work / "config" / "smoke.yaml", "config/config.yaml"], [], work)
+    assert inv.command() == "snakemake --cores all --configfile config/smoke.yaml"

@@ -253,14 +253,13 @@ def invocation(
     ``config_args`` is ``workflow.config_settings.config_args`` (the ``--config`` entries as
     typed, or a mapping when called through the API). Paths inside ``cwd`` become relative.
     """
-    root = Path(cwd).resolve()
-    default = (root / default_configfile).resolve()
+    root = Path(os.path.abspath(cwd))  # symlinks kept: config/ may link elsewhere
     files: list[str] = []
     for entry in workflow_configfiles:
         path = Path(entry)
-        absolute = (root / path).resolve() if not path.is_absolute() else path.resolve()
-        if not path.is_absolute() and absolute == default:
+        if not path.is_absolute() and os.path.normpath(path) == os.path.normpath(default_configfile):
             continue  # the Snakefile's own configfile: directive, always read first
+        absolute = Path(os.path.normpath(root / path))
         try:
             files.append(str(absolute.relative_to(root)))
         except ValueError:
