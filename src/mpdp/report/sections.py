@@ -1,8 +1,8 @@
 """Tables and sentences of the HTML report, computed from the results (spec E3.4, E7, §16).
 
 Everything the report states about the replication is computed here from the results
-tables, the data cards, the config and the claims check (:mod:`mpdp.claims`); the notebook
-``notebooks/report.py`` only arranges it. No number in the report is typed by hand.
+tables, the data cards, the config and the claims check (:mod:`mpdp.studies.wddp.claims`);
+the notebook ``notebooks/report.py`` only arranges it. No number in the report is typed by hand.
 """
 
 from __future__ import annotations
@@ -17,9 +17,9 @@ import numpy as np
 import pandas as pd
 
 from mpdp import bounds
-from mpdp.claims import evaluate_claims
 from mpdp.figures import style
 from mpdp.figures.plot import select_rows
+from mpdp.studies.wddp.claims import evaluate_claims
 from mpdp.studies.wddp.figure_spec import DATASET_PANELS, FIGURES, VARIANTS, FigureSpec
 
 Tables = Mapping[str, pd.DataFrame | None]
@@ -147,7 +147,7 @@ def parsing_notes(cards: Mapping[str, Mapping[str, Any] | None]) -> pd.DataFrame
 
 
 def claims_check(tables: Tables, mode: str, accountant: str = "ma16") -> pd.DataFrame:
-    """:func:`mpdp.claims.evaluate_claims` on all data sets for one reading (spec E3.4)."""
+    """:func:`mpdp.studies.wddp.claims.evaluate_claims` on all data sets, one reading (E3.4)."""
     table = combined(tables)
     if table.empty:
         return pd.DataFrame()
