@@ -96,7 +96,9 @@ def test_titles_legends_and_vacuous_bounds(rendered):
     b1 = [label for label in legend if label.startswith("B1′ upper bound")]
     # the synthetic B1′ is far above ln 2 and identical for WD-DP and WYX: one merged, vacuous line
     assert b1 == ["B1′ upper bound (WD-DP/WYX; per-round theory) — vacuous, > ln 2 in every panel"]
-    assert any(label.startswith("B3 bound (Jayaraman) — vacuous") for label in legend)
+    assert any(
+        label.startswith("B3 bound (Jayaraman; per-round theory) — vacuous") for label in legend
+    )
     assert any(
         label.startswith("B1‴ predicted noise floor") and "vacuous" not in label for label in legend
     )

@@ -47,7 +47,7 @@ wildcard_constraints:
     dataset="|".join(["kddcup99", "adult", "bank", "breast_cancer", "credit_card"]),
     experiment="eps_sweep|u_sweep",
     job=r"eps_central|eps_m\d+|u_m\d+_e[0-9.]+_u\d+",
-    figname=r"fig\d\d(-pr|-exact)?",
+    figname=r"fig\d\d(-pr|-exact|-eq)?",
 
 
 def card(ds):
@@ -71,7 +71,8 @@ def job_settings(wildcards):
     """The config subset a training job depends on (a param: changes rerun the job)."""
     w = CFG["wddp"]
     keys = ("T", "delta", "G", "lambda", "reps", "dtype", "eps_grid", "modes", "noise_sharing",
-            "accountants", "extra_accountant_modes", "init_std", "dedup", "nonprivate_reference")
+            "accountants", "extra_accountant_modes", "init_std", "dedup", "nonprivate_reference",
+            "equal_privacy")
     return {"root_seed": CFG["root_seed"], **{k: w[k] for k in keys}}
 
 

@@ -127,12 +127,18 @@ def _eq(column: pd.Series, value: object) -> np.ndarray:
     return (column == value).fillna(False).to_numpy(dtype=bool)
 
 
+#: overlays proved for one noisy aggregate step per round (labelled "per-round theory" on
+#: figures of the literal local-then-aggregate mode)
+PER_ROUND_THEORY = ("B1prime", "B3")
+
+
 def select_rows(table: pd.DataFrame, spec: FigureSpec, variant: Variant) -> pd.DataFrame:
     """The runs one panel of ``spec`` shows under ``variant`` (spec E3.1, E3.4).
 
     * WD-DP, Jayaraman (and any other distributed mechanism): the variant's mode and
       accountant, the figure's m (and ε for u-sweeps);
-    * centralised mechanisms (mode ``central``, i.e. Wang–Ye–Xu): the variant's accountant;
+    * centralised mechanisms (mode ``central``, i.e. Wang–Ye–Xu): the variant's central
+      accountant (:attr:`Variant.wyx_accountant`, the variant's accountant unless it differs);
       in ε-sweeps the rows without m (WYX does not depend on m), in u-sweeps the rows of the
       figure's m (n_eff changes with u).
 
@@ -141,13 +147,14 @@ def select_rows(table: pd.DataFrame, spec: FigureSpec, variant: Variant) -> pd.D
     :class:`InputDataError` if a run appears twice (a table mixing variants would otherwise
     be averaged silently).
     """
+    central_acc = variant.wyx_accountant
     t = table[
         _eq(table["experiment"], spec.experiment)
-        & _eq(table["accountant"], variant.accountant)
+        & (_eq(table["accountant"], variant.accountant) | _eq(table["accountant"], central_acc))
         & ~table["mechanism"].isin(REFERENCE_MECHANISMS).to_numpy(dtype=bool)
     ]
-    central = _eq(t["mode"], "central")
-    distributed = _eq(t["mode"], variant.mode)
+    central = _eq(t["mode"], "central") & _eq(t["accountant"], central_acc)
+    distributed = _eq(t["mode"], variant.mode) & _eq(t["accountant"], variant.accountant)
     m_match = _eq(t["m"], spec.m)
     if spec.epsilon is None:
         keep = (distributed & m_match) | (central & t["m"].isna().to_numpy(dtype=bool))
@@ -203,11 +210,12 @@ def overlay_label(
 ) -> str:
     """Legend label of a theory line, saying in which panels an upper bound is vacuous.
 
-    B1′ is proved for full-data DP-GD (WYX and the per-round reading, spec B1 caveat), so on
-    ``local_then_aggregate`` figures it is labelled "per-round theory".
+    B1′ and B3 are proved for full-data DP-GD with one noisy aggregate step per round (WYX and
+    the per-round readings, spec B1 and B3 caveats), so on ``local_then_aggregate`` figures
+    they are labelled "per-round theory".
     """
     names = "/".join(style.mechanism_short(m) for m in mechanisms)
-    if overlay.key == "B1prime" and mode == "local_then_aggregate":
+    if overlay.key in PER_ROUND_THEORY and mode == "local_then_aggregate":
         names += "; per-round theory"
     label = f"{overlay.label} ({names})"
     if vacuous_in:
@@ -329,6 +337,30 @@ def _draw_overlays(
             fontsize=7.5,
             color="#aa0000",
         )
+
+
+def accounted_ratios(rows: pd.DataFrame) -> dict[str, float]:
+    """Median over runs of ``eps_accounted / eps_claimed`` per mechanism (privacy ledger).
+
+    On a figure whose x-axis is the claimed ε this says how much privacy each curve really
+    spends (spec §0.5, I-1); runs without a ledger value (NaN) are left out.
+    """
+    ratio = rows["eps_accounted"].astype(float) / rows["eps_claimed"].astype(float)
+    medians = ratio.groupby(rows["mechanism"].astype(str)).median().dropna()
+    return {m: float(medians[m]) for m in sorted(medians.index, key=style.mechanism_sort_key)}
+
+
+def _draw_accounted(ax: Axes, rows: pd.DataFrame) -> None:
+    """Annotate an ε-axis panel with each curve's median accounted/claimed ε ratio."""
+    ratios = accounted_ratios(rows)
+    if not ratios:
+        return
+    text = "accounted ε / plotted ε (median):\n" + ", ".join(
+        f"{style.mechanism_short(m)} {r:.3g}×" for m, r in ratios.items()
+    )
+    ax.text(0.98, 0.98, text, transform=ax.transAxes, ha="right", va="top", fontsize=6.5,
+            color="#333333", bbox={"boxstyle": "round,pad=0.2", "fc": "white", "ec": "#bbbbbb",
+                                   "alpha": 0.85})
 
 
 def _format_axes(ax: Axes, spec: FigureSpec, rows: pd.DataFrame) -> None:
@@ -460,6 +492,8 @@ def render_figure(
             legend.mechanisms.update(mechanisms)
             if spec.metric == "optimal_gap":
                 _draw_overlays(ax, rows, spec, panel.letter, legend)
+            if spec.x == "epsilon":
+                _draw_accounted(ax, rows)
             _format_axes(ax, spec, rows)
             panels[dataset] = PanelSummary(
                 dataset, "plotted", "", mechanisms, len(rows), _axes_texts(ax)

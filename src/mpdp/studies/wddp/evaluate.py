@@ -139,7 +139,11 @@ def _theory(
     mech = mechanisms.get(run.mechanism)
     sigma_eff = cal.sigma
     if run.mode == "local_then_aggregate" and run.noise_sharing != "shared":
-        sigma_eff = bounds.effective_aggregate_std(cal.sigma, mech.aggregation_weights(sizes))
+        weights = mech.aggregation_weights(sizes)
+        if cal.party_sigmas is not None:  # std of Σ_j a_j σ_j z_j, independent z_j (B9)
+            sigma_eff = float(np.sqrt(np.sum((weights * np.asarray(cal.party_sigmas)) ** 2)))
+        else:
+            sigma_eff = bounds.effective_aggregate_std(cal.sigma, weights)
     coords = optimum.hessian_eigenvectors.T @ (theta0 - ref.theta_star)
     predicted = float(bounds.b1_triple_prime(
         run.eta, sigma_eff, optimum.hessian_eigenvalues, T=run.T, theta0_minus_opt_coords=coords

@@ -93,6 +93,12 @@ def train_job(
     )
     frame = results.to_frame(rows)
     results.write(frame, out)
+    unaccounted = int((frame["eps_accounted_scope"] == "unaccounted").sum())
+    if unaccounted:
+        log.warning("%s/%s: %d runs use noise shared by all parties (noise_sharing: shared); the "
+                    "worst-party privacy argument fails for correlated noise and no valid epsilon "
+                    "is known: the ledger leaves eps_accounted empty for them", dataset, job_id,
+                    unaccounted)
     over = frame[frame["eps_accounted"] > frame["eps_claimed"] * (1 + 1e-9)]
     if len(over):
         log.warning("%s/%s: %d of %d runs give more epsilon than claimed (max accounted %.3g for "
