@@ -110,8 +110,8 @@ def method_keys(cfg: dict[str, Any]) -> list[tuple[str, str]]:
     return [("wyx", "central")] + [(mech, mode) for mech in ("wddp", "jayaraman") for mode in modes]
 
 
-def runs_for_job(cfg: dict[str, Any], job: Job, etas: dict[tuple[str, str], tuple[float, str]]) -> list[RunSpec]:
-    """The runs of ``job``; ``etas`` maps (mechanism, mode) to (η, source).
+def runs_for_job(cfg: dict[str, Any], job: Job, etas: dict[tuple[str, ...], tuple[float, str]]) -> list[RunSpec]:
+    """The runs of ``job``; ``etas`` maps (mechanism, mode[, accountant]) to (η, source).
 
     Centralised jobs (the ε-sweep's and every u-sweep job) also hold the non-private GD
     reference (spec M1b) when ``wddp.nonprivate_reference`` is on, with WYX's η.
@@ -124,8 +124,9 @@ def runs_for_job(cfg: dict[str, Any], job: Job, etas: dict[tuple[str, str], tupl
         keys = method_keys(cfg)
     runs = []
     for mechanism, mode in keys:
-        eta, source = etas[(mechanism, mode)]
         for accountant in accountants_for(cfg, mechanism, mode):
+            # η selected for this accountant (cv.per_accountant), else the (mechanism, mode) one
+            eta, source = etas.get((mechanism, mode, accountant)) or etas[(mechanism, mode)]
             for eps in eps_values:
                 runs += _repetitions(cfg, job, mechanism, mode, accountant, float(eps), eta, source)
     if w["nonprivate_reference"] and ("wyx", "central") in keys:
@@ -190,7 +191,9 @@ def grid_workload(cfg: dict[str, Any], shapes: dict[str, tuple[int, int]]) -> di
             runs += count
             flops += count * 4.0 * w["T"] * n * p
         if w["eta"] is None:
-            cv_runs = len(method_keys(cfg)) * len(w["eta_grid"]) * w["cv"]["seeds"] * w["cv"]["folds"]
+            from mpdp.studies.wddp.cv import cv_run_count  # cv imports this module
+
+            cv_runs = cv_run_count(cfg)
             runs += cv_runs
             flops += cv_runs * 4.0 * w["T"] * n * p * (1 - 1 / w["cv"]["folds"])
     return {"runs": runs, "flops": flops}
