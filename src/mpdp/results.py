@@ -54,6 +54,9 @@ COLUMNS: dict[str, str] = {
     "optimal_loss": "float64",  # L_D(theta*) on the same data
     "optimal_gap": "float64",  # train_loss - optimal_loss
     "init_loss": "float64",  # L_D(theta_0)
+    # the floor and the ceiling of the accuracy panels (issue 11)
+    "majority_rate": "float64",  # test accuracy of predicting the majority class of the test set
+    "optimal_accuracy": "float64",  # test accuracy of the run's reference theta* (non-private ERM)
     # theory evaluated for this run (spec bounds.md); NaN where no bound applies
     "bound_gap": "float64",  # B1prime (WD-DP/WYX) or B3 (Jayaraman) upper bound on the gap
     "predicted_gap": "float64",  # B1triple-prime quadratic-model noise floor (heuristic)

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import textwrap
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import matplotlib
@@ -110,6 +110,7 @@ class _Legend:
     mechanisms: set[str]
     overlays: dict[tuple[str, tuple[str, ...]], tuple[_OverlayLine, list[str]]]
     ln2: bool = False
+    references: set[str] = field(default_factory=set)
 
 
 # --------------------------------------------------------------------------------------------
@@ -125,6 +126,54 @@ def load_tables(paths: Mapping[str, str | Path | None]) -> dict[str, pd.DataFram
 def _eq(column: pd.Series, value: object) -> np.ndarray:
     """``column == value`` as a plain boolean array (missing values compare False)."""
     return (column == value).fillna(False).to_numpy(dtype=bool)
+
+
+#: reference lines of accuracy panels (issue 11): label -> line style. The floor (predict the
+#: majority class of the test set) and the ceilings (non-private ERM optimum θ*, and the
+#: non-private GD of spec M1b after the same T steps and η)
+REFERENCE_STYLES: dict[str, dict[str, object]] = {
+    "majority class (floor)": {"color": "#999999", "linestyle": (0, (1, 2)), "linewidth": 1.1},
+    "θ* non-private optimum (ceiling)": {"color": "#222222", "linestyle": "-.", "linewidth": 1.0},
+    "non-private GD, same T and η": {"color": "#555555", "linestyle": (0, (5, 2)), "linewidth": 1.0},
+}
+
+
+def reference_lines(table: pd.DataFrame, rows: pd.DataFrame, spec: FigureSpec) -> dict[str, pd.Series]:
+    """Floor and ceilings of an accuracy panel, as mean test accuracy per x (issue 11).
+
+    ``rows`` are the panel's runs (:func:`select_rows`); the majority-class rate and θ*'s
+    accuracy are their mean per x, the non-private GD is the mean accuracy of the table's
+    ``nonprivate`` runs of the same experiment (ε-sweep: one value for every ε; u-sweep: per u
+    at the figure's m).
+    """
+    lines: dict[str, pd.Series] = {}
+    labels = list(REFERENCE_STYLES)
+    for label, column in ((labels[0], "majority_rate"), (labels[1], "optimal_accuracy")):
+        if column in rows and rows[column].notna().any():
+            lines[label] = rows.groupby("x")[column].mean().dropna()
+    ref = table[
+        _eq(table["experiment"], spec.experiment)
+        & table["mechanism"].isin(REFERENCE_MECHANISMS).to_numpy(dtype=bool)
+    ]
+    xs = np.unique(rows["x"].to_numpy(dtype=float))
+    if spec.x == "u":
+        ref = ref[_eq(ref["m"], spec.m)]
+        values = ref.groupby(ref["u"].astype("float64"))["accuracy"].mean()
+    elif not ref.empty:
+        values = pd.Series(float(ref["accuracy"].mean()), index=xs)
+    else:
+        values = pd.Series(dtype=float)
+    if not values.dropna().empty:
+        lines[labels[2]] = values.dropna()
+    return lines
+
+
+def _draw_references(ax: Axes, table: pd.DataFrame, rows: pd.DataFrame, spec: FigureSpec,
+                     legend: _Legend) -> None:
+    for label, values in reference_lines(table, rows, spec).items():
+        ax.plot(values.index.to_numpy(dtype=float), values.to_numpy(dtype=float),
+                **REFERENCE_STYLES[label])  # type: ignore[arg-type]
+        legend.references.add(label)
 
 
 #: overlays proved for one noisy aggregate step per round (labelled "per-round theory" on
@@ -407,6 +456,10 @@ def _draw_legend(
     if legend.ln2:
         handles.append(Line2D([], [], **_LN2_STYLE))
         labels.append(_LN2_LABEL)
+    for label, line_style in REFERENCE_STYLES.items():
+        if label in legend.references:
+            handles.append(Line2D([], [], **line_style))  # type: ignore[arg-type]
+            labels.append(label)
     if handles:
         wrapped = ["\n".join(textwrap.wrap(label, 60)) for label in labels]
         ax.legend(handles, wrapped, loc="upper left", frameon=False, title="Curves", fontsize=8,
@@ -492,6 +545,8 @@ def render_figure(
             legend.mechanisms.update(mechanisms)
             if spec.metric == "optimal_gap":
                 _draw_overlays(ax, rows, spec, panel.letter, legend)
+            if spec.metric == "accuracy":
+                _draw_references(ax, tables[dataset], rows, spec, legend)  # type: ignore[arg-type]
             if spec.x == "epsilon":
                 _draw_accounted(ax, rows)
             _format_axes(ax, spec, rows)

@@ -19,7 +19,7 @@ import pandas as pd
 from mpdp import bounds
 from mpdp.figures import style
 from mpdp.figures.plot import select_rows
-from mpdp.studies.wddp.claims import evaluate_claims
+from mpdp.studies.wddp.claims import evaluate_reading, survival
 from mpdp.studies.wddp.figure_spec import DATASET_PANELS, FIGURES, VARIANTS, FigureSpec
 
 Tables = Mapping[str, pd.DataFrame | None]
@@ -146,12 +146,42 @@ def parsing_notes(cards: Mapping[str, Mapping[str, Any] | None]) -> pd.DataFrame
 # --------------------------------------------------------------------------------------------
 
 
-def claims_check(tables: Tables, mode: str, accountant: str = "ma16") -> pd.DataFrame:
-    """:func:`mpdp.studies.wddp.claims.evaluate_claims` on all data sets, one reading (E3.4)."""
+def claims_check(tables: Tables, reading: str) -> pd.DataFrame:
+    """:func:`mpdp.studies.wddp.claims.evaluate_reading` on all data sets (E3.4).
+
+    ``reading`` is a key of :data:`mpdp.studies.wddp.claims.READINGS`.
+    """
     table = combined(tables)
     if table.empty:
         return pd.DataFrame()
-    return evaluate_claims(table, mode=mode, accountant=accountant)
+    return evaluate_reading(table, reading)
+
+
+def claims_side_by_side(paper: pd.DataFrame, other: pd.DataFrame, other_name: str) -> pd.DataFrame:
+    """Claim × data set -> "paper's cell ‖ other reading's cell" (same layout as the matrix)."""
+    if paper.empty:
+        return pd.DataFrame()
+    left, right = claims_matrix(paper), claims_matrix(other) if not other.empty else None
+    out = left.copy()
+    for col in left.columns[2:]:
+        theirs = (
+            right.set_index("id")[col].reindex(left["id"]).fillna("no data").to_numpy()
+            if right is not None and col in right.columns
+            else ["no data"] * len(left)
+        )
+        out[col] = [f"paper: {a} ‖ {other_name}: {b}" for a, b in zip(left[col], theirs, strict=True)]
+    return out
+
+
+def survival_table(paper: pd.DataFrame, other: pd.DataFrame) -> pd.DataFrame:
+    """:func:`mpdp.studies.wddp.claims.survival` with readable data-set names."""
+    table = survival(paper, other)
+    if table.empty:
+        return table
+    names = {"pass_paper": "PASS on the paper's reading", "pass_other": "of those, PASS at equal privacy"}
+    for col in names:
+        table[col] = [", ".join(display_name(d) for d in ds) or "—" for ds in table[col]]
+    return table.rename(columns={"claim_id": "id", **names})
 
 
 def _cell(row: pd.Series) -> str:
@@ -295,31 +325,77 @@ def figure_findings(spec: FigureSpec, observations: pd.DataFrame) -> list[str]:
 # --------------------------------------------------------------------------------------------
 
 
-def _ledger_explanation(mode: str, accountant: str, scope: str, ratio: float) -> str:
-    """Why accounted ε differs from claimed ε for one (mode, accountant) (spec I-1, I-3)."""
+#: ledger scope id -> what the ``eps_accounted`` column means for those runs
+SCOPE_NAMES: dict[str, str] = {
+    "aggregate": "exact: ε of the released aggregate",
+    "worst_party": "upper bound: worst party's trajectory, by post-processing",
+    "unaccounted": "none: noise shared by the parties, no valid ε known (refused)",
+}
+
+
+def delta_at_zero(sigma: float, sensitivity: float, T: int) -> float:
+    """δ at ε = 0 of T Gaussian steps with std σ and sensitivity Δ: 2Φ(1/(2s')) − 1.
+
+    s' = (σ/Δ)/sqrt(T) is the multiplier of the composed mechanism (Gaussian DP). When it is
+    below the target δ, the release is (0, δ)-DP and the ledger's ε is 0.
+    """
+    s_eff = sigma / sensitivity / math.sqrt(T)
+    return float(math.erf(1.0 / (2.0 * s_eff) / math.sqrt(2.0)))
+
+
+def _ledger_explanation(group: pd.DataFrame, mode: str, accountant: str, scope: str) -> str:
+    """Why accounted ε differs from claimed ε for one (mode, accountant), from its runs."""
     parts = []
-    if scope == "worst_party":
+    per_eps = group.groupby("eps_claimed")["ratio"].median()
+    by_eps = ", ".join(f"{e:g}: {r:.3g}" for e, r in per_eps.items())
+    if scope == "worst_party" and accountant != "exact_per_party":
         parts.append(
-            "I-1: Algorithm 1 as printed is only (ε·n/n_(1), δ)-DP for the worst party (its "
-            "local trajectory has sensitivity 2G/n_j, not 2G/n)"
+            "I-1: Algorithm 1 as printed calibrates to the total n, but each party's local "
+            "trajectory has sensitivity 2G/n_j; the value is an upper bound via the worst "
+            "party (post-processing)"
         )
-    if accountant == "ma16":
+    if accountant == "exact_per_party":
         parts.append(
-            "I-3: c = 16 is conservative; the tight accountant gives ≈ 0.7 ε for the composed Gaussian"
+            "equal privacy: each party calibrated to its own n_j with the exact accountant, so "
+            "every party (and the aggregate) is (ε, δ)-DP at the claimed ε"
         )
-    elif accountant == "exact":
+    elif accountant == "ma16" and scope == "aggregate":
+        parts.append(f"I-3: c = 16 is conservative; accounted/claimed ε (median) per claimed ε: {by_eps}")
+    elif accountant == "exact" and scope == "aggregate":
         parts.append("exact accountant: tight, accounted ε = claimed ε for the aggregate")
+    if scope == "unaccounted":
+        parts.append(
+            "noise_sharing: shared: all parties add the same z_t, so the parties' releases are "
+            "correlated and the worst-party argument does not hold; the ledger refuses to give "
+            "an ε (empty)"
+        )
     if mode == "per_round":
         parts.append(
             "per-round reading: exactly the (ε, δ) analysis of the proof; WD-DP = WYX in distribution"
         )
+    zero = group[(group["eps_accounted"] == 0).to_numpy(dtype=bool)]
+    if not zero.empty:
+        deltas = [
+            delta_at_zero(float(r.sigma), float(r.sensitivity), int(r.T))
+            for r in zero.itertuples()
+        ]
+        eps0 = ", ".join(f"{e:g}" for e in sorted(zero["eps_claimed"].unique()))
+        parts.append(
+            f"accounted ε = 0 at claimed ε {eps0} ({len(zero)} runs): the noise is so large that "
+            f"δ(0) = 2Φ(1/(2s′)) − 1 ≤ {max(deltas):.2g} is below δ = "
+            f"{float(zero['delta'].iloc[0]):g}, i.e. the release is (0, δ)-DP — correct, not an error"
+        )
     if not parts:
-        parts.append(f"accounted/claimed = {ratio:.3g}")
+        parts.append(f"accounted/claimed ε (median) per claimed ε: {by_eps}")
     return "; ".join(parts) + "."
 
 
 def privacy_ledger(tables: Tables) -> pd.DataFrame:
-    """Per mechanism, mode and accountant: σ range, claimed vs accounted ε and why they differ."""
+    """Per mechanism, mode and accountant: σ range, claimed vs accounted ε and why they differ.
+
+    The scope column says what ``eps_accounted`` is for those runs (:data:`SCOPE_NAMES`):
+    exact for per-round and central runs, an upper bound for the literal mode.
+    """
     table = combined(tables)
     if table.empty:
         return pd.DataFrame()
@@ -337,9 +413,11 @@ def privacy_ledger(tables: Tables) -> pd.DataFrame:
         eps_accounted_max=("eps_accounted", "max"),
     )
     grouped = grouped.reset_index()
+    groups = dict(list(table.groupby(keys, dropna=False)))
     grouped["explanation"] = [
         _ledger_explanation(
-            str(r.mode), str(r.accountant), str(r.eps_accounted_scope), float(r.ratio_mean)
+            groups[(r.mechanism, r.mode, r.accountant, r.eps_accounted_scope)],
+            str(r.mode), str(r.accountant), str(r.eps_accounted_scope),
         )
         for r in grouped.itertuples()
     ]
@@ -348,9 +426,12 @@ def privacy_ledger(tables: Tables) -> pd.DataFrame:
         key=lambda s: s.map(style.mechanism_sort_key) if s.name == "mechanism" else s,
     ).reset_index(drop=True)
     grouped["mechanism"] = grouped["mechanism"].map(style.mechanism_label)
+    grouped["eps_accounted_scope"] = [
+        f"{scope} ({SCOPE_NAMES.get(str(scope), '?')})" for scope in grouped["eps_accounted_scope"]
+    ]
     return grouped.rename(
         columns={
-            "eps_accounted_scope": "scope",
+            "eps_accounted_scope": "scope of accounted ε",
             "sigma_min": "σ min",
             "sigma_max": "σ max",
             "eps_claimed_min": "claimed ε min",
@@ -360,6 +441,28 @@ def privacy_ledger(tables: Tables) -> pd.DataFrame:
             "eps_accounted_max": "accounted ε (max)",
         }
     )
+
+
+def ma16_ratio_sentence(tables: Tables) -> str:
+    """What the tight accountant gives for the paper's c = 16, per claimed ε, from the ledger."""
+    table = combined(tables)
+    if table.empty:
+        return "No runs: the ratio of accounted to claimed ε under c = 16 is not available."
+    rows = table[
+        _is(table["accountant"], "ma16") & _is(table["eps_accounted_scope"], "aggregate")
+        & table["experiment"].isin(["eps_sweep", "u_sweep"]).to_numpy(dtype=bool)
+    ]
+    if rows.empty:
+        return "No per-round or central ma16 runs: the c = 16 ratio is not available."
+    ratio = (rows["eps_accounted"] / rows["eps_claimed"]).groupby(rows["eps_claimed"]).median()
+    return (
+        "The tight accounting of the same noise gives accounted/claimed ε (median over runs) of "
+        + ", ".join(f"{r:.3g} at claimed ε = {e:g}" for e, r in ratio.items())
+    )
+
+
+def _is(column: pd.Series, value: str) -> np.ndarray:
+    return (column == value).fillna(False).to_numpy(dtype=bool)
 
 
 def size_ratios(tables: Tables) -> pd.DataFrame:

@@ -108,6 +108,99 @@ CLAIMS: dict[str, Claim] = {
 }
 
 _MODES = ("local_then_aggregate", "per_round")
+
+
+class Reading(NamedTuple):
+    """A way of running and calibrating the methods on which the claims are checked."""
+
+    name: str
+    mode: str  # of WD-DP and Jayaraman
+    accountant: str  # of WD-DP and Jayaraman
+    central_accountant: str  # of Wang–Ye–Xu
+    variant: str  # figure-name suffix showing this reading
+
+
+#: reading id -> reading. ``paper``: Algorithm 1 as printed with c = 16, compared at equal
+#: *claimed* ε; ``equal_privacy``: every method really (ε, δ)-DP at the plotted ε under the
+#: tight accountant (literal mode calibrated per party to its own n_j, WYX ``exact``, I-1);
+#: ``per_round``: the per-round reading of the proof with c = 16.
+READINGS: dict[str, Reading] = {
+    "paper": Reading("paper's reading", "local_then_aggregate", "ma16", "ma16", ""),
+    "equal_privacy": Reading(
+        "equal privacy", "local_then_aggregate", "exact_per_party", "exact", "-eq"
+    ),
+    "per_round": Reading("per-round reading", "per_round", "ma16", "ma16", "-pr"),
+}
+
+
+def evaluate_reading(table: pd.DataFrame, reading: str) -> pd.DataFrame:
+    """:func:`evaluate_claims` on one reading of :data:`READINGS`."""
+    r = READINGS[reading]
+    return evaluate_claims(
+        table, mode=r.mode, accountant=r.accountant, central_accountant=r.central_accountant
+    )
+
+
+def survival(paper: pd.DataFrame, other: pd.DataFrame) -> pd.DataFrame:
+    """Per claim: the data sets where it PASSes on the paper's reading, and on ``other``.
+
+    Columns ``claim_id``, ``claim``, ``pass_paper`` (data sets), ``pass_other`` (those of
+    ``pass_paper`` that also PASS on ``other``) and ``status``: ``survives`` (all of them),
+    ``partly`` (some), ``lost`` (none) or ``not confirmed`` (PASS nowhere on the paper's
+    reading).
+    """
+    rows = []
+    if paper.empty:
+        return pd.DataFrame(columns=["claim_id", "claim", "pass_paper", "pass_other", "status"])
+    other_pass = (
+        set(map(tuple, other.loc[other["verdict"] == "PASS", ["claim_id", "dataset"]].to_numpy()))
+        if not other.empty
+        else set()
+    )
+    for claim_id, group in paper.groupby("claim_id", sort=False):
+        passed = sorted(group.loc[group["verdict"] == "PASS", "dataset"])
+        kept = [ds for ds in passed if (claim_id, ds) in other_pass]
+        if not passed:
+            status = "not confirmed"
+        elif len(kept) == len(passed):
+            status = "survives"
+        else:
+            status = "partly" if kept else "lost"
+        rows.append({"claim_id": claim_id, "claim": group["claim"].iloc[0],
+                     "pass_paper": passed, "pass_other": kept, "status": status})
+    return pd.DataFrame(rows)
+
+
+def survival_sentence(paper: pd.DataFrame, other: pd.DataFrame, other_name: str) -> str:
+    """One sentence: which of the claims confirmed on the paper's reading survive ``other``."""
+    table = survival(paper, other)
+    if table.empty:
+        return "No claim could be checked (no results)."
+    confirmed = table[table["status"] != "not confirmed"]
+    if confirmed.empty:
+        return (
+            "None of the paper's claims passes on any data set on the paper's own reading, so "
+            f"there is nothing to carry over to the {other_name} reading."
+        )
+
+    def ids(status: str) -> str:
+        chosen = confirmed[confirmed["status"] == status]
+        return ", ".join(
+            f"{r.claim_id} ({len(r.pass_other)}/{len(r.pass_paper)} data sets)"
+            if status == "partly"
+            else str(r.claim_id)
+            for r in chosen.itertuples()
+        )
+
+    parts = [f"{label} {ids(st)}" for st, label in (
+        ("survives", "still pass on every data set where they passed:"),
+        ("partly", "pass on only some of them:"),
+        ("lost", "pass on none of them:"),
+    ) if (confirmed["status"] == st).any()]
+    return (
+        f"Of the {len(confirmed)} claims the paper's reading confirms on at least one data set "
+        f"({', '.join(confirmed['claim_id'])}), at {other_name} " + "; ".join(parts) + "."
+    )
 _SETTING = ["m", "epsilon"]
 
 
@@ -341,15 +434,19 @@ def _jayaraman_accountant(
     return accountant
 
 
-def _runs_of(table: pd.DataFrame, mode: str, accountant: str, jay_acc: str) -> _Runs:
+def _runs_of(
+    table: pd.DataFrame, mode: str, accountant: str, jay_acc: str, central_acc: str
+) -> _Runs:
     """Select the runs of one data set for the claims."""
     reading = f"mode={mode}, accountant={accountant}"
     if jay_acc != accountant:
         reading += f" (Jayaraman: {jay_acc})"
+    if central_acc != accountant:
+        reading += f" (Wang–Ye–Xu: {central_acc})"
     return _Runs(
         eps_wddp=_select(table, "eps_sweep", "wddp", mode, accountant),
         eps_jay=_select(table, "eps_sweep", "jayaraman", mode, jay_acc),
-        eps_wyx=_select(table, "eps_sweep", "wyx", "central", accountant),
+        eps_wyx=_select(table, "eps_sweep", "wyx", "central", central_acc),
         u_wddp=_select(table, "u_sweep", "wddp", mode, accountant),
         u_jay=_select(table, "u_sweep", "jayaraman", mode, jay_acc),
         reading=reading,
@@ -361,6 +458,7 @@ def evaluate_claims(
     mode: str = "local_then_aggregate",
     accountant: str = "ma16",
     jayaraman_accountant: str | None = None,
+    central_accountant: str | None = None,
 ) -> pd.DataFrame:
     """Check the claims of :data:`CLAIMS` per data set of a results table (spec E3.4).
 
@@ -369,6 +467,8 @@ def evaluate_claims(
     ``central``) compared with them. ``jayaraman_accountant`` overrides it for Jayaraman; by
     default it is ``accountant``, except that for ``ma16`` a table whose Jayaraman runs exist
     only under ``zcdp_code`` (config ``wddp.jayaraman_accountant: zcdp_code``) uses those.
+    ``central_accountant`` is that of the Wang–Ye–Xu runs (default ``accountant``); the
+    equal-privacy reading is ``accountant="exact_per_party", central_accountant="exact"``.
 
     Returns one row per (claim, data set) with the columns of :data:`COLUMNS`: the statistic
     in words, its estimate (mean over repetitions of the per-repetition value), the 95%
@@ -383,7 +483,7 @@ def evaluate_claims(
     for dataset in sorted(table["dataset"].dropna().unique()):
         data = table.loc[(table["dataset"] == dataset).fillna(False)]
         jay_acc = _jayaraman_accountant(data, mode, accountant, jayaraman_accountant)
-        runs = _runs_of(data, mode, accountant, jay_acc)
+        runs = _runs_of(data, mode, accountant, jay_acc, central_accountant or accountant)
         prefix = "SYNTHETIC data; " if bool(data["synthetic"].fillna(False).any()) else ""
         for claim_id, check in _CHECKS.items():
             rows.append(
@@ -394,4 +494,14 @@ def evaluate_claims(
     return pd.DataFrame(rows, columns=COLUMNS)
 
 
-__all__ = ["ACCURACY_MARGIN", "CLAIMS", "COLUMNS", "STEADY_MARGIN", "evaluate_claims"]
+__all__ = [
+    "ACCURACY_MARGIN",
+    "CLAIMS",
+    "COLUMNS",
+    "READINGS",
+    "STEADY_MARGIN",
+    "evaluate_claims",
+    "evaluate_reading",
+    "survival",
+    "survival_sentence",
+]
