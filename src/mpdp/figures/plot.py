@@ -841,3 +841,54 @@ def table1_frame(tables: Mapping[str, pd.DataFrame | None], epsilon: float = 0.1
     if not blocks:
         return pd.DataFrame()
     return pd.concat(blocks, ignore_index=True)
+
+
+# --------------------------------------------------------------------------------------------
+# cross-validation curves (spec E3.3, issue 11)
+# --------------------------------------------------------------------------------------------
+
+_ACCOUNTANT_LINES = {"ma16": "-", "exact": "--", "exact_per_party": ":"}
+
+
+def cv_curves_png(scores: pd.DataFrame, chosen: pd.DataFrame) -> bytes:
+    """PNG of the CV curves: mean validation accuracy ± 1 SE against η, one panel per data set.
+
+    One line per selection group (colour: mechanism and mode; line style: accountant); the
+    chosen η (one-SE rule) is circled. ``scores`` and ``chosen`` come from
+    :func:`mpdp.report.sections.cv_scores`.
+    """
+    import io as _io
+
+    datasets = [d for d in DATASET_PANELS if d in set(scores["dataset"])]
+    groups = sorted({(m, mo) for m, mo in zip(scores["mechanism"], scores["mode"], strict=True)},
+                    key=lambda k: (style.mechanism_sort_key(k[0]), k[1]))
+    colours = dict(zip(groups, sns.color_palette("colorblind", len(groups)).as_hex(), strict=True))
+    with matplotlib.rc_context(style.RC):
+        fig = Figure(figsize=(15.0, 3.6 * ((len(datasets) + 2) // 3)), dpi=style.DPI,
+                     layout="constrained")
+        axes = fig.subplots((len(datasets) + 2) // 3, 3, squeeze=False).ravel()
+        for ax, ds in zip(axes, datasets, strict=False):
+            data = scores[scores["dataset"] == ds]
+            for (mech, mode, acc), g in data.groupby(["mechanism", "mode", "accountant"]):
+                g = g.sort_values("eta")
+                label = f"{style.mechanism_short(mech)} {mode} · {acc}"
+                ax.errorbar(g["eta"], g["mean_accuracy"], yerr=g["se"], capsize=2, marker="o",
+                            markersize=3, color=colours[(mech, mode)],
+                            linestyle=_ACCOUNTANT_LINES.get(acc, "-"), label=label)
+                pick = chosen[(chosen["dataset"] == ds) & (chosen["mechanism"] == mech)
+                              & (chosen["mode"] == mode) & (chosen["accountant"] == acc)]
+                if not pick.empty:
+                    eta = float(pick["eta"].iloc[0])
+                    y = float(g.loc[np.isclose(g["eta"], eta), "mean_accuracy"].iloc[0])
+                    ax.plot([eta], [y], marker="o", markersize=9, markerfacecolor="none",
+                            color=colours[(mech, mode)])
+            ax.set_xscale("log")
+            ax.set_xlabel("learning rate η")
+            ax.set_ylabel("validation accuracy (mean ± 1 SE)")
+            ax.set_title(f"({DATASET_PANELS[ds].letter}) {DATASET_PANELS[ds].name}", loc="left")
+            ax.legend(fontsize=6.5, frameon=False)
+        for ax in axes[len(datasets):]:
+            ax.axis("off")
+        buffer = _io.BytesIO()
+        fig.savefig(buffer, format="png", dpi=style.DPI, metadata=style.PNG_METADATA)
+    return buffer.getvalue()
