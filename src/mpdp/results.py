@@ -46,8 +46,10 @@ COLUMNS: dict[str, str] = {
     "sensitivity": "float64",  # L2 sensitivity assumed by the calibration (2G/n_eff)
     "sigma": "float64",  # per-coordinate noise std actually injected per step
     "eps_claimed": "float64",  # epsilon the mechanism claims (= epsilon)
-    "eps_accounted": "float64",  # epsilon really given at delta, mechanism as implemented
-    "eps_accounted_scope": "string",  # aggregate | worst_party
+    "eps_accounted": "float64",  # ledger epsilon at delta, mechanism as implemented (see scope)
+    # aggregate: exact epsilon of the release | worst_party: upper bound via the worst party's
+    # trajectory (post-processing) | unaccounted: shared noise, no valid epsilon (NaN)
+    "eps_accounted_scope": "string",
     # outcome
     "accuracy": "float64",  # test accuracy, sign(0) := +1
     "train_loss": "float64",  # L_D(theta_T) on the pooled training data of the setting
