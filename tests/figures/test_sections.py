@@ -158,3 +158,28 @@ def test_survival_sentence_is_computed_from_both_readings(claims):
     assert "C2 (1/2 data sets)" in survival_sentence(paper, other, "equal privacy")
     table = sections.survival_table(paper, other)
     assert table.set_index("id").loc["C1", "status"] == "survives"
+
+
+def test_cv_curves_and_choices_from_the_eta_tables(tmp_path):
+    import json
+
+    from mpdp.figures.plot import cv_curves_png
+
+    (tmp_path / "eta").mkdir()
+    scores = [
+        {"mechanism": "wyx", "mode": "central", "accountant": "ma16", "eta": eta,
+         "mean_accuracy": acc, "std_accuracy": 0.1, "n": 30}
+        for eta, acc in ((0.01, 0.7), (0.1, 0.72), (1.0, 0.6))
+    ]
+    chosen = [{"mechanism": m, "mode": mo, "accountant": "ma16", "eta": 0.01, "mean_accuracy": 0.7,
+               "se": 0.018, "best_eta": 0.1, "best_mean_accuracy": 0.72, "best_se": 0.018,
+               "selected_as": "wyx/central"} for m, mo in (("wyx", "central"), ("wddp", "per_round"))]
+    (tmp_path / "eta" / "adult.json").write_text(
+        json.dumps({"source": "cv", "scores": scores, "chosen": chosen})
+    )
+    got_scores, got_chosen = sections.cv_scores({"adult": str(tmp_path / "adult.parquet")})
+    assert got_scores["se"].tolist() == pytest.approx([0.1 / 30**0.5] * 3)
+    table = sections.cv_choice_table(got_chosen)
+    assert set(table["selected with (pooled group)"]) == {"wyx/central"} and len(table) == 2
+    assert cv_curves_png(got_scores, got_chosen).startswith(b"\x89PNG")
+    assert sections.cv_scores({"adult": str(tmp_path / "bank.parquet")})[0].empty

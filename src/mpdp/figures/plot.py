@@ -864,7 +864,7 @@ def cv_curves_png(scores: pd.DataFrame, chosen: pd.DataFrame) -> bytes:
                     key=lambda k: (style.mechanism_sort_key(k[0]), k[1]))
     colours = dict(zip(groups, sns.color_palette("colorblind", len(groups)).as_hex(), strict=True))
     with matplotlib.rc_context(style.RC):
-        fig = Figure(figsize=(15.0, 3.6 * ((len(datasets) + 2) // 3)), dpi=style.DPI,
+        fig = Figure(figsize=(15.0, 5.2 * ((len(datasets) + 2) // 3)), dpi=style.DPI,
                      layout="constrained")
         axes = fig.subplots((len(datasets) + 2) // 3, 3, squeeze=False).ravel()
         for ax, ds in zip(axes, datasets, strict=False):
@@ -886,7 +886,8 @@ def cv_curves_png(scores: pd.DataFrame, chosen: pd.DataFrame) -> bytes:
             ax.set_xlabel("learning rate η")
             ax.set_ylabel("validation accuracy (mean ± 1 SE)")
             ax.set_title(f"({DATASET_PANELS[ds].letter}) {DATASET_PANELS[ds].name}", loc="left")
-            ax.legend(fontsize=6.5, frameon=False)
+            ax.legend(fontsize=6.5, frameon=False, loc="upper center", bbox_to_anchor=(0.5, -0.2),
+                      ncol=2)
         for ax in axes[len(datasets):]:
             ax.axis("off")
         buffer = _io.BytesIO()
