@@ -134,12 +134,26 @@ def test_whole_pipeline_builds_report(workdir):
     assert report.stat().st_size > 10_000
     assert (workdir / "reports" / "figures" / "fig07.png").exists()
     assert (workdir / "reports" / "figures" / "fig12-pr.pdf").exists()
+    assert (workdir / "reports" / "figures" / "fig16-eq.png").exists()
     table = results.read(workdir / "data" / "results" / "wddp" / "adult.parquet")
     assert (table["optimal_gap"] >= -1e-9).all()
     assert set(table["mechanism"]) == {"wyx", "wddp", "jayaraman", "nonprivate"}
     private = table["mechanism"] != "nonprivate"
     assert table["eps_accounted"].notna().all() and table.loc[private, "sigma"].gt(0).all()
     assert table.loc[~private, "sigma"].eq(0).all()
+    # the equal-privacy runs really give the target ε (each party calibrated to its n_j)
+    eq = table[table["accountant"] == "exact_per_party"]
+    assert len(eq) and ((eq["eps_accounted"] / eq["eps_claimed"] - 1).abs() < 1e-6).all()
+    # per-round WD-DP coincides with WYX (same η and noise stream, spec M3.2)
+    keys = ["accountant", "epsilon", "rep"]
+    wd = table[(table["mechanism"] == "wddp") & (table["mode"] == "per_round")
+               & (table["experiment"] == "eps_sweep")]
+    wyx = table[(table["mechanism"] == "wyx") & (table["experiment"] == "eps_sweep")]
+    pairs = wd.merge(wyx, on=keys, suffixes=("", "_wyx"))
+    assert len(pairs) == len(wd) > 0
+    assert (pairs["accuracy"] - pairs["accuracy_wyx"]).abs().max() < 0.01
+    assert ((pairs["optimal_gap"] / pairs["optimal_gap_wyx"]) - 1).abs().max() < 1e-3
+    assert table["majority_rate"].between(0.5, 1).all()
 
 
 def test_report_reproduce_command_rebuilds_exactly_this_report(workdir):

@@ -22,8 +22,8 @@ STAGE_SOURCES: dict[str, tuple[str, ...]] = {
     "train": ("engine.py", "models", "mechanisms", "privacy", *WDDP_TRAINING, "bounds.py",
               "partition.py", "seeding.py", "results.py"),
     "figures": ("figures", "studies/wddp/figure_spec.py", "bounds.py", "results.py"),
-    "report": ("report", "claims.py", "figures", "studies/wddp/figure_spec.py", "bounds.py",
-               "results.py"),
+    "report": ("report", "claims.py", "studies/wddp/claims.py", "figures",
+               "studies/wddp/figure_spec.py", "bounds.py", "results.py"),
 }
 
 

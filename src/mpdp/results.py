@@ -47,14 +47,19 @@ COLUMNS: dict[str, str] = {
     "sensitivity": "float64",  # L2 sensitivity assumed by the calibration (2G/n_eff)
     "sigma": "float64",  # per-coordinate noise std actually injected per step
     "eps_claimed": "float64",  # epsilon the mechanism claims (= epsilon)
-    "eps_accounted": "float64",  # epsilon really given at delta, mechanism as implemented
-    "eps_accounted_scope": "string",  # aggregate | worst_party
+    "eps_accounted": "float64",  # ledger epsilon at delta, mechanism as implemented (see scope)
+    # aggregate: exact epsilon of the release | worst_party: upper bound via the worst party's
+    # trajectory (post-processing) | unaccounted: shared noise, no valid epsilon (NaN)
+    "eps_accounted_scope": "string",
     # outcome
     "accuracy": "float64",  # test accuracy, sign(0) := +1
     "train_loss": "float64",  # L_D(theta_T) on the pooled training data of the setting
     "optimal_loss": "float64",  # L_D(theta*) on the same data
     "optimal_gap": "float64",  # train_loss - optimal_loss
     "init_loss": "float64",  # L_D(theta_0)
+    # the floor and the ceiling of the accuracy panels (issue 11)
+    "majority_rate": "float64",  # test accuracy of predicting the majority class of the test set
+    "optimal_accuracy": "float64",  # test accuracy of the run's reference theta* (non-private ERM)
     # theory evaluated for this run (spec bounds.md); NaN where no bound applies
     "bound_gap": "float64",  # B1prime (WD-DP/WYX) or B3 (Jayaraman) upper bound on the gap
     "predicted_gap": "float64",  # B1triple-prime quadratic-model noise floor (heuristic)

@@ -24,7 +24,7 @@ from mpdp import config as mpdp_config
 _TRAIN = (
     "root_seed", "wddp.T", "wddp.delta", "wddp.G", "wddp.lambda", "wddp.reps", "wddp.dtype",
     "wddp.modes", "wddp.noise_sharing", "wddp.accountants", "wddp.extra_accountant_modes",
-    "wddp.init_std", "wddp.dedup", "wddp.nonprivate_reference",
+    "wddp.init_std", "wddp.dedup", "wddp.nonprivate_reference", "wddp.equal_privacy",
 )
 
 #: rule (or rule variant) -> the config keys its job reads
@@ -40,7 +40,7 @@ RULE_KEYS: dict[str, tuple[str, ...]] = {
     "learning_rates:cv": (
         "root_seed", "wddp.eta", "wddp.modes", "wddp.cv", "wddp.eta_grid", "wddp.accountants",
         "wddp.tau_frac", "wddp.T", "wddp.delta", "wddp.G", "wddp.lambda", "wddp.noise_sharing",
-        "wddp.init_std", "wddp.dtype", "wddp.dedup",
+        "wddp.init_std", "wddp.dtype", "wddp.dedup", "wddp.equal_privacy",
     ),
     # ε-sweep jobs train every ε of the grid; a u-sweep job's ε is in its id
     "train_job:eps_sweep": (*_TRAIN, "wddp.eps_grid"),

@@ -96,7 +96,9 @@ def test_titles_legends_and_vacuous_bounds(rendered):
     b1 = [label for label in legend if label.startswith("B1′ upper bound")]
     # the synthetic B1′ is far above ln 2 and identical for WD-DP and WYX: one merged, vacuous line
     assert b1 == ["B1′ upper bound (WD-DP/WYX; per-round theory) — vacuous, > ln 2 in every panel"]
-    assert any(label.startswith("B3 bound (Jayaraman) — vacuous") for label in legend)
+    assert any(
+        label.startswith("B3 bound (Jayaraman; per-round theory) — vacuous") for label in legend
+    )
     assert any(
         label.startswith("B1‴ predicted noise floor") and "vacuous" not in label for label in legend
     )
@@ -178,3 +180,24 @@ def test_table1_uses_the_runs_settings(tables):
     np.testing.assert_allclose(jay["risk_factor"], jay["claimed_risk_factor"], rtol=1e-9)
     u = frame[(frame["experiment"] == "u_sweep") & (frame["method"] == "Jayaraman et al. 2018")]
     np.testing.assert_allclose(u["noise_factor"], (2 / (1 + u["u"])) ** 2, rtol=1e-9)
+
+
+def test_reference_lines_are_floor_and_ceilings_from_the_table():
+    from mpdp.figures.plot import REFERENCE_STYLES, accounted_ratios, reference_lines
+
+    spec = FIGURES["fig01"]  # accuracy vs ε
+    rows = pd.DataFrame({
+        "x": [0.05, 0.05, 0.25, 0.25], "mechanism": ["wddp", "wyx", "wddp", "wyx"],
+        "majority_rate": [0.75] * 4, "optimal_accuracy": [0.84, 0.84, 0.86, 0.86],
+        "eps_accounted": [5.0, 0.01, 25.0, 0.06], "eps_claimed": [0.05, 0.05, 0.25, 0.25],
+    })
+    table = pd.DataFrame({
+        "experiment": ["eps_sweep"] * 2 + ["u_sweep"], "mechanism": ["nonprivate"] * 3,
+        "m": pd.array([None, None, 16], dtype="Int64"), "u": [None, None, 1.0],
+        "accuracy": [0.80, 0.82, 0.5],
+    })
+    lines = reference_lines(table, rows, spec)
+    floor, theta, gd = (lines[label] for label in REFERENCE_STYLES)
+    assert floor.tolist() == [0.75, 0.75] and theta.tolist() == [0.84, 0.86]
+    assert gd.tolist() == pytest.approx([0.81, 0.81])  # ε-sweep rows only
+    assert accounted_ratios(rows) == pytest.approx({"wddp": 100.0, "wyx": 0.22})

@@ -10,6 +10,7 @@ import pytest
 from mpdp import config
 from mpdp.figures import style
 from mpdp.report import sections
+from mpdp.studies.wddp.claims import survival_sentence
 from mpdp.studies.wddp.figure_spec import FIGURES
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -22,7 +23,7 @@ def cfg():
 
 @pytest.fixture(scope="module")
 def claims(tables):
-    return sections.claims_check(tables, "local_then_aggregate")
+    return sections.claims_check(tables, "paper")
 
 
 def test_warnings_flag_synthetic_subsampled_smoke_and_missing(cfg, tables, unavailable):
@@ -72,7 +73,7 @@ def test_figure_observations_are_means_at_the_ends(tables):
 def test_privacy_ledger_explains_gaps(tables):
     ledger = sections.privacy_ledger(tables)
     local = ledger[(ledger["mode"] == "local_then_aggregate") & (ledger["accountant"] == "ma16")]
-    assert (local["scope"] == "worst_party").all()
+    assert local["scope of accounted ε"].str.startswith("worst_party (upper bound").all()
     assert (
         local["explanation"].str.contains("I-1").all()
         and local["explanation"].str.contains("I-3").all()
@@ -118,3 +119,67 @@ def test_table1_summary_one_row_per_setting(tables):
     assert (summary["WD-DP"] <= summary["Wang, Ye, Xu 2017"]).all()  # (11) beats (12) by ln n
     computed = summary["WD-DP/Jayaraman risk (computed)"]
     assert computed.tolist() == pytest.approx(summary["WD-DP/Jayaraman risk (claimed)"].tolist())
+
+
+def test_ma16_ratio_and_zero_epsilon_come_from_the_tables(tables):
+    ratios = {"adult": tables["adult"].copy(), "kddcup99": tables["kddcup99"]}
+    t = ratios["adult"]
+    agg = (t["accountant"] == "ma16") & (t["eps_accounted_scope"] == "aggregate")
+    t.loc[agg & (t["epsilon"] == 0.05), "eps_accounted"] = 0.0
+    sentence = sections.ma16_ratio_sentence(ratios)
+    assert "at claimed ε = 0.25" in sentence and "0.71 at claimed ε = 0.25" in sentence
+    assert "0.7 ε" not in sentence
+    ledger = sections.privacy_ledger(ratios)
+    row = ledger[(ledger["mode"] == "per_round") & (ledger["accountant"] == "ma16")].iloc[0]
+    assert "accounted ε = 0 at claimed ε 0.05" in row["explanation"]
+    assert "(0, δ)-DP" in row["explanation"]
+
+
+def test_delta_at_zero_is_the_gaussian_tv_distance():
+    from scipy import stats
+
+    # s' = (σ/Δ)/sqrt(T) = 10/sqrt(4) = 5: δ(0) = P(|N(0,1)| ≤ 1/(2·5))
+    assert sections.delta_at_zero(10.0, 1.0, 4) == pytest.approx(
+        stats.norm.cdf(0.1) - stats.norm.cdf(-0.1)
+    )
+
+
+def test_survival_sentence_is_computed_from_both_readings(claims):
+    paper = claims.copy()
+    other = claims.copy()
+    paper["verdict"] = "PASS"
+    other["verdict"] = "FAIL"
+    other.loc[other["claim_id"] == "C1", "verdict"] = "PASS"
+    sentence = survival_sentence(paper, other, "equal privacy")
+    assert sentence.startswith(f"Of the {paper['claim_id'].nunique()} claims")
+    assert "still pass on every data set where they passed: C1;" in sentence
+    assert "pass on none of them: C2" in sentence
+    other.loc[(other["claim_id"] == "C2") & (other["dataset"] == "adult"), "verdict"] = "PASS"
+    assert "C2 (1/2 data sets)" in survival_sentence(paper, other, "equal privacy")
+    table = sections.survival_table(paper, other)
+    assert table.set_index("id").loc["C1", "status"] == "survives"
+
+
+def test_cv_curves_and_choices_from_the_eta_tables(tmp_path):
+    import json
+
+    from mpdp.figures.plot import cv_curves_png
+
+    (tmp_path / "eta").mkdir()
+    scores = [
+        {"mechanism": "wyx", "mode": "central", "accountant": "ma16", "eta": eta,
+         "mean_accuracy": acc, "std_accuracy": 0.1, "n": 30}
+        for eta, acc in ((0.01, 0.7), (0.1, 0.72), (1.0, 0.6))
+    ]
+    chosen = [{"mechanism": m, "mode": mo, "accountant": "ma16", "eta": 0.01, "mean_accuracy": 0.7,
+               "se": 0.018, "best_eta": 0.1, "best_mean_accuracy": 0.72, "best_se": 0.018,
+               "selected_as": "wyx/central"} for m, mo in (("wyx", "central"), ("wddp", "per_round"))]
+    (tmp_path / "eta" / "adult.json").write_text(
+        json.dumps({"source": "cv", "scores": scores, "chosen": chosen})
+    )
+    got_scores, got_chosen = sections.cv_scores({"adult": str(tmp_path / "adult.parquet")})
+    assert got_scores["se"].tolist() == pytest.approx([0.1 / 30**0.5] * 3)
+    table = sections.cv_choice_table(got_chosen)
+    assert set(table["selected with (pooled group)"]) == {"wyx/central"} and len(table) == 2
+    assert cv_curves_png(got_scores, got_chosen).startswith(b"\x89PNG")
+    assert sections.cv_scores({"adult": str(tmp_path / "bank.parquet")})[0].empty

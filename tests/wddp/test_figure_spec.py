@@ -79,9 +79,14 @@ def test_overlays_follow_bounds_b10():
 
 
 def test_variants_and_panels():
-    assert VARIANTS[""] == ("local_then_aggregate", "ma16")
-    assert VARIANTS["-pr"] == ("per_round", "ma16")
-    assert VARIANTS["-exact"] == ("local_then_aggregate", "exact")
+    assert VARIANTS[""][:2] == ("local_then_aggregate", "ma16")
+    assert VARIANTS["-pr"][:2] == ("per_round", "ma16")
+    assert VARIANTS["-exact"][:2] == ("local_then_aggregate", "exact")
+    eq = VARIANTS["-eq"]
+    assert (eq.mode, eq.accountant, eq.wyx_accountant) == (
+        "local_then_aggregate", "exact_per_party", "exact"
+    )
+    assert VARIANTS[""].wyx_accountant == "ma16"
     assert [(ds, p.letter) for ds, p in DATASET_PANELS.items()] == [
         ("kddcup99", "a"),
         ("adult", "b"),
@@ -93,9 +98,10 @@ def test_variants_and_panels():
 
 def test_figure_targets_and_names():
     targets = figure_targets(VARIANTS, root="reports/figures")
-    assert len(targets) == len(set(targets)) == 16 * 3 * 2
+    assert len(targets) == len(set(targets)) == 16 * 4 * 2
     assert targets[:2] == ["reports/figures/fig01.png", "reports/figures/fig01.pdf"]
     assert "reports/figures/fig16-exact.pdf" in targets
+    assert "reports/figures/fig16-eq.pdf" in targets
     assert figure_targets(["-pr"], exts=["png"])[0].endswith("fig01-pr.png")
     for fig_id in FIGURES:
         for variant in VARIANTS:
@@ -107,6 +113,8 @@ def test_figure_targets_and_names():
 
 def test_variants_for_follows_config():
     cfg = config.load(ROOT / "config" / "smoke.yaml")
+    assert list(variants_for(cfg)) == ["", "-pr", "-exact", "-eq"]
+    cfg["wddp"]["equal_privacy"] = False
     assert list(variants_for(cfg)) == ["", "-pr", "-exact"]
     cfg["wddp"]["modes"] = ["per_round"]
     cfg["wddp"]["accountants"] = ["ma16"]

@@ -3,6 +3,7 @@
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 from training_helpers import make_run as _run
 
@@ -11,7 +12,7 @@ from mpdp.models import logistic
 from mpdp.partition import PartitionSet
 from mpdp.studies.wddp import plan
 from mpdp.studies.wddp.batch import train_batch
-from mpdp.studies.wddp.cv import cross_validate, eta_lookup
+from mpdp.studies.wddp.cv import cross_validate, cv_run_count, eta_lookup, one_se_choice
 from mpdp.studies.wddp.evaluate import compute_optimum, rep_references, result_rows
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -31,9 +32,16 @@ def test_runs_of_a_job_cover_the_grid():
     etas = {k: (0.1, "config") for k in plan.method_keys(cfg)}
     w = cfg["wddp"]
     eps_job = plan.runs_for_job(cfg, plan.parse_job_id("adult", "eps_m8"), etas)
-    per_mode = {"local_then_aggregate": len(w["accountants"]), "per_round": 1}
+    assert w["equal_privacy"]  # the -eq reading: + exact_per_party (literal mode)
+    per_mode = {"local_then_aggregate": len(w["accountants"]) + 1, "per_round": 1}
     assert len(eps_job) == len(w["eps_grid"]) * 2 * sum(per_mode[m] for m in w["modes"]) * w["reps"]
     assert {r.accountant for r in eps_job if r.mode == "per_round"} == {w["accountants"][0]}
+    assert {r.accountant for r in eps_job if r.mode == "local_then_aggregate"} == {
+        *w["accountants"], "exact_per_party"
+    }
+    cfg_paper = {**cfg, "wddp": {**w, "equal_privacy": False}}
+    paper_job = plan.runs_for_job(cfg_paper, plan.parse_job_id("adult", "eps_m8"), etas)
+    assert "exact_per_party" not in {r.accountant for r in paper_job}
     central = plan.runs_for_job(cfg, plan.parse_job_id("adult", "eps_central"), etas)
     assert {r.mechanism for r in central} == {"wyx", "nonprivate"} and all(r.m is None for r in central)
     reference = [r for r in central if r.mechanism == "nonprivate"]
@@ -71,15 +79,53 @@ def test_results_rows_have_nonnegative_gap_and_schema(problem):
         logistic.gradient(ref.theta_star, X[ref.rows], y[ref.rows], runs[0].lam), 0, atol=1e-8)
 
 
-def test_cross_validation_picks_a_grid_value(problem):
+def test_cross_validation_pools_twins_and_follows_the_one_se_rule(problem):
     X, y = problem
     cfg = config.load(ROOT / "config" / "smoke.yaml")
-    cfg["wddp"].update(T=20, eta=None, eta_grid=[0.05, 1.0])
-    cfg["wddp"]["cv"].update(folds=2, seeds=1, ref_m=2)
+    cfg["wddp"].update(T=20, eta=None, eta_grid=[0.05, 0.3, 1.0])
+    cfg["wddp"]["cv"].update(folds=2, seeds=2, ref_m=2)
     table = cross_validate(cfg, "toy", X, y)
     etas = eta_lookup(table)
-    assert set(etas) == set(plan.method_keys(cfg))
-    assert all(eta in (0.05, 1.0) and src == "cv" for eta, src in etas.values())
-    assert len(table["scores"]) == 2 * len(plan.method_keys(cfg))
+    assert set(etas) >= set(plan.method_keys(cfg))
+    assert all(eta in (0.05, 0.3, 1.0) and src == "cv" for eta, src in etas.values())
+    # per-round WD-DP shares WYX's selection (spec M3.2): one CV, pooled seeds
+    assert etas[("wddp", "per_round")] == etas[("wyx", "central")]
+    scores = pd.DataFrame(table["scores"])
+    assert not ((scores["mechanism"] == "wddp") & (scores["mode"] == "per_round")).any()
+    n = scores.set_index(["mechanism", "mode"])["n"]
+    assert (n.loc[("wyx", "central")] == 2 * 2 * 2).all()  # folds × seeds × 2 members
+    assert (n.loc[("jayaraman", "per_round")] == 2 * 2).all()
+    # the chosen η: the smallest whose mean is within one SE of the best (independent check)
+    for c in table["chosen"]:
+        rep = c["selected_as"].split("/")
+        g = scores[(scores["mechanism"] == rep[0]) & (scores["mode"] == rep[1])
+                   & (scores["accountant"] == c["accountant"])]
+        se = g["std_accuracy"] / np.sqrt(g["n"])
+        best = g["mean_accuracy"].idxmax()
+        ok = g["mean_accuracy"] >= g.loc[best, "mean_accuracy"] - se[best] - 1e-12
+        assert c["eta"] == g.loc[ok, "eta"].min()
     with pytest.raises(KeyError):
         etas[("nonprivate", "central")]
+
+
+def test_one_se_rule_prefers_the_smaller_eta_within_one_se():
+    scores = pd.DataFrame({"eta": [0.01, 0.1, 1.0], "mean": [0.75, 0.79, 0.80], "se": [0.01, 0.01, 0.02]})
+    assert one_se_choice(scores)["eta"] == 0.1  # 0.79 ≥ 0.80 − 0.02; 0.75 is not
+    scores.loc[2, "se"] = 0.005
+    assert one_se_choice(scores)["eta"] == 1.0
+
+
+def test_per_accountant_selection_covers_every_trained_accountant(problem):
+    X, y = problem
+    cfg = config.load(ROOT / "config" / "smoke.yaml")
+    cfg["wddp"].update(T=10, eta=None, eta_grid=[0.05, 1.0])
+    cfg["wddp"]["cv"].update(folds=2, seeds=1, ref_m=2, per_accountant=True)
+    table = cross_validate(cfg, "toy", X, y)
+    etas = eta_lookup(table)
+    for mech, mode in plan.method_keys(cfg):
+        for acc in plan.accountants_for(cfg, mech, mode):
+            assert (mech, mode, acc) in etas
+    runs = plan.runs_for_job(cfg, plan.parse_job_id("toy", "eps_m8"), etas)
+    for r in runs:
+        assert r.eta == etas[(r.mechanism, r.mode, r.accountant)][0]
+    assert cv_run_count(cfg) == sum(row["n"] for row in table["scores"])

@@ -57,7 +57,7 @@ wildcard_constraints:
     dataset="|".join(["kddcup99", "adult", "bank", "breast_cancer", "credit_card"]),
     experiment="eps_sweep|u_sweep",
     job=plan.JOB_ID_PATTERN,
-    figname=r"fig\d\d(-pr|-exact)?",
+    figname=r"fig\d\d(-pr|-exact|-eq)?",
 
 
 def card(ds):

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import textwrap
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import matplotlib
@@ -110,6 +110,7 @@ class _Legend:
     mechanisms: set[str]
     overlays: dict[tuple[str, tuple[str, ...]], tuple[_OverlayLine, list[str]]]
     ln2: bool = False
+    references: set[str] = field(default_factory=set)
 
 
 # --------------------------------------------------------------------------------------------
@@ -127,12 +128,66 @@ def _eq(column: pd.Series, value: object) -> np.ndarray:
     return (column == value).fillna(False).to_numpy(dtype=bool)
 
 
+#: reference lines of accuracy panels (issue 11): label -> line style. The floor (predict the
+#: majority class of the test set) and the ceilings (non-private ERM optimum θ*, and the
+#: non-private GD of spec M1b after the same T steps and η)
+REFERENCE_STYLES: dict[str, dict[str, object]] = {
+    "majority class (floor)": {"color": "#999999", "linestyle": (0, (1, 2)), "linewidth": 1.1},
+    "θ* non-private optimum (ceiling)": {"color": "#222222", "linestyle": "-.", "linewidth": 1.0},
+    "non-private GD, same T and η": {"color": "#555555", "linestyle": (0, (5, 2)), "linewidth": 1.0},
+}
+
+
+def reference_lines(table: pd.DataFrame, rows: pd.DataFrame, spec: FigureSpec) -> dict[str, pd.Series]:
+    """Floor and ceilings of an accuracy panel, as mean test accuracy per x (issue 11).
+
+    ``rows`` are the panel's runs (:func:`select_rows`); the majority-class rate and θ*'s
+    accuracy are their mean per x, the non-private GD is the mean accuracy of the table's
+    ``nonprivate`` runs of the same experiment (ε-sweep: one value for every ε; u-sweep: per u
+    at the figure's m).
+    """
+    lines: dict[str, pd.Series] = {}
+    labels = list(REFERENCE_STYLES)
+    for label, column in ((labels[0], "majority_rate"), (labels[1], "optimal_accuracy")):
+        if column in rows and rows[column].notna().any():
+            lines[label] = rows.groupby("x")[column].mean().dropna()
+    ref = table[
+        _eq(table["experiment"], spec.experiment)
+        & table["mechanism"].isin(REFERENCE_MECHANISMS).to_numpy(dtype=bool)
+    ]
+    xs = np.unique(rows["x"].to_numpy(dtype=float))
+    if spec.x == "u":
+        ref = ref[_eq(ref["m"], spec.m)]
+        values = ref.groupby(ref["u"].astype("float64"))["accuracy"].mean()
+    elif not ref.empty:
+        values = pd.Series(float(ref["accuracy"].mean()), index=xs)
+    else:
+        values = pd.Series(dtype=float)
+    if not values.dropna().empty:
+        lines[labels[2]] = values.dropna()
+    return lines
+
+
+def _draw_references(ax: Axes, table: pd.DataFrame, rows: pd.DataFrame, spec: FigureSpec,
+                     legend: _Legend) -> None:
+    for label, values in reference_lines(table, rows, spec).items():
+        ax.plot(values.index.to_numpy(dtype=float), values.to_numpy(dtype=float),
+                **REFERENCE_STYLES[label])  # type: ignore[arg-type]
+        legend.references.add(label)
+
+
+#: overlays proved for one noisy aggregate step per round (labelled "per-round theory" on
+#: figures of the literal local-then-aggregate mode)
+PER_ROUND_THEORY = ("B1prime", "B3")
+
+
 def select_rows(table: pd.DataFrame, spec: FigureSpec, variant: Variant) -> pd.DataFrame:
     """The runs one panel of ``spec`` shows under ``variant`` (spec E3.1, E3.4).
 
     * WD-DP, Jayaraman (and any other distributed mechanism): the variant's mode and
       accountant, the figure's m (and ε for u-sweeps);
-    * centralised mechanisms (mode ``central``, i.e. Wang–Ye–Xu): the variant's accountant;
+    * centralised mechanisms (mode ``central``, i.e. Wang–Ye–Xu): the variant's central
+      accountant (:attr:`Variant.wyx_accountant`, the variant's accountant unless it differs);
       in ε-sweeps the rows without m (WYX does not depend on m), in u-sweeps the rows of the
       figure's m (n_eff changes with u).
 
@@ -141,13 +196,14 @@ def select_rows(table: pd.DataFrame, spec: FigureSpec, variant: Variant) -> pd.D
     :class:`InputDataError` if a run appears twice (a table mixing variants would otherwise
     be averaged silently).
     """
+    central_acc = variant.wyx_accountant
     t = table[
         _eq(table["experiment"], spec.experiment)
-        & _eq(table["accountant"], variant.accountant)
+        & (_eq(table["accountant"], variant.accountant) | _eq(table["accountant"], central_acc))
         & ~table["mechanism"].isin(REFERENCE_MECHANISMS).to_numpy(dtype=bool)
     ]
-    central = _eq(t["mode"], "central")
-    distributed = _eq(t["mode"], variant.mode)
+    central = _eq(t["mode"], "central") & _eq(t["accountant"], central_acc)
+    distributed = _eq(t["mode"], variant.mode) & _eq(t["accountant"], variant.accountant)
     m_match = _eq(t["m"], spec.m)
     if spec.epsilon is None:
         keep = (distributed & m_match) | (central & t["m"].isna().to_numpy(dtype=bool))
@@ -203,11 +259,12 @@ def overlay_label(
 ) -> str:
     """Legend label of a theory line, saying in which panels an upper bound is vacuous.
 
-    B1′ is proved for full-data DP-GD (WYX and the per-round reading, spec B1 caveat), so on
-    ``local_then_aggregate`` figures it is labelled "per-round theory".
+    B1′ and B3 are proved for full-data DP-GD with one noisy aggregate step per round (WYX and
+    the per-round readings, spec B1 and B3 caveats), so on ``local_then_aggregate`` figures
+    they are labelled "per-round theory".
     """
     names = "/".join(style.mechanism_short(m) for m in mechanisms)
-    if overlay.key == "B1prime" and mode == "local_then_aggregate":
+    if overlay.key in PER_ROUND_THEORY and mode == "local_then_aggregate":
         names += "; per-round theory"
     label = f"{overlay.label} ({names})"
     if vacuous_in:
@@ -331,6 +388,30 @@ def _draw_overlays(
         )
 
 
+def accounted_ratios(rows: pd.DataFrame) -> dict[str, float]:
+    """Median over runs of ``eps_accounted / eps_claimed`` per mechanism (privacy ledger).
+
+    On a figure whose x-axis is the claimed ε this says how much privacy each curve really
+    spends (spec §0.5, I-1); runs without a ledger value (NaN) are left out.
+    """
+    ratio = rows["eps_accounted"].astype(float) / rows["eps_claimed"].astype(float)
+    medians = ratio.groupby(rows["mechanism"].astype(str)).median().dropna()
+    return {m: float(medians[m]) for m in sorted(medians.index, key=style.mechanism_sort_key)}
+
+
+def _draw_accounted(ax: Axes, rows: pd.DataFrame) -> None:
+    """Annotate an ε-axis panel with each curve's median accounted/claimed ε ratio."""
+    ratios = accounted_ratios(rows)
+    if not ratios:
+        return
+    text = "accounted ε / plotted ε (median):\n" + ", ".join(
+        f"{style.mechanism_short(m)} {r:.3g}×" for m, r in ratios.items()
+    )
+    ax.text(0.98, 0.98, text, transform=ax.transAxes, ha="right", va="top", fontsize=6.5,
+            color="#333333", bbox={"boxstyle": "round,pad=0.2", "fc": "white", "ec": "#bbbbbb",
+                                   "alpha": 0.85})
+
+
 def _format_axes(ax: Axes, spec: FigureSpec, rows: pd.DataFrame) -> None:
     ax.set_xlabel(X_LABELS[spec.x])
     ax.set_ylabel(Y_LABELS[spec.metric])
@@ -375,6 +456,10 @@ def _draw_legend(
     if legend.ln2:
         handles.append(Line2D([], [], **_LN2_STYLE))
         labels.append(_LN2_LABEL)
+    for label, line_style in REFERENCE_STYLES.items():
+        if label in legend.references:
+            handles.append(Line2D([], [], **line_style))  # type: ignore[arg-type]
+            labels.append(label)
     if handles:
         wrapped = ["\n".join(textwrap.wrap(label, 60)) for label in labels]
         ax.legend(handles, wrapped, loc="upper left", frameon=False, title="Curves", fontsize=8,
@@ -460,6 +545,10 @@ def render_figure(
             legend.mechanisms.update(mechanisms)
             if spec.metric == "optimal_gap":
                 _draw_overlays(ax, rows, spec, panel.letter, legend)
+            if spec.metric == "accuracy":
+                _draw_references(ax, tables[dataset], rows, spec, legend)  # type: ignore[arg-type]
+            if spec.x == "epsilon":
+                _draw_accounted(ax, rows)
             _format_axes(ax, spec, rows)
             panels[dataset] = PanelSummary(
                 dataset, "plotted", "", mechanisms, len(rows), _axes_texts(ax)
@@ -752,3 +841,55 @@ def table1_frame(tables: Mapping[str, pd.DataFrame | None], epsilon: float = 0.1
     if not blocks:
         return pd.DataFrame()
     return pd.concat(blocks, ignore_index=True)
+
+
+# --------------------------------------------------------------------------------------------
+# cross-validation curves (spec E3.3, issue 11)
+# --------------------------------------------------------------------------------------------
+
+_ACCOUNTANT_LINES = {"ma16": "-", "exact": "--", "exact_per_party": ":"}
+
+
+def cv_curves_png(scores: pd.DataFrame, chosen: pd.DataFrame) -> bytes:
+    """PNG of the CV curves: mean validation accuracy ± 1 SE against η, one panel per data set.
+
+    One line per selection group (colour: mechanism and mode; line style: accountant); the
+    chosen η (one-SE rule) is circled. ``scores`` and ``chosen`` come from
+    :func:`mpdp.report.sections.cv_scores`.
+    """
+    import io as _io
+
+    datasets = [d for d in DATASET_PANELS if d in set(scores["dataset"])]
+    groups = sorted({(m, mo) for m, mo in zip(scores["mechanism"], scores["mode"], strict=True)},
+                    key=lambda k: (style.mechanism_sort_key(k[0]), k[1]))
+    colours = dict(zip(groups, sns.color_palette("colorblind", len(groups)).as_hex(), strict=True))
+    with matplotlib.rc_context(style.RC):
+        fig = Figure(figsize=(15.0, 5.2 * ((len(datasets) + 2) // 3)), dpi=style.DPI,
+                     layout="constrained")
+        axes = fig.subplots((len(datasets) + 2) // 3, 3, squeeze=False).ravel()
+        for ax, ds in zip(axes, datasets, strict=False):
+            data = scores[scores["dataset"] == ds]
+            for (mech, mode, acc), g in data.groupby(["mechanism", "mode", "accountant"]):
+                g = g.sort_values("eta")
+                label = f"{style.mechanism_short(mech)} {mode} · {acc}"
+                ax.errorbar(g["eta"], g["mean_accuracy"], yerr=g["se"], capsize=2, marker="o",
+                            markersize=3, color=colours[(mech, mode)],
+                            linestyle=_ACCOUNTANT_LINES.get(acc, "-"), label=label)
+                pick = chosen[(chosen["dataset"] == ds) & (chosen["mechanism"] == mech)
+                              & (chosen["mode"] == mode) & (chosen["accountant"] == acc)]
+                if not pick.empty:
+                    eta = float(pick["eta"].iloc[0])
+                    y = float(g.loc[np.isclose(g["eta"], eta), "mean_accuracy"].iloc[0])
+                    ax.plot([eta], [y], marker="o", markersize=9, markerfacecolor="none",
+                            color=colours[(mech, mode)])
+            ax.set_xscale("log")
+            ax.set_xlabel("learning rate η")
+            ax.set_ylabel("validation accuracy (mean ± 1 SE)")
+            ax.set_title(f"({DATASET_PANELS[ds].letter}) {DATASET_PANELS[ds].name}", loc="left")
+            ax.legend(fontsize=6.5, frameon=False, loc="upper center", bbox_to_anchor=(0.5, -0.2),
+                      ncol=2)
+        for ax in axes[len(datasets):]:
+            ax.axis("off")
+        buffer = _io.BytesIO()
+        fig.savefig(buffer, format="png", dpi=style.DPI, metadata=style.PNG_METADATA)
+    return buffer.getvalue()

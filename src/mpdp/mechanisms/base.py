@@ -37,18 +37,24 @@ class RunSpec:
     noise_sharing: str = "independent"
     seed: int = 0  # extra noise-seed index (cross-validation draws several per fold)
     eta_source: str = "config"
+    #: (mechanism, mode, m) whose noise stream this run uses instead of its own; set for
+    #: mechanisms identical in distribution to another (per-round WD-DP ≡ WYX, spec M3.2), so
+    #: that they share their noise (common random numbers) and their results coincide
+    noise_as: tuple[str, str, int | None] | None = None
 
     def noise_key(self, party: int | None = None) -> tuple:
         """Key of the run's noise stream (spec E0): a run's noise depends only on its identity.
 
         In the literal local mode each party has its own stream unless ``noise_sharing`` is
-        ``shared`` (spec M3.1, I-2), in which case all parties draw the same ``z_t``.
+        ``shared`` (spec M3.1, I-2), in which case all parties draw the same ``z_t``. With
+        ``noise_as`` the run draws the stream of that (mechanism, mode, m) instead.
         """
         if self.noise_sharing == "shared":
             party = None
+        mechanism, mode, m = self.noise_as or (self.mechanism, self.mode, self.m)
         return (
-            "noise", self.dataset, self.experiment, self.mechanism, self.mode, self.accountant,
-            self.m, self.u, float(self.epsilon), float(self.eta), self.rep, self.seed, party,
+            "noise", self.dataset, self.experiment, mechanism, mode, self.accountant,
+            m, self.u, float(self.epsilon), float(self.eta), self.rep, self.seed, party,
         )
 
 
@@ -60,8 +66,19 @@ class Calibration:
     sensitivity: float  # per-step L2 sensitivity assumed by the calibration
     n_eff: float  # effective size in the calibration (n, or m n_(1) for the simple average)
     accountant: str  # accountant actually used
-    eps_accounted: float  # ε really given at δ by the mechanism as implemented
-    eps_accounted_scope: str  # aggregate | worst_party
+    eps_accounted: float  # ledger ε at δ of the mechanism as implemented (scope below)
+    #: aggregate: exact ε of the released aggregate (per-round, central);
+    #: worst_party: upper bound, the worst party's trajectory by post-processing (literal);
+    #: unaccounted: no valid ε known (literal mode with shared noise), eps_accounted is NaN
+    eps_accounted_scope: str
+    #: per-party noise stds (literal mode calibrated per party, ``exact_per_party``); else None
+    party_sigmas: tuple[float, ...] | None = None
+
+    def party_sigma(self, party: int | None) -> float:
+        """Noise std of ``party``'s columns (the run's σ unless calibrated per party)."""
+        if party is None or self.party_sigmas is None:
+            return self.sigma
+        return self.party_sigmas[party]
 
 
 class Mechanism(Protocol):

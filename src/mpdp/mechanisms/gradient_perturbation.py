@@ -11,10 +11,16 @@
 - ``jayaraman``: Jayaraman et al. gradient perturbation, simple average a_j = 1/m with the
   effective size m·n_(1) (spec M4.1 literal, M4.2 per round).
 
-σ always comes from :func:`mpdp.privacy.noise_std` with the accountant of the run (spec §0.5);
-the ledger's ε is computed for the mechanism as implemented: composed Gaussian with the
-calibration's sensitivity for per-round/central runs, the worst party (sensitivity 2G/n_j)
-for the literal local mode (spec M3.1, M4.1, I-1).
+σ always comes from :func:`mpdp.privacy.noise_std` with the accountant of the run (spec §0.5),
+or, for the per-party accountant ``exact_per_party`` of the ``equal_privacy`` reading (literal
+mode only), from :func:`mpdp.privacy.per_party_noise_std` (σ_j calibrated to party j's own
+n_j, spec I-1). The ledger's ε is computed for the mechanism as implemented: composed
+Gaussian with the calibration's sensitivity for per-round/central runs (scope ``aggregate``,
+exact); for the literal local mode an upper bound, the worst party's trajectory
+(sensitivity 2G/n_j) by post-processing (scope ``worst_party``, spec M3.1, M4.1, I-1).
+With ``noise_sharing: shared`` (one z_t for all parties) the parties' releases are
+correlated and that argument fails; no valid ε is known, so the ledger refuses: ε is NaN
+with scope ``unaccounted`` (and training logs a warning).
 """
 
 from __future__ import annotations
@@ -25,7 +31,15 @@ from dataclasses import dataclass
 import numpy as np
 
 from mpdp.mechanisms.base import Calibration, RunSpec
-from mpdp.privacy import accounted_epsilon, noise_std, sensitivity_replace_one, worst_party_epsilon
+from mpdp.privacy import (
+    PER_PARTY_ACCOUNTANTS,
+    PrivacyParameterError,
+    accounted_epsilon,
+    noise_std,
+    per_party_noise_std,
+    sensitivity_replace_one,
+    worst_party_epsilon,
+)
 
 
 @dataclass(frozen=True)
@@ -54,16 +68,43 @@ class GradientPerturbation:
         if run.mode not in self.modes:
             raise ValueError(f"mechanism {self.id!r} has no mode {run.mode!r}")
         sizes = np.asarray(party_sizes)
+        if run.accountant in PER_PARTY_ACCOUNTANTS:
+            return self._calibrate_per_party(run, sizes)
         n_eff = self.effective_size(sizes)
         sensitivity = sensitivity_replace_one(run.G, n_eff)
         sigma = noise_std(run.accountant, run.epsilon, run.delta, run.T, sensitivity)
         if run.mode == "local_then_aggregate":
+            if run.noise_sharing == "shared":
+                return Calibration(
+                    sigma, sensitivity, n_eff, run.accountant, float("nan"), "unaccounted"
+                )
             eps = worst_party_epsilon(sigma, run.G, sizes, run.T, run.delta)
             scope = "worst_party"
         else:
             eps = accounted_epsilon(sigma, sensitivity, run.T, run.delta)
             scope = "aggregate"
         return Calibration(sigma, sensitivity, n_eff, run.accountant, eps, scope)
+
+    def _calibrate_per_party(self, run: RunSpec, sizes: np.ndarray) -> Calibration:
+        """Literal mode with σ_j calibrated to each party's own n_j (``equal_privacy``, I-1).
+
+        The ledger row records the smallest party's values (n_eff = n_(1), sensitivity
+        2G/n_(1) and its σ, the largest); every party's σ_j is in ``party_sigmas``.
+        """
+        if run.mode != "local_then_aggregate" or run.noise_sharing == "shared":
+            raise PrivacyParameterError(
+                f"accountant {run.accountant!r} calibrates each party of the literal mode with "
+                "independent noise; got mode "
+                f"{run.mode!r}, noise_sharing {run.noise_sharing!r} (use 'exact' otherwise)"
+            )
+        sigmas = per_party_noise_std(run.accountant, run.epsilon, run.delta, run.T, run.G, sizes)
+        smallest = int(np.argmin(sizes))
+        n_min = float(sizes[smallest])
+        eps = worst_party_epsilon(sigmas, run.G, sizes, run.T, run.delta)
+        return Calibration(
+            float(sigmas[smallest]), sensitivity_replace_one(run.G, n_min), n_min,
+            run.accountant, eps, "worst_party", tuple(float(s) for s in sigmas),
+        )
 
     def record_weights(self, party_sizes: np.ndarray) -> np.ndarray:
         """Weight of each record, in party order, in the per-round aggregated gradient.

@@ -15,20 +15,25 @@ Spec §0.5 (C1, C2), M2, M3.1, M3.2, M4; bounds.md B9.
   - ``rdp``: calibrated with dp-accounting's RDP accountant.
   - ``zcdp_code``: Jayaraman et al.'s released code, zCDP with ρ + 2 sqrt(ρ ln(1/δ)) = ε
     (spec C2).
+  - ``exact_per_party`` (literal local mode only): ``exact`` with each party's own
+    sensitivity 2G/n_j (:func:`per_party_noise_std`), the ``equal_privacy`` reading.
 
   For ε < 2 ln(1/δ): exact < rdp < zcdp_code < ma_tight < ma16 ≤ ma_int.
 
 - :mod:`mpdp.privacy.ledger` reports the ε really given by the noise that was used:
   :func:`composed_gaussian_epsilon` (analytic, PLD or RDP), :func:`accounted_epsilon` for a
   std and a sensitivity, and :func:`worst_party_epsilon` for the literal local-then-aggregate
-  mode, whose guarantee is the smallest party's (spec M3.1, M4.1, I-1).
+  mode: an upper bound by post-processing of the worst party's trajectory (spec M3.1, M4.1,
+  I-1), valid for independent per-party noise only.
 """
 
 from mpdp.privacy.calibration import (
     ACCOUNTANTS,
+    PER_PARTY_ACCOUNTANTS,
     PrivacyParameterError,
     noise_multiplier,
     noise_std,
+    per_party_noise_std,
     sensitivity_replace_one,
 )
 from mpdp.privacy.ledger import (
@@ -41,11 +46,13 @@ from mpdp.privacy.ledger import (
 __all__ = [
     "ACCOUNTANTS",
     "EPSILON_METHODS",
+    "PER_PARTY_ACCOUNTANTS",
     "PrivacyParameterError",
     "accounted_epsilon",
     "composed_gaussian_epsilon",
     "noise_multiplier",
     "noise_std",
+    "per_party_noise_std",
     "sensitivity_replace_one",
     "worst_party_epsilon",
 ]

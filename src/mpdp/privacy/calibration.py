@@ -21,6 +21,13 @@ name          multiplier σ/Δ                                              spec
 ``zcdp_code`` ``sqrt(T)/(sqrt(2)·(sqrt(L + ε) - sqrt(L)))``                 C2
 ============  ==========================================================  ===========
 
+**Per-party calibration** (the ``equal_privacy`` reading, spec I-1, §0.5): in the literal
+local-then-aggregate mode each party's trajectory is a T-step Gaussian mechanism with
+sensitivity ``2G/n_j``. The accountant ``exact_per_party`` (:data:`PER_PARTY_ACCOUNTANTS`)
+uses the ``exact`` multiplier with that party's own sensitivity, ``σ_j = multiplier × 2G/n_j``
+(:func:`per_party_noise_std`), so every party's release, and hence the aggregate
+(post-processing of disjoint parties' releases), is exactly (ε, δ)-DP.
+
 ``exact`` and ``rdp`` use dp-accounting with ``NeighboringRelation.ADD_OR_REMOVE_ONE`` on a
 unit-sensitivity Gaussian: the replace-one sensitivity ``2G/n_eff`` is put into the std by
 :func:`noise_std` (dp-accounting's ``REPLACE_ONE`` disagrees between RDP and PLD in 0.6.0).
@@ -31,15 +38,20 @@ from __future__ import annotations
 import functools
 import math
 import numbers
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import dp_accounting
+import numpy as np
 from dp_accounting.rdp import RdpAccountant
 
 from mpdp.errors import ConfigError
 
 #: accountant names, as in the config key ``wddp.accountants`` (spec §0.5, I-10)
 ACCOUNTANTS = ("ma16", "ma_tight", "ma_int", "exact", "rdp", "zcdp_code")
+
+#: per-party accountants (literal local mode only) -> the accountant of their multiplier:
+#: party j's noise std is that multiplier × 2G/n_j (module docstring, ``equal_privacy``)
+PER_PARTY_ACCOUNTANTS: dict[str, str] = {"exact_per_party": "exact"}
 
 #: neighbouring relation given to dp-accounting; the replace-one factor 2 is in Δ = 2G/n_eff
 NEIGHBORING_RELATION = dp_accounting.NeighboringRelation.ADD_OR_REMOVE_ONE
@@ -184,15 +196,18 @@ def noise_multiplier(accountant: str, epsilon: float, delta: float, T: int) -> f
     ``Δ`` is the per-step replace-one sensitivity (:func:`sensitivity_replace_one`). The
     formula per ``accountant`` is in the module docstring (C1: ``ma16``, ``ma_tight``,
     ``ma_int``; C2: ``zcdp_code``; dp-accounting: ``exact``, ``rdp``). Memoised: each distinct
-    ``(accountant, ε, δ, T)`` is computed once per process.
+    ``(accountant, ε, δ, T)`` is computed once per process. A per-party accountant
+    (:data:`PER_PARTY_ACCOUNTANTS`) gives the multiplier of its base accountant.
 
     Raises:
         PrivacyParameterError: unknown accountant, ε not > 0, δ not in (0, 1), T not an integer
             ≥ 1, or ``ma16`` with ε > 2 ln(1/δ) (spec C1's validity condition).
     """
+    accountant = PER_PARTY_ACCOUNTANTS.get(accountant, accountant)
     if accountant not in _MULTIPLIERS:
         raise PrivacyParameterError(
-            f"accountant must be one of {ACCOUNTANTS}, got accountant={accountant!r}"
+            f"accountant must be one of {ACCOUNTANTS + tuple(PER_PARTY_ACCOUNTANTS)}, "
+            f"got accountant={accountant!r}"
         )
     return _MULTIPLIERS[accountant](
         require_positive("epsilon", epsilon), require_delta(delta), require_steps(T)
@@ -207,3 +222,22 @@ def noise_std(accountant: str, epsilon: float, delta: float, T: int, sensitivity
     """
     sensitivity = require_positive("sensitivity", sensitivity)
     return noise_multiplier(accountant, epsilon, delta, T) * sensitivity
+
+
+def per_party_noise_std(
+    accountant: str, epsilon: float, delta: float, T: int, G: float, party_sizes: Sequence[int]
+) -> np.ndarray:
+    """Noise std of every party, calibrated to the party's own size (``equal_privacy``, I-1).
+
+    ``σ_j = noise_multiplier(accountant, ε, δ, T) × 2G/n_j``: party j's T local steps have
+    per-step replace-one sensitivity 2G/n_j (spec M3.1, M4.1), so with ``accountant="exact"``
+    (or ``exact_per_party``) each party's trajectory is exactly (ε, δ)-DP and so is their
+    aggregate, which is post-processing of releases on disjoint data.
+    """
+    sizes = np.asarray(party_sizes, dtype=float)
+    if sizes.ndim != 1 or sizes.size == 0 or not np.all(np.isfinite(sizes) & (sizes > 0)):
+        raise PrivacyParameterError(
+            f"party_sizes must be a non-empty 1-d sequence of positive sizes, got {party_sizes!r}"
+        )
+    multiplier = noise_multiplier(accountant, epsilon, delta, T)
+    return multiplier * 2.0 * require_positive("G", G) / sizes

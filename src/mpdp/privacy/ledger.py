@@ -5,7 +5,9 @@ goes the other way: given the noise std actually used, the per-step sensitivity 
 incurred and T adaptive steps, it reports the ε at δ of the composed Gaussian mechanism.
 For a run that is calibrated and executed with the same sensitivity this is at most the
 target (equal to it for the ``exact`` accountant). For the literal local-then-aggregate mode
-(spec M3.1, M4.1) it is the worst party's ε, which exceeds the claimed ε (inconsistency I-1).
+(spec M3.1, M4.1) it is an *upper bound*: the worst party's ε, by post-processing (scope
+``worst_party``), which exceeds the claimed ε (inconsistency I-1) unless every party is
+calibrated to its own size (``exact_per_party``).
 
 Methods of :func:`composed_gaussian_epsilon`:
 
@@ -131,16 +133,25 @@ def accounted_epsilon(sigma: float, sensitivity: float, T: int, delta: float) ->
 
 
 def worst_party_epsilon(
-    sigma: float, G: float, party_sizes: Sequence[int] | np.ndarray, T: int, delta: float
+    sigma: float | Sequence[float] | np.ndarray,
+    G: float,
+    party_sizes: Sequence[int] | np.ndarray,
+    T: int,
+    delta: float,
 ) -> float:
-    """ε at δ really given by the literal local-then-aggregate mode (spec M3.1, M4.1, I-1).
+    """Upper bound on the ε at δ of the literal local-then-aggregate release (M3.1, M4.1, I-1).
 
-    Party j runs T noisy local steps with noise std σ on its own data, so its trajectory has
-    per-step sensitivity 2G/n_j; the aggregate is post-processing. Each record is protected at
-    the ε of its own party, and the guarantee of the release is the worst one: that of the
-    smallest party, ``accounted_epsilon(σ, 2G/n_(1), T, δ)``. For ``ma16`` noise calibrated
-    to the total n at ε, spec C1 bounds it by ε·n/n_(1) (when that is ≤ 2 ln(1/δ)), which
-    exceeds ε whenever the parties are not all of size n.
+    Party j runs T noisy local steps with noise std σ_j on its own data, so its trajectory has
+    per-step sensitivity 2G/n_j and is ``accounted_epsilon(σ_j, 2G/n_j, T, δ)``-DP. The parties
+    hold disjoint records and draw **independent** noise, so the joint release of all
+    trajectories is max_j of these, and the aggregate, post-processing of it, is at most that
+    (**scope: an upper bound** by post-processing of the worst party's trajectory, not the
+    exact ε of the aggregate, which can be smaller). ``sigma`` is one std for all parties
+    (the paper's reading) or one per party (per-party calibration, ``exact_per_party``).
+    For ``ma16`` noise calibrated to the total n at ε, spec C1 bounds it by ε·n/n_(1) (when
+    that is ≤ 2 ln(1/δ)), which exceeds ε whenever the parties are not all of size n.
+    It does not apply to noise shared by the parties (``noise_sharing: shared``): see
+    :mod:`mpdp.mechanisms.gradient_perturbation`.
     """
     message = (
         "party_sizes must be a non-empty 1-d sequence of positive sizes, "
@@ -152,4 +163,8 @@ def worst_party_epsilon(
         raise PrivacyParameterError(message) from err
     if sizes.ndim != 1 or sizes.size == 0 or not np.all(np.isfinite(sizes)) or np.any(sizes <= 0):
         raise PrivacyParameterError(message)
-    return accounted_epsilon(sigma, sensitivity_replace_one(G, float(sizes.min())), T, delta)
+    sigmas = np.broadcast_to(np.asarray(sigma, dtype=float), sizes.shape)
+    # ε is decreasing in the multiplier σ_j/Δ_j, so the worst party has the smallest one.
+    sensitivities = np.array([sensitivity_replace_one(G, float(n)) for n in sizes])
+    worst = int(np.argmin(sigmas / sensitivities))
+    return accounted_epsilon(float(sigmas[worst]), float(sensitivities[worst]), T, delta)

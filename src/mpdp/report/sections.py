@@ -1,25 +1,27 @@
 """Tables and sentences of the HTML report, computed from the results (spec E3.4, E7, §16).
 
 Everything the report states about the replication is computed here from the results
-tables, the data cards, the config and the claims check (:mod:`mpdp.claims`); the notebook
-``notebooks/report.py`` only arranges it. No number in the report is typed by hand.
+tables, the data cards, the config and the claims check (:mod:`mpdp.studies.wddp.claims`);
+the notebook ``notebooks/report.py`` only arranges it. No number in the report is typed by hand.
 """
 
 from __future__ import annotations
 
 import html
+import json
 import math
 import re
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from mpdp import bounds
-from mpdp.claims import evaluate_claims
 from mpdp.figures import style
 from mpdp.figures.plot import select_rows
+from mpdp.studies.wddp.claims import evaluate_reading, survival
 from mpdp.studies.wddp.figure_spec import DATASET_PANELS, FIGURES, VARIANTS, FigureSpec
 
 Tables = Mapping[str, pd.DataFrame | None]
@@ -130,6 +132,137 @@ def data_card_table(
     return pd.DataFrame(rows)
 
 
+def optimum_path(results_path: str | None) -> Path | None:
+    """The θ* file of a data set, next to its results table (``optimum/<id>.npz``)."""
+    if not results_path:
+        return None
+    path = Path(results_path).parent / "optimum" / f"{Path(results_path).stem}.npz"
+    return path if path.is_file() else None
+
+
+def eta_path(results_path: str | None) -> Path | None:
+    """The η table of a data set, next to its results table (``eta/<id>.json``)."""
+    if not results_path:
+        return None
+    path = Path(results_path).parent / "eta" / f"{Path(results_path).stem}.json"
+    return path if path.is_file() else None
+
+
+def accuracy_range(tables: Tables, results_paths: Mapping[str, str | None]) -> pd.DataFrame:
+    """Floor and ceilings of every accuracy panel, per data set (issue 11).
+
+    Majority-class rate of the test set and the test accuracy of θ* (the non-private ERM
+    optimum at the configured λ) from the θ* file, and the mean test accuracy of the
+    non-private GD after the same T steps (spec M1b, ε-sweep runs) from the results. The
+    last column says when private curves cannot be told from predicting the majority class.
+    """
+    rows = []
+    for ds in [d for d in DATASET_PANELS if d in results_paths]:
+        path = optimum_path(results_paths[ds])
+        table = tables.get(ds)
+        record: dict[str, Any] = {"data set": display_name(ds)}
+        if path is not None:
+            with np.load(path) as f:
+                if "majority_rate" in f:
+                    record["majority-class rate (test)"] = float(f["majority_rate"])
+                    record["θ* test accuracy"] = float(f["test_accuracy"])
+        if table is not None and not table.empty:
+            ref = table[_is(table["mechanism"], "nonprivate") & _is(table["experiment"], "eps_sweep")]
+            if not ref.empty:
+                record["non-private GD test accuracy"] = float(ref["accuracy"].mean())
+        floor, top = record.get("majority-class rate (test)"), record.get("θ* test accuracy")
+        if floor is not None and top is not None:
+            record["headroom θ* − majority"] = top - floor
+            record["note"] = (
+                "every accuracy curve lies between the majority class and θ*: a gap under one "
+                "point leaves nothing to compare"
+                if top - floor < 0.01
+                else ""
+            )
+        rows.append(record)
+    return pd.DataFrame(rows)
+
+
+def lambda_sensitivity_table(results_paths: Mapping[str, str | None]) -> pd.DataFrame:
+    """θ* test accuracy and ‖θ*‖ per λ of the sensitivity grid (issue 11, spec E7 #4)."""
+    rows = []
+    for ds in [d for d in DATASET_PANELS if d in results_paths]:
+        path = optimum_path(results_paths[ds])
+        if path is None:
+            continue
+        with np.load(path) as f:
+            if "lambda_grid" not in f:
+                continue
+            for lam, acc, norm, ok in zip(f["lambda_grid"], f["lambda_test_accuracy"],
+                                          f["lambda_theta_norm"], f["lambda_converged"], strict=True):
+                rows.append({"data set": display_name(ds), "λ": float(lam),
+                             "θ* test accuracy": float(acc), "‖θ*‖": float(norm),
+                             "solver converged": bool(ok)})
+    return pd.DataFrame(rows)
+
+
+def cv_scores(results_paths: Mapping[str, str | None]) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The CV curves (score ± SE per η) and the selections, from the η tables (spec E3.3)."""
+    scores, chosen = [], []
+    for ds in [d for d in DATASET_PANELS if d in results_paths]:
+        path = eta_path(results_paths[ds])
+        if path is None:
+            continue
+        table = json.loads(path.read_text())
+        for row in table.get("scores", []):
+            scores.append({"dataset": ds, **row})
+        if table.get("source") == "cv":
+            for row in table["chosen"]:
+                chosen.append({"dataset": ds, **row})
+    scores_df = pd.DataFrame(scores)
+    if not scores_df.empty and "se" not in scores_df:
+        scores_df["se"] = scores_df["std_accuracy"] / np.sqrt(scores_df["n"])
+    return scores_df, pd.DataFrame(chosen)
+
+
+def cv_choice_table(chosen: pd.DataFrame) -> pd.DataFrame:
+    """Chosen η per data set, mechanism, mode and accountant, with the best η and the rule."""
+    if chosen.empty:
+        return chosen
+    out = chosen.assign(
+        dataset=chosen["dataset"].map(display_name),
+        mechanism=chosen["mechanism"].map(style.mechanism_label),
+    )
+    cols = ["dataset", "mechanism", "mode", "accountant", "eta", "mean_accuracy", "se",
+            "best_eta", "best_mean_accuracy", "best_se", "selected_as"]
+    return out[[c for c in cols if c in out]].rename(columns={
+        "dataset": "data set", "eta": "chosen η", "mean_accuracy": "its accuracy",
+        "se": "its SE", "best_eta": "best η", "best_mean_accuracy": "best accuracy",
+        "best_se": "best SE", "selected_as": "selected with (pooled group)",
+    })
+
+
+def twin_identity(tables: Tables) -> str:
+    """Whether per-round WD-DP and Wang–Ye–Xu coincide in the results (spec M3.2), in words."""
+    table = combined(tables)
+    if table.empty:
+        return "No results."
+    keys = ["dataset", "accountant", "epsilon", "rep"]
+    wd = table[_is(table["mechanism"], "wddp") & _is(table["mode"], "per_round")
+               & _is(table["experiment"], "eps_sweep")]
+    wyx = table[_is(table["mechanism"], "wyx") & _is(table["experiment"], "eps_sweep")]
+    pairs = wd[[*keys, "m", "eta", "accuracy", "optimal_gap"]].merge(
+        wyx[[*keys, "eta", "accuracy", "optimal_gap"]], on=keys, suffixes=("", "_wyx")
+    )
+    if pairs.empty:
+        return "No per-round WD-DP run shares (data set, accountant, ε, repetition) with a WYX run."
+    same_eta = bool((pairs["eta"] == pairs["eta_wyx"]).all())
+    acc = float((pairs["accuracy"] - pairs["accuracy_wyx"]).abs().max())
+    gap = float(((pairs["optimal_gap"] - pairs["optimal_gap_wyx"]).abs()
+                 / pairs["optimal_gap_wyx"].abs().clip(lower=1e-300)).max())
+    return (
+        f"Per-round WD-DP and Wang–Ye–Xu share the η selection ({'same' if same_eta else 'DIFFERENT'}"
+        f" η in all {len(pairs)} paired runs) and the noise stream; over these pairs (every m) the "
+        f"largest test-accuracy difference is {acc:.3g} and the largest relative optimal-gap "
+        f"difference {gap:.3g} (float32 rounding: different record order per m)."
+    )
+
+
 def parsing_notes(cards: Mapping[str, Mapping[str, Any] | None]) -> pd.DataFrame:
     """What the data preparation dropped or imputed, per data set (card key ``parsing``)."""
     rows = []
@@ -146,12 +279,42 @@ def parsing_notes(cards: Mapping[str, Mapping[str, Any] | None]) -> pd.DataFrame
 # --------------------------------------------------------------------------------------------
 
 
-def claims_check(tables: Tables, mode: str, accountant: str = "ma16") -> pd.DataFrame:
-    """:func:`mpdp.claims.evaluate_claims` on all data sets for one reading (spec E3.4)."""
+def claims_check(tables: Tables, reading: str) -> pd.DataFrame:
+    """:func:`mpdp.studies.wddp.claims.evaluate_reading` on all data sets (E3.4).
+
+    ``reading`` is a key of :data:`mpdp.studies.wddp.claims.READINGS`.
+    """
     table = combined(tables)
     if table.empty:
         return pd.DataFrame()
-    return evaluate_claims(table, mode=mode, accountant=accountant)
+    return evaluate_reading(table, reading)
+
+
+def claims_side_by_side(paper: pd.DataFrame, other: pd.DataFrame, other_name: str) -> pd.DataFrame:
+    """Claim × data set -> "paper's cell ‖ other reading's cell" (same layout as the matrix)."""
+    if paper.empty:
+        return pd.DataFrame()
+    left, right = claims_matrix(paper), claims_matrix(other) if not other.empty else None
+    out = left.copy()
+    for col in left.columns[2:]:
+        theirs = (
+            right.set_index("id")[col].reindex(left["id"]).fillna("no data").to_numpy()
+            if right is not None and col in right.columns
+            else ["no data"] * len(left)
+        )
+        out[col] = [f"paper: {a} ‖ {other_name}: {b}" for a, b in zip(left[col], theirs, strict=True)]
+    return out
+
+
+def survival_table(paper: pd.DataFrame, other: pd.DataFrame) -> pd.DataFrame:
+    """:func:`mpdp.studies.wddp.claims.survival` with readable data-set names."""
+    table = survival(paper, other)
+    if table.empty:
+        return table
+    names = {"pass_paper": "PASS on the paper's reading", "pass_other": "of those, PASS at equal privacy"}
+    for col in names:
+        table[col] = [", ".join(display_name(d) for d in ds) or "—" for ds in table[col]]
+    return table.rename(columns={"claim_id": "id", **names})
 
 
 def _cell(row: pd.Series) -> str:
@@ -295,31 +458,82 @@ def figure_findings(spec: FigureSpec, observations: pd.DataFrame) -> list[str]:
 # --------------------------------------------------------------------------------------------
 
 
-def _ledger_explanation(mode: str, accountant: str, scope: str, ratio: float) -> str:
-    """Why accounted ε differs from claimed ε for one (mode, accountant) (spec I-1, I-3)."""
+#: ledger scope id -> what the ``eps_accounted`` column means for those runs
+SCOPE_NAMES: dict[str, str] = {
+    "aggregate": "exact: ε of the released aggregate",
+    "worst_party": "upper bound: worst party's trajectory, by post-processing",
+    "unaccounted": "none: noise shared by the parties, no valid ε known (refused)",
+}
+
+
+def delta_at_zero(sigma: float, sensitivity: float, T: int) -> float:
+    """δ at ε = 0 of T Gaussian steps with std σ and sensitivity Δ: 2Φ(1/(2s')) − 1.
+
+    s' = (σ/Δ)/sqrt(T) is the multiplier of the composed mechanism (Gaussian DP). When it is
+    below the target δ, the release is (0, δ)-DP and the ledger's ε is 0.
+    """
+    s_eff = sigma / sensitivity / math.sqrt(T)
+    return float(math.erf(1.0 / (2.0 * s_eff) / math.sqrt(2.0)))
+
+
+def _ledger_explanation(group: pd.DataFrame, mode: str, accountant: str, scope: str) -> str:
+    """Why accounted ε differs from claimed ε for one (mode, accountant), from its runs."""
     parts = []
-    if scope == "worst_party":
+    per_eps = group.groupby("eps_claimed")["ratio"].median()
+    by_eps = ", ".join(f"{e:g}: {r:.3g}" for e, r in per_eps.items())
+    if scope == "worst_party" and accountant != "exact_per_party":
         parts.append(
-            "I-1: Algorithm 1 as printed is only (ε·n/n_(1), δ)-DP for the worst party (its "
-            "local trajectory has sensitivity 2G/n_j, not 2G/n)"
+            "I-1: Algorithm 1 as printed calibrates to the total n, but each party's local "
+            "trajectory has sensitivity 2G/n_j; the value is an upper bound via the worst "
+            "party (post-processing)"
         )
-    if accountant == "ma16":
+    if accountant == "exact_per_party":
         parts.append(
-            "I-3: c = 16 is conservative; the tight accountant gives ≈ 0.7 ε for the composed Gaussian"
+            "equal privacy: each party calibrated to its own n_j with the exact accountant, so "
+            "every party (and the aggregate) is (ε, δ)-DP at the claimed ε"
         )
-    elif accountant == "exact":
+    elif accountant == "ma16" and scope == "aggregate":
+        parts.append(f"I-3: c = 16 is conservative; accounted/claimed ε (median) per claimed ε: {by_eps}")
+    elif accountant == "ma16":
+        parts.append(
+            "I-3: c = 16 is conservative (its ratio for the aggregate is in the per-round and "
+            f"central rows); here accounted/claimed ε (median) per claimed ε: {by_eps}"
+        )
+    elif accountant == "exact" and scope == "aggregate":
         parts.append("exact accountant: tight, accounted ε = claimed ε for the aggregate")
+    if scope == "unaccounted":
+        parts.append(
+            "noise_sharing: shared: all parties add the same z_t, so the parties' releases are "
+            "correlated and the worst-party argument does not hold; the ledger refuses to give "
+            "an ε (empty)"
+        )
     if mode == "per_round":
         parts.append(
             "per-round reading: exactly the (ε, δ) analysis of the proof; WD-DP = WYX in distribution"
         )
+    zero = group[(group["eps_accounted"] == 0).to_numpy(dtype=bool)]
+    if not zero.empty:
+        deltas = [
+            delta_at_zero(float(r.sigma), float(r.sensitivity), int(r.T))
+            for r in zero.itertuples()
+        ]
+        eps0 = ", ".join(f"{e:g}" for e in sorted(zero["eps_claimed"].unique()))
+        parts.append(
+            f"accounted ε = 0 at claimed ε {eps0} ({len(zero)} runs): the noise is so large that "
+            f"δ(0) = 2Φ(1/(2s′)) − 1 ≤ {max(deltas):.2g} is below δ = "
+            f"{float(zero['delta'].iloc[0]):g}, i.e. the release is (0, δ)-DP — correct, not an error"
+        )
     if not parts:
-        parts.append(f"accounted/claimed = {ratio:.3g}")
+        parts.append(f"accounted/claimed ε (median) per claimed ε: {by_eps}")
     return "; ".join(parts) + "."
 
 
 def privacy_ledger(tables: Tables) -> pd.DataFrame:
-    """Per mechanism, mode and accountant: σ range, claimed vs accounted ε and why they differ."""
+    """Per mechanism, mode and accountant: σ range, claimed vs accounted ε and why they differ.
+
+    The scope column says what ``eps_accounted`` is for those runs (:data:`SCOPE_NAMES`):
+    exact for per-round and central runs, an upper bound for the literal mode.
+    """
     table = combined(tables)
     if table.empty:
         return pd.DataFrame()
@@ -337,9 +551,11 @@ def privacy_ledger(tables: Tables) -> pd.DataFrame:
         eps_accounted_max=("eps_accounted", "max"),
     )
     grouped = grouped.reset_index()
+    groups = dict(list(table.groupby(keys, dropna=False)))
     grouped["explanation"] = [
         _ledger_explanation(
-            str(r.mode), str(r.accountant), str(r.eps_accounted_scope), float(r.ratio_mean)
+            groups[(r.mechanism, r.mode, r.accountant, r.eps_accounted_scope)],
+            str(r.mode), str(r.accountant), str(r.eps_accounted_scope),
         )
         for r in grouped.itertuples()
     ]
@@ -348,9 +564,12 @@ def privacy_ledger(tables: Tables) -> pd.DataFrame:
         key=lambda s: s.map(style.mechanism_sort_key) if s.name == "mechanism" else s,
     ).reset_index(drop=True)
     grouped["mechanism"] = grouped["mechanism"].map(style.mechanism_label)
+    grouped["eps_accounted_scope"] = [
+        f"{scope} ({SCOPE_NAMES.get(str(scope), '?')})" for scope in grouped["eps_accounted_scope"]
+    ]
     return grouped.rename(
         columns={
-            "eps_accounted_scope": "scope",
+            "eps_accounted_scope": "scope of accounted ε",
             "sigma_min": "σ min",
             "sigma_max": "σ max",
             "eps_claimed_min": "claimed ε min",
@@ -360,6 +579,28 @@ def privacy_ledger(tables: Tables) -> pd.DataFrame:
             "eps_accounted_max": "accounted ε (max)",
         }
     )
+
+
+def ma16_ratio_sentence(tables: Tables) -> str:
+    """What the tight accountant gives for the paper's c = 16, per claimed ε, from the ledger."""
+    table = combined(tables)
+    if table.empty:
+        return "No runs: the ratio of accounted to claimed ε under c = 16 is not available."
+    rows = table[
+        _is(table["accountant"], "ma16") & _is(table["eps_accounted_scope"], "aggregate")
+        & table["experiment"].isin(["eps_sweep", "u_sweep"]).to_numpy(dtype=bool)
+    ]
+    if rows.empty:
+        return "No per-round or central ma16 runs: the c = 16 ratio is not available."
+    ratio = (rows["eps_accounted"] / rows["eps_claimed"]).groupby(rows["eps_claimed"]).median()
+    return (
+        "The tight accounting of the same noise gives accounted/claimed ε (median over runs) of "
+        + ", ".join(f"{r:.3g} at claimed ε = {e:g}" for e, r in ratio.items())
+    )
+
+
+def _is(column: pd.Series, value: str) -> np.ndarray:
+    return (column == value).fillna(False).to_numpy(dtype=bool)
 
 
 def size_ratios(tables: Tables) -> pd.DataFrame:
@@ -389,7 +630,7 @@ def learning_rates(tables: Tables) -> pd.DataFrame:
     if table.empty:
         return pd.DataFrame()
     rows = table[table["experiment"].isin(["eps_sweep", "u_sweep"]).to_numpy(dtype=bool)]
-    out = rows.groupby(["dataset", "mechanism", "mode"]).agg(
+    out = rows.groupby(["dataset", "mechanism", "mode", "accountant"]).agg(
         eta=("eta", "first"),
         etas=("eta", "nunique"),
         source=("eta_source", "first"),
@@ -525,16 +766,32 @@ def inconsistencies(config: Mapping[str, Any], tables: Tables) -> pd.DataFrame:
             "Algorithm 1 (T local noisy steps, one weighted average, σ calibrated to the total n) is not "
             "the per-round mechanism the privacy proof analyses; literally it is only (ε·n/n_(1), δ)-DP.",
             f"both readings are run (modes {w.get('modes')}): main figures = Algorithm 1 as printed, "
-            "'-pr' figures = per-round reading (identical to Wang–Ye–Xu); the ledger reports the worst-party ε.",
+            "'-pr' figures = per-round reading (identical to Wang–Ye–Xu: shared η selection and "
+            "noise stream, see the learning-rate section); the ledger reports an upper bound, the "
+            "worst party's ε"
+            + (
+                "; '-eq' figures calibrate each party to its own n_j (equal real privacy)."
+                if w.get("equal_privacy")
+                else "."
+            ),
         ),
         (
             "I-2",
             "The noise z_t of Algorithm 1 has no party index (shared or independent?).",
-            f"noise_sharing = {w.get('noise_sharing')}.",
+            f"noise_sharing = {w.get('noise_sharing')}"
+            + (
+                "; with shared noise the ledger refuses to give an ε (correlated releases: the "
+                "worst-party argument fails)."
+                if w.get("noise_sharing") == "shared"
+                else "."
+            )
+            + " Spec M3.2's optional noise_placement: per_party (per-round mode with each party "
+            "adding its own noise) is NOT implemented.",
         ),
         (
             "I-3",
-            "The constant c of σ² is unspecified; the proof needs c ≥ 16, which over-noises (accounted ε ≈ 0.7 ε).",
+            "The constant c of σ² is unspecified; the proof needs c ≥ 16, which over-noises. "
+            + ma16_ratio_sentence(tables) + ".",
             f"accountants {w.get('accountants')}: main figures c = 16, '-exact' figures the tight calibration.",
         ),
         (

@@ -84,7 +84,7 @@ def train_batch(
 
     def add_column(run: RunSpec, party: int | None, cal: Calibration) -> int:
         col_eta.append(run.eta)
-        col_sigma.append(cal.sigma)
+        col_sigma.append(cal.party_sigma(party))
         col_seed.append(seed_sequence(root_seed, *run.noise_key(party)))
         col_theta0.append(theta0_by_rep[run.rep])
         return len(col_eta) - 1

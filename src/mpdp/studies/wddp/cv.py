@@ -1,10 +1,26 @@
 """Learning-rate selection by cross-validation (spec E3.3, `cv_scope: per_method_dataset`).
 
 5-fold stratified CV on the training split at the reference setting (m = 8, ε = 0.1, random
-sizes, the first configured accountant); inside each fold the fold's training part is
-partitioned with spec E2.1; the score is the mean validation accuracy over folds × noise seeds;
-ties go to the smaller η. The chosen η is then fixed per (mechanism, mode, data set). As in
-the paper, CV on private data is not privacy-accounted (spec E7 #16).
+sizes); inside each fold the fold's training part is partitioned with spec E2.1. As in the
+paper, CV on private data is not privacy-accounted (spec E7 #16).
+
+**Groups.** Mechanisms identical in distribution (per-round WD-DP ≡ Wang–Ye–Xu, spec M3.2;
+:data:`mpdp.studies.wddp.plan.IDENTICAL_TO`) form one group with one selection: the group is
+trained once, as its representative, with ``cv.seeds`` noise seeds per member (the pooled
+evaluations), and every member gets the chosen η. So the identity the report states holds
+(together with the shared noise stream of :func:`mpdp.studies.wddp.plan.noise_twin`).
+
+**Accountants.** With ``cv.per_accountant`` η is selected separately for every accountant a
+(mechanism, mode) is trained with (the accountant sets the noise level, so the best η can
+move: ``-exact`` and ``-eq`` get their own); otherwise once, under the first accountant, for all.
+
+**Criterion and rule.** The score of an η is the mean validation accuracy over folds × seeds,
+with its standard error ``s/sqrt(n)`` (evaluations treated as independent; folds share
+records, so it is a slight underestimate). **One-standard-error rule**: among the η whose
+mean is at least ``best mean − SE(best)``, the *smallest* η is chosen (the most conservative
+step: it amplifies the injected noise least, ησ per step). Accuracy is the criterion for every
+figure, the gap figures included: the paper fixes one η per mechanism and data set for all its
+figures (E3.3), and the optimality gap is a training-data quantity, not a validation score.
 """
 
 from __future__ import annotations
@@ -21,7 +37,12 @@ from mpdp.models import logistic
 from mpdp.partition import PartitionSet, random_sizes
 from mpdp.seeding import rng
 from mpdp.studies.wddp.batch import initial_point, train_batch
-from mpdp.studies.wddp.plan import JAYARAMAN_ONLY, method_keys
+from mpdp.studies.wddp.plan import IDENTICAL_TO, JAYARAMAN_ONLY, accountants_for, method_keys
+
+#: name of the selection rule, recorded in the η table and the report
+RULE = "one_se_smallest"
+#: noise seeds of one fold are ``fold * SEED_STRIDE + s``
+SEED_STRIDE = 1000
 
 
 def fixed_etas(cfg: dict[str, Any]) -> dict[str, Any]:
@@ -34,16 +55,56 @@ def fixed_etas(cfg: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def selection_groups(cfg: dict[str, Any]) -> dict[tuple[str, str], list[tuple[str, str]]]:
+    """Representative (mechanism, mode) -> the (mechanism, mode) pairs sharing its selection."""
+    groups: dict[tuple[str, str], list[tuple[str, str]]] = {}
+    for key in method_keys(cfg):
+        groups.setdefault(IDENTICAL_TO.get(key, key), []).append(key)
+    return groups
+
+
+def reference_accountant(cfg: dict[str, Any]) -> str:
+    """The accountant of the selection when ``cv.per_accountant`` is off."""
+    return next(a for a in cfg["wddp"]["accountants"] if a not in JAYARAMAN_ONLY)
+
+
+def selection_accountants(cfg: dict[str, Any], members: list[tuple[str, str]]) -> list[str]:
+    """Accountants a group is selected under (every one its members train with, or one)."""
+    if not cfg["wddp"]["cv"].get("per_accountant", False):
+        return [reference_accountant(cfg)]
+    accs = [a for mech, mode in members for a in accountants_for(cfg, mech, mode)]
+    return list(dict.fromkeys(accs))
+
+
+def cv_run_count(cfg: dict[str, Any]) -> int:
+    """Training runs of one data set's CV (all folds): for the grid-cost projection."""
+    w = cfg["wddp"]
+    cv = w["cv"]
+    per_fold = sum(
+        len(selection_accountants(cfg, members)) * len(members) * cv["seeds"]
+        for members in selection_groups(cfg).values()
+    ) * len(w["eta_grid"])
+    return per_fold * cv["folds"]
+
+
+def one_se_choice(scores: pd.DataFrame) -> pd.Series:
+    """The row of ``scores`` (one η each: eta, mean, se) chosen by the one-SE rule."""
+    best = scores.loc[scores["mean"].idxmax()]
+    threshold = float(best["mean"]) - (float(best["se"]) if np.isfinite(best["se"]) else 0.0)
+    eligible = scores.loc[scores["mean"] >= threshold - 1e-12]
+    return eligible.loc[eligible["eta"].idxmin()]
+
+
 def cross_validate(
     cfg: dict[str, Any], dataset: str, X: np.ndarray, y: np.ndarray,
     log: logging.Logger | None = None,
 ) -> dict[str, Any]:
-    """Run the CV grid for every (mechanism, mode) of the config; return the η table."""
+    """Run the CV grid for every selection group of the config; return the η table."""
     log = log or logging.getLogger(__name__)
     w = cfg["wddp"]
     cv = w["cv"]
     root = cfg["root_seed"]
-    accountant = next(a for a in w["accountants"] if a not in JAYARAMAN_ONLY)
+    groups = selection_groups(cfg)
     split_seed = int(rng(root, "cv-folds", dataset).integers(2**31 - 1))
     folds = StratifiedKFold(n_splits=cv["folds"], shuffle=True, random_state=split_seed)
     records = []
@@ -59,41 +120,77 @@ def cross_validate(
                 dataset=dataset, experiment="cv", mechanism=mech, mode=mode, accountant=accountant,
                 epsilon=float(cv["ref_eps"]), delta=float(w["delta"]), rep=0, eta=float(eta),
                 T=int(w["T"]), lam=float(w["lambda"]), G=float(w["G"]),
-                m=None if mech == "wyx" else m, noise_sharing=w["noise_sharing"],
-                seed=fold * cv["seeds"] + s, eta_source="cv",
+                m=None if mode == "central" else m,
+                noise_sharing=w["noise_sharing"] if mode == "local_then_aggregate" else "n/a",
+                seed=fold * SEED_STRIDE + s, eta_source="cv",
             )
-            for mech, mode in method_keys(cfg)
+            for (mech, mode), members in groups.items()
+            for accountant in selection_accountants(cfg, members)
             for eta in w["eta_grid"]
-            for s in range(cv["seeds"])
+            for s in range(cv["seeds"] * len(members))
         ]
         theta0 = {0: initial_point(root, dataset, fold, X.shape[1], w["init_std"])}
         result = train_batch(runs, X, y, partition, theta0, root, w["dtype"], w["dedup"])
         acc = np.atleast_1d(logistic.accuracy(result.thetas, X[val_idx], y[val_idx]))
         records += [
-            {"mechanism": r.mechanism, "mode": r.mode, "eta": r.eta, "fold": fold, "seed": r.seed,
-             "accuracy": float(a)}
+            {"mechanism": r.mechanism, "mode": r.mode, "accountant": r.accountant, "eta": r.eta,
+             "fold": fold, "seed": r.seed, "accuracy": float(a)}
             for r, a in zip(runs, acc, strict=True)
         ]
         log.info("cv %s: fold %d/%d done (%d runs)", dataset, fold + 1, cv["folds"], len(runs))
     scores = (
-        pd.DataFrame(records).groupby(["mechanism", "mode", "eta"], as_index=False)["accuracy"]
-        .agg(mean_accuracy="mean", std_accuracy="std", n="count")
+        pd.DataFrame(records).groupby(["mechanism", "mode", "accountant", "eta"], as_index=False)
+        ["accuracy"].agg(mean="mean", std="std", n="count")
     )
+    scores["se"] = scores["std"] / np.sqrt(scores["n"])
     chosen = []
-    for (mech, mode), group in scores.groupby(["mechanism", "mode"], sort=False):
-        best = group["mean_accuracy"].round(12).max()
-        eta = float(group.loc[group["mean_accuracy"].round(12) == best, "eta"].min())
-        chosen.append({"mechanism": mech, "mode": mode, "eta": eta, "mean_accuracy": float(best)})
-        log.info("cv %s: %s/%s -> eta = %g (accuracy %.4f)", dataset, mech, mode, eta, best)
+    for (mech, mode, accountant), group in scores.groupby(["mechanism", "mode", "accountant"], sort=False):
+        pick = one_se_choice(group)
+        best = group.loc[group["mean"].idxmax()]
+        for member in groups[(mech, mode)]:
+            chosen.append({
+                "mechanism": member[0], "mode": member[1], "accountant": accountant,
+                "eta": float(pick["eta"]), "mean_accuracy": float(pick["mean"]),
+                "se": float(pick["se"]), "best_eta": float(best["eta"]),
+                "best_mean_accuracy": float(best["mean"]), "best_se": float(best["se"]),
+                "selected_as": f"{mech}/{mode}",
+            })
+        log.info("cv %s: %s/%s (%s) -> eta = %g (accuracy %.4f ± %.4f; best eta %g at %.4f ± %.4f)",
+                 dataset, mech, mode, accountant, pick["eta"], pick["mean"], pick["se"],
+                 best["eta"], best["mean"], best["se"])
     return {
         "source": "cv",
-        "reference": {"m": cv["ref_m"], "eps": cv["ref_eps"], "accountant": accountant,
-                      "folds": cv["folds"], "seeds": cv["seeds"]},
+        "reference": {"m": cv["ref_m"], "eps": cv["ref_eps"], "folds": cv["folds"],
+                      "seeds": cv["seeds"], "rule": RULE, "criterion": "validation accuracy",
+                      "per_accountant": bool(cv.get("per_accountant", False)),
+                      "accountant": reference_accountant(cfg)},
         "chosen": chosen,
-        "scores": scores.to_dict(orient="records"),
+        "scores": scores.rename(columns={"mean": "mean_accuracy", "std": "std_accuracy"})
+        .to_dict(orient="records"),
     }
 
 
-def eta_lookup(table: dict[str, Any]) -> dict[tuple[str, str], tuple[float, str]]:
-    """(mechanism, mode) → (η, source) from a table written by this module."""
-    return {(c["mechanism"], c["mode"]): (float(c["eta"]), table["source"]) for c in table["chosen"]}
+def eta_lookup(table: dict[str, Any]) -> dict[tuple[str, ...], tuple[float, str]]:
+    """η and its source from a table written by this module.
+
+    Keys are (mechanism, mode, accountant) for per-accountant selections and (mechanism,
+    mode) for the selection every accountant falls back to (the reference accountant's, or
+    the config's η). Use :func:`eta_for` to look one up.
+    """
+    out: dict[tuple[str, ...], tuple[float, str]] = {}
+    ref = table.get("reference", {}).get("accountant")
+    for c in table["chosen"]:
+        value = (float(c["eta"]), table["source"])
+        acc = c.get("accountant")
+        if acc is not None:
+            out[(c["mechanism"], c["mode"], acc)] = value
+        if acc is None or acc == ref:
+            out[(c["mechanism"], c["mode"])] = value
+    return out
+
+
+def eta_for(
+    etas: dict[tuple[str, ...], tuple[float, str]], mechanism: str, mode: str, accountant: str
+) -> tuple[float, str]:
+    """(η, source) of a (mechanism, mode) under ``accountant`` (falls back to its default)."""
+    return etas.get((mechanism, mode, accountant)) or etas[(mechanism, mode)]

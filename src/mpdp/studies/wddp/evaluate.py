@@ -36,6 +36,40 @@ def compute_optimum(X: np.ndarray, y: np.ndarray, lam: float) -> Optimum:
     return Optimum(theta, float(logistic.loss(theta, X, y, lam)), eigval, eigvec)
 
 
+#: λ values of the sensitivity note (issue 11; λ is a reconstructed choice, spec E7 #4)
+LAMBDA_SENSITIVITY = (1e-3, 1e-4, 1e-5, 0.0)
+
+
+def lambda_sensitivity(
+    X: np.ndarray, y: np.ndarray, X_test: np.ndarray, y_test: np.ndarray,
+    lambdas: Sequence[float] = LAMBDA_SENSITIVITY,
+) -> list[dict[str, float | bool]]:
+    """Test accuracy of the non-private ERM optimum for each λ (scikit-learn, independent).
+
+    ``min_θ (1/n) Σ log(1 + exp(−y θᵀx)) + (λ/2)‖θ‖²`` is scikit-learn's logistic regression
+    without intercept (the intercept is a feature, spec E1.3) with ``C = 1/(λ n)``, or no
+    penalty for λ = 0 (where the optimum may not exist: separable data; ``converged`` says
+    whether L-BFGS stopped before its iteration limit). Also returns ‖θ‖.
+    """
+    import warnings
+
+    from sklearn.exceptions import ConvergenceWarning
+    from sklearn.linear_model import LogisticRegression
+
+    out = []
+    for lam in lambdas:
+        kwargs = {"C": 1.0 / (lam * len(y))} if lam > 0 else {"penalty": None}
+        model = LogisticRegression(fit_intercept=False, max_iter=5000, tol=1e-8, **kwargs)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            model.fit(X, y)
+        theta = model.coef_.ravel()
+        out.append({"lambda": float(lam), "test_accuracy": float(logistic.accuracy(theta, X_test, y_test)),
+                    "theta_norm": float(np.linalg.norm(theta)),
+                    "converged": bool(model.n_iter_[0] < model.max_iter)})
+    return out
+
+
 @dataclass(frozen=True)
 class SimpleAverageReference:
     """Spec B3 inputs of one repetition for the simple average F = (1/m) Σ_j L_{D_j} (M4.2)."""
@@ -94,6 +128,8 @@ def result_rows(
 ) -> list[dict]:
     """One results row per run (columns of :mod:`mpdp.results`)."""
     acc = np.atleast_1d(logistic.accuracy(thetas, X_test, y_test))
+    majority = float(max(np.mean(y_test > 0), np.mean(y_test <= 0)))
+    ref_acc = {rep: float(logistic.accuracy(ref.theta_star, X_test, y_test)) for rep, ref in refs.items()}
     rows = []
     by_rep: dict[int, list[int]] = {}
     for k, run in enumerate(runs):
@@ -124,6 +160,7 @@ def result_rows(
             "accuracy": float(acc[k]), "train_loss": float(train_loss[k]),
             "optimal_loss": ref.loss_star, "optimal_gap": float(train_loss[k] - ref.loss_star),
             "init_loss": float(init_loss[k]), "seconds": seconds_per_run, "synthetic": False,
+            "majority_rate": majority, "optimal_accuracy": ref_acc[run.rep],
             **theory,
         })
     return rows
@@ -139,7 +176,11 @@ def _theory(
     mech = mechanisms.get(run.mechanism)
     sigma_eff = cal.sigma
     if run.mode == "local_then_aggregate" and run.noise_sharing != "shared":
-        sigma_eff = bounds.effective_aggregate_std(cal.sigma, mech.aggregation_weights(sizes))
+        weights = mech.aggregation_weights(sizes)
+        if cal.party_sigmas is not None:  # std of Σ_j a_j σ_j z_j, independent z_j (B9)
+            sigma_eff = float(np.sqrt(np.sum((weights * np.asarray(cal.party_sigmas)) ** 2)))
+        else:
+            sigma_eff = bounds.effective_aggregate_std(cal.sigma, weights)
     coords = optimum.hessian_eigenvectors.T @ (theta0 - ref.theta_star)
     predicted = float(bounds.b1_triple_prime(
         run.eta, sigma_eff, optimum.hessian_eigenvalues, T=run.T, theta0_minus_opt_coords=coords

@@ -15,10 +15,17 @@ import pandas as pd
 
 from mpdp import io, results
 from mpdp.data.prepare import load as load_processed
+from mpdp.models import logistic
 from mpdp.partition import PartitionSet, load_partition
 from mpdp.studies.wddp.batch import initial_point, train_batch
 from mpdp.studies.wddp.cv import cross_validate, eta_lookup, fixed_etas
-from mpdp.studies.wddp.evaluate import Optimum, compute_optimum, rep_references, result_rows
+from mpdp.studies.wddp.evaluate import (
+    Optimum,
+    compute_optimum,
+    lambda_sensitivity,
+    rep_references,
+    result_rows,
+)
 from mpdp.studies.wddp.plan import parse_job_id, runs_for_job
 
 
@@ -29,8 +36,20 @@ def write_optimum(cfg: dict[str, Any], processed_dir: Path, out: Path, log: logg
                           cfg["wddp"]["lambda"])
     log.info("theta*: L* = %.6f, ||theta*|| = %.4f, Hessian eigenvalues in [%.3g, %.3g]",
              opt.loss, np.linalg.norm(opt.theta), opt.hessian_eigenvalues.min(), opt.hessian_eigenvalues.max())
+    X_test, y_test = np.asarray(data.X_test, dtype=np.float64), np.asarray(data.y_test, dtype=np.float64)
+    sens = lambda_sensitivity(np.asarray(data.X_train, dtype=np.float64),
+                              np.asarray(data.y_train, dtype=np.float64), X_test, y_test)
+    for row in sens:
+        log.info("lambda = %g: theta* test accuracy %.4f, ||theta|| = %.3g%s", row["lambda"],
+                 row["test_accuracy"], row["theta_norm"], "" if row["converged"] else " (not converged)")
     io.save_npz(out, theta=opt.theta, loss=np.array(opt.loss), eigval=opt.hessian_eigenvalues,
-                eigvec=opt.hessian_eigenvectors)
+                eigvec=opt.hessian_eigenvectors,
+                test_accuracy=np.array(float(logistic.accuracy(opt.theta, X_test, y_test))),
+                majority_rate=np.array(float(max(np.mean(y_test > 0), np.mean(y_test <= 0)))),
+                lambda_grid=np.array([r["lambda"] for r in sens]),
+                lambda_test_accuracy=np.array([r["test_accuracy"] for r in sens]),
+                lambda_theta_norm=np.array([r["theta_norm"] for r in sens]),
+                lambda_converged=np.array([r["converged"] for r in sens]))
 
 
 def load_optimum(path: Path) -> Optimum:
@@ -93,6 +112,12 @@ def train_job(
     )
     frame = results.to_frame(rows)
     results.write(frame, out)
+    unaccounted = int((frame["eps_accounted_scope"] == "unaccounted").sum())
+    if unaccounted:
+        log.warning("%s/%s: %d runs use noise shared by all parties (noise_sharing: shared); the "
+                    "worst-party privacy argument fails for correlated noise and no valid epsilon "
+                    "is known: the ledger leaves eps_accounted empty for them", dataset, job_id,
+                    unaccounted)
     over = frame[frame["eps_accounted"] > frame["eps_claimed"] * (1 + 1e-9)]
     if len(over):
         log.warning("%s/%s: %d of %d runs give more epsilon than claimed (max accounted %.3g for "

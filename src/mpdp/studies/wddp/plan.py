@@ -24,6 +24,15 @@ _EPS_RE = re.compile(r"^eps_m(?P<m>[0-9]+)$")
 _U_RE = re.compile(rf"^u_m(?P<m>[0-9]+)_e(?P<eps>{FLOAT_PATTERN})_u(?P<u>[0-9]+)$")
 #: accountants that only apply to the Jayaraman baseline (spec M4.2 C2)
 JAYARAMAN_ONLY = {"zcdp_code"}
+#: the equal-privacy reading (config ``wddp.equal_privacy``, figure variant ``-eq``): per mode,
+#: the accountant under which what is released is really (ε, δ)-DP at the target ε (spec I-1).
+#: Per-round runs are left out: per-round WD-DP under ``exact`` is Wang–Ye–Xu ``exact`` (M3.2),
+#: which the reading has; per-round Jayaraman ``exact`` comes with
+#: ``extra_accountant_modes: [..., per_round]``.
+EQUAL_PRIVACY: dict[str, tuple[str, ...]] = {
+    "local_then_aggregate": ("exact_per_party",),
+    "central": ("exact",),
+}
 
 
 @dataclass(frozen=True)
@@ -87,6 +96,9 @@ def accountants_for(cfg: dict[str, Any], mechanism: str, mode: str) -> list[str]
     only to the modes in ``wddp.extra_accountant_modes`` (by default the paper's reading and
     the centralised baseline, which the ``-exact`` figures need). ``zcdp_code`` applies to
     Jayaraman only; the non-private reference (M1b) has no accountant.
+    With ``wddp.equal_privacy`` on, the equal-privacy reading is added (figure variant
+    ``-eq``, spec I-1): literal-mode runs with ``exact_per_party`` (each party calibrated to
+    its own n_j) and centralised runs with ``exact``.
     """
     if mechanism == "nonprivate":
         return ["none"]
@@ -94,6 +106,9 @@ def accountants_for(cfg: dict[str, Any], mechanism: str, mode: str) -> list[str]
     accs = [w["accountants"][0]]
     if mode in w["extra_accountant_modes"]:
         accs += w["accountants"][1:]
+    if w.get("equal_privacy", False):
+        accs += list(EQUAL_PRIVACY.get(mode, ()))
+    accs = list(dict.fromkeys(accs))
     return [a for a in accs if mechanism == "jayaraman" or a not in JAYARAMAN_ONLY]
 
 
@@ -103,8 +118,8 @@ def method_keys(cfg: dict[str, Any]) -> list[tuple[str, str]]:
     return [("wyx", "central")] + [(mech, mode) for mech in ("wddp", "jayaraman") for mode in modes]
 
 
-def runs_for_job(cfg: dict[str, Any], job: Job, etas: dict[tuple[str, str], tuple[float, str]]) -> list[RunSpec]:
-    """The runs of ``job``; ``etas`` maps (mechanism, mode) to (η, source).
+def runs_for_job(cfg: dict[str, Any], job: Job, etas: dict[tuple[str, ...], tuple[float, str]]) -> list[RunSpec]:
+    """The runs of ``job``; ``etas`` maps (mechanism, mode[, accountant]) to (η, source).
 
     Centralised jobs (the ε-sweep's and every u-sweep job) also hold the non-private GD
     reference (spec M1b) when ``wddp.nonprivate_reference`` is on, with WYX's η.
@@ -117,8 +132,9 @@ def runs_for_job(cfg: dict[str, Any], job: Job, etas: dict[tuple[str, str], tupl
         keys = method_keys(cfg)
     runs = []
     for mechanism, mode in keys:
-        eta, source = etas[(mechanism, mode)]
         for accountant in accountants_for(cfg, mechanism, mode):
+            # η selected for this accountant (cv.per_accountant), else the (mechanism, mode) one
+            eta, source = etas.get((mechanism, mode, accountant)) or etas[(mechanism, mode)]
             for eps in eps_values:
                 runs += _repetitions(cfg, job, mechanism, mode, accountant, float(eps), eta, source)
     if w["nonprivate_reference"] and ("wyx", "central") in keys:
@@ -127,18 +143,37 @@ def runs_for_job(cfg: dict[str, Any], job: Job, etas: dict[tuple[str, str], tupl
     return runs
 
 
+#: (mechanism, mode) -> the (mechanism, mode) it is identical to in distribution (spec M3.2:
+#: per-round WD-DP's aggregate gradient is the pooled one, so it is Wang–Ye–Xu). Such runs
+#: draw their twin's noise stream and share its η selection (cv.py).
+IDENTICAL_TO: dict[tuple[str, str], tuple[str, str]] = {("wddp", "per_round"): ("wyx", "central")}
+
+
+def noise_twin(mechanism: str, mode: str, experiment: str, m: int | None) -> tuple[str, str, int | None] | None:
+    """``RunSpec.noise_as`` of a run: its twin's (mechanism, mode, m), or None.
+
+    The centralised twin of an ε-sweep has no m (it does not depend on the partition); in a
+    u-sweep it has the job's m (the two-group design drops leftover records).
+    """
+    twin = IDENTICAL_TO.get((mechanism, mode))
+    if twin is None:
+        return None
+    return (*twin, None if experiment == "eps_sweep" else m)
+
+
 def _repetitions(
     cfg: dict[str, Any], job: Job, mechanism: str, mode: str, accountant: str, eps: float,
     eta: float, source: str,
 ) -> list[RunSpec]:
     w = cfg["wddp"]
+    twin = noise_twin(mechanism, mode, job.experiment, job.m)
     return [
         RunSpec(
             dataset=job.dataset, experiment=job.experiment, mechanism=mechanism, mode=mode,
             accountant=accountant, epsilon=eps, delta=float(w["delta"]), rep=rep, eta=float(eta),
             T=int(w["T"]), lam=float(w["lambda"]), G=float(w["G"]), m=job.m, u=job.u,
             noise_sharing=w["noise_sharing"] if mode == "local_then_aggregate" else "n/a",
-            eta_source=source,
+            eta_source=source, noise_as=twin,
         )
         for rep in range(w["reps"])
     ]
@@ -164,7 +199,9 @@ def grid_workload(cfg: dict[str, Any], shapes: dict[str, tuple[int, int]]) -> di
             runs += count
             flops += count * 4.0 * w["T"] * n * p
         if w["eta"] is None:
-            cv_runs = len(method_keys(cfg)) * len(w["eta_grid"]) * w["cv"]["seeds"] * w["cv"]["folds"]
+            from mpdp.studies.wddp.cv import cv_run_count  # cv imports this module
+
+            cv_runs = cv_run_count(cfg)
             runs += cv_runs
             flops += cv_runs * 4.0 * w["T"] * n * p * (1 - 1 / w["cv"]["folds"])
     return {"runs": runs, "flops": flops}

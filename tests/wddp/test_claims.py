@@ -9,9 +9,10 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from mpdp import claims
+from mpdp import claims as engine
 from mpdp.errors import InputDataError
 from mpdp.results import COLUMNS, to_frame
+from mpdp.studies.wddp import claims
 
 EPS = (0.01, 0.05, 0.1, 0.25)
 M_GRID = (2, 8)
@@ -109,29 +110,29 @@ def result(table: pd.DataFrame, claim_id: str, **kwargs: object) -> pd.Series:
 
 
 def test_t_interval_matches_formula() -> None:
-    mean, low, high = claims.t_interval(np.array([1.0, 2.0, 3.0]))
+    mean, low, high = engine.t_interval(np.array([1.0, 2.0, 3.0]))
     half = stats.t.ppf(0.975, 2) * 1.0 / math.sqrt(3)  # sd = 1
     assert mean == 2.0
     assert (low, high) == pytest.approx((2 - half, 2 + half))
     assert half == pytest.approx(4.302653 / math.sqrt(3), rel=1e-6)
-    mean, low, high = claims.t_interval(np.array([0.5]))
+    mean, low, high = engine.t_interval(np.array([0.5]))
     assert mean == 0.5 and math.isnan(low) and math.isnan(high)
 
 
 def test_verdict_rules() -> None:
-    assert claims.verdict(0.01, 0.02, "greater") == "PASS"
-    assert claims.verdict(-0.02, -0.01, "greater") == "FAIL"
-    assert claims.verdict(-0.01, 0.02, "greater") == "INCONCLUSIVE"
-    assert claims.verdict(-0.02, -0.01, "less") == "PASS"
-    assert claims.verdict(0.01, 0.02, "less") == "FAIL"
-    assert claims.verdict(-0.005, 0.005, "equivalence", 0.01) == "PASS"
-    assert claims.verdict(0.02, 0.03, "equivalence", 0.01) == "FAIL"
-    assert claims.verdict(-0.03, -0.02, "equivalence", 0.01) == "FAIL"
-    assert claims.verdict(0.005, 0.02, "equivalence", 0.01) == "INCONCLUSIVE"
-    assert claims.verdict(-0.02, 0.02, "equivalence", 0.01) == "INCONCLUSIVE"
-    assert claims.verdict(float("nan"), float("nan"), "greater") == "INCONCLUSIVE"
+    assert engine.verdict(0.01, 0.02, "greater") == "PASS"
+    assert engine.verdict(-0.02, -0.01, "greater") == "FAIL"
+    assert engine.verdict(-0.01, 0.02, "greater") == "INCONCLUSIVE"
+    assert engine.verdict(-0.02, -0.01, "less") == "PASS"
+    assert engine.verdict(0.01, 0.02, "less") == "FAIL"
+    assert engine.verdict(-0.005, 0.005, "equivalence", 0.01) == "PASS"
+    assert engine.verdict(0.02, 0.03, "equivalence", 0.01) == "FAIL"
+    assert engine.verdict(-0.03, -0.02, "equivalence", 0.01) == "FAIL"
+    assert engine.verdict(0.005, 0.02, "equivalence", 0.01) == "INCONCLUSIVE"
+    assert engine.verdict(-0.02, 0.02, "equivalence", 0.01) == "INCONCLUSIVE"
+    assert engine.verdict(float("nan"), float("nan"), "greater") == "INCONCLUSIVE"
     with pytest.raises(ValueError, match="margin"):
-        claims.verdict(0.0, 0.1, "equivalence")
+        engine.verdict(0.0, 0.1, "equivalence")
 
 
 def test_claims_catalogue() -> None:
@@ -148,7 +149,7 @@ def test_claims_catalogue() -> None:
 def test_clear_win_passes_c1_c2() -> None:
     table = make_table(wd_acc=0.03, wd_log_gap=-1.0)
     out = claims.evaluate_claims(table)
-    assert list(out.columns) == claims.COLUMNS
+    assert list(out.columns) == engine.COLUMNS
     c1, c2 = (out.set_index("claim_id").loc[c] for c in ("C1", "C2"))
     assert c1["verdict"] == "PASS" and c2["verdict"] == "PASS"
     assert c1["estimate"] == pytest.approx(0.03, abs=0.003)
