@@ -59,7 +59,7 @@ def context(outputs: list[str]) -> dict[str, Any] | None:
     """The report context entry from the rule's ``ls`` input files (None when empty)."""
     if not outputs:
         return None
-    paths = {Path(p).stem: str(Path(p).resolve()) for p in outputs}
+    paths = {Path(p).stem: str(Path(p).resolve()) for p in outputs if p.endswith(".parquet")}
     return {
         "tables": {e: paths[e] for e in EXPERIMENTS if e in paths},
         "tail": paths.get("ls_1_tail"),
