@@ -16,11 +16,6 @@ wildcard_constraints:
     ls_exp="ls_1|ls_2|ls_3",
 
 
-def ls_figure_inputs(wildcards):
-    files = [ls_plan.table(wildcards.ls_exp)]
-    return files + [ls_plan.tail_table()] if wildcards.ls_exp == "ls_1" else files
-
-
 rule ls_experiment_1:
     output:
         table=ls_plan.table("ls_1"),
@@ -60,7 +55,7 @@ rule ls_experiment:
 
 rule ls_figure:
     input:
-        ls_figure_inputs,
+        lambda wc: ls_plan.figure_inputs(wc.ls_exp),
     output:
         png=report("reports/figures/{ls_exp}.png", category="Least-squares write-up"),
         pdf="reports/figures/{ls_exp}.pdf",

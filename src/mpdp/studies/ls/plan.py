@@ -44,6 +44,12 @@ def figure(experiment: str, ext: str = "png") -> str:
     return f"{FIGURES_DIR}/{experiment}.{ext}"
 
 
+def figure_inputs(experiment: str) -> list[str]:
+    """Tables the figure of ``experiment`` reads (LS-1 also its heavy-tail draws)."""
+    files = [table(experiment)]
+    return files + [tail_table()] if experiment == "ls_1" else files
+
+
 def derived_tables() -> dict[str, str]:
     """Tables built from all experiment tables: claims and the negative-closed-form table."""
     return {"claims": f"{RESULTS_DIR}/claims.parquet",
