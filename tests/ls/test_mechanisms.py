@@ -126,7 +126,8 @@ def _constrained_optimum(X, y, R):
 
 
 @pytest.mark.parametrize(
-    "dataset,R,tol", [("random", 2.0, 0.02), ("diabetes", 2.0, 0.05), ("diabetes", 3.0, 0.05)]
+    "dataset,R,tol",
+    [("random", 2.0, 0.02), ("random_outside", 0.5, 0.02), ("diabetes", 2.0, 0.05), ("diabetes", 3.0, 0.05)],
 )
 def test_zero_noise_sgd_converges_to_ols_within_the_ball(dataset, R, tol):
     """E6 LS-3: σ = 0 SGD reaches the minimiser over 𝒞 (θ* itself when ‖θ*‖ ≤ R): its loss gap to
@@ -134,6 +135,9 @@ def test_zero_noise_sgd_converges_to_ols_within_the_ball(dataset, R, tol):
     ill-conditioned, λ_min(XᵀX) ≈ 0.02, hence the looser tolerance)."""
     if dataset == "random":
         X, y = _bounded(n=80, d=3, seed=4, scale=0.7)
+    elif dataset == "random_outside":  # ‖θ*‖ > R: the projection is active
+        X, y = _bounded(n=80, d=3, seed=4, scale=0.7)
+        assert np.linalg.norm(lsq.ols(X, y)) > 1.5 * R
     else:
         ds = ls_data.diabetes(max_records=120)
         X, y = ds.X, ds.y
@@ -149,7 +153,7 @@ def test_zero_noise_sgd_converges_to_ols_within_the_ball(dataset, R, tol):
     scale = lsq.sum_loss(theta_star, X, y) + floor
     assert np.all(excess - floor <= tol * scale), (excess, floor, scale)
     assert np.all(excess >= floor - 1e-9)  # nothing in the ball beats the constrained optimum
-    if dataset == "random":
+    if dataset.startswith("random"):
         np.testing.assert_allclose(theta, np.tile(target, (2, 1)), atol=0.05)
 
 
