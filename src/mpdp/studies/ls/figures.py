@@ -156,7 +156,9 @@ def plot_comparison(table: pd.DataFrame, experiment: str, out_png: Path, out_pdf
         for ax, t in zip(axes[0], t_grid, strict=True):
             first = t == t_grid[0]
             rows = _ssp(table, "independent")
-            _band(ax, rows[rows["t"] == t], "independent", CURVES["independent"][1] if first else None)
+            rows = rows[rows["t"] == t]
+            _band(ax, rows, "independent", CURVES["independent"][1] if first else None)
+            fallback = 100 * float(rows["pd_fallback"].mean()) if not rows.empty else float("nan")
             for option in ("permutation_zcdp", "bst_sampling"):
                 rows = sgd[sgd["noise_model"] == option]
                 if rows.empty:
@@ -171,7 +173,7 @@ def plot_comparison(table: pd.DataFrame, experiment: str, out_png: Path, out_pdf
             if not floor.empty and float(floor.iloc[0]) > 0:
                 ax.axhline(float(floor.iloc[0]), color=CURVES["nonprivate"][0], ls=":",
                            label=CURVES["nonprivate"][1] if first else None)
-            _log_axes(ax, f"t = {t} parties")
+            _log_axes(ax, f"t = {t} parties (SSP: τI fallback in {fallback:.0f} % of draws)")
         fig.legend(loc="lower center", ncol=3, fontsize=8, frameon=False)
         d = int(table["d"].iloc[0])
         fig.suptitle(f"{experiment.upper().replace('_', '-')}: SSP (M14) vs noisy SGD (M15), d = {d} — "
