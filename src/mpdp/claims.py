@@ -100,6 +100,44 @@ def t_interval(values: np.ndarray, confidence: float = CONFIDENCE) -> tuple[floa
     return mean, mean - half, mean + half
 
 
+def median_interval(
+    values: np.ndarray, confidence: float = CONFIDENCE
+) -> tuple[float, float, float]:
+    """Sample median and a distribution-free two-sided interval for the population median.
+
+    The interval is [x_(l), x_(u)] (order statistics, 1-based) with l the largest index such that
+    P(Bin(N, 1/2) < l) ≤ (1 − c)/2 and u = N + 1 − l, so it covers the median with probability
+    ≥ c for any continuous distribution (no moment needed: the right statistic for heavy-tailed
+    samples such as the least-squares study's excess risk, whose mean does not exist). NaNs are
+    dropped; with too few values for the level the bounds are NaN.
+    """
+    x = np.sort(np.asarray(values, dtype=float))
+    x = x[np.isfinite(x)]
+    if x.size == 0:
+        return _NAN, _NAN, _NAN
+    med = float(np.median(x))
+    alpha = (1.0 - confidence) / 2.0
+    lower = int(stats.binom.ppf(alpha, x.size, 0.5))  # P(Bin < lower) <= alpha
+    if stats.binom.cdf(lower - 1, x.size, 0.5) > alpha:
+        lower -= 1
+    if lower < 1:
+        return med, _NAN, _NAN
+    return med, float(x[lower - 1]), float(x[x.size - lower])
+
+
+def ratio_interval(
+    num: tuple[float, float], den: tuple[float, float]
+) -> tuple[float, float]:
+    """Conservative interval for a/b from intervals (lo, hi) of positive a and b: (a_lo/b_hi,
+    a_hi/b_lo). If each input interval has coverage ≥ c and they are independent, the result
+    has coverage ≥ c² (Bonferroni-type); NaN if an input bound is missing or not positive."""
+    a_lo, a_hi = num
+    b_lo, b_hi = den
+    if not all(np.isfinite([a_lo, a_hi, b_lo, b_hi])) or min(a_lo, b_lo) <= 0:
+        return _NAN, _NAN
+    return a_lo / b_hi, a_hi / b_lo
+
+
 def verdict(ci_low: float, ci_high: float, kind: Kind, margin: float = _NAN) -> Verdict:
     """Verdict of a claim from its confidence interval (rule in the module docstring)."""
     if not (np.isfinite(ci_low) and np.isfinite(ci_high)):

@@ -7,6 +7,7 @@ rule report_html:
         cards=[card(ds) for ds in AVAILABLE],
         figures=all_figure_files(),
         diagnostics="reports/figures/noise_diagnostics.png",
+        ls=ls_plan.all_outputs(CFG),  # least-squares study (empty when the config has no ls:)
         notebook="notebooks/report.py",
     output:
         "reports/report.html",

@@ -4,6 +4,7 @@ from pathlib import Path
 from mpdp import config
 from mpdp.report.build import render_report
 from mpdp.runner import run_step
+from mpdp.studies.ls import report as ls_report
 
 sm = snakemake  # noqa: F821  (injected by Snakemake)
 cfg = config.validate(sm.config)
@@ -21,6 +22,7 @@ def step(log):
         | {"noise_diagnostics": str(Path(sm.input.diagnostics).resolve())},
         "benchmarks_dir": str(Path("data/benchmarks").resolve()),
         "repo_root": str(Path.cwd()),
+        "ls": ls_report.context(list(sm.input.ls)),
     }
     for ds in context["unavailable"]:
         context["results"].setdefault(ds, None)

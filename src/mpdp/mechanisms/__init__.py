@@ -1,4 +1,10 @@
-"""Mechanisms of the papers behind one interface (:mod:`mpdp.mechanisms.base`)."""
+"""Mechanisms of the papers behind one interface (:mod:`mpdp.mechanisms.base`).
+
+By family: :mod:`~mpdp.mechanisms.gradient_perturbation` (WD-DP study, spec M1-M4, in
+:data:`REGISTRY`); :mod:`~mpdp.mechanisms.least_squares` (least-squares write-up, spec M14,
+M15: ``ls_ssp``, ``ls_sgd``, OLS; closed-form and batched-SGD functions used by
+:mod:`mpdp.studies.ls`).
+"""
 
 from mpdp.mechanisms.base import Calibration, Mechanism, RunSpec
 from mpdp.mechanisms.gradient_perturbation import (

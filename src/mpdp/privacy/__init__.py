@@ -57,5 +57,7 @@ __all__ = [
     "worst_party_epsilon",
 ]
 
-# Pure-DP composition (mpdp.privacy.pure_dp) and noise samplers (mpdp.privacy.samplers) are
-# imported from their modules: ``from mpdp.privacy import pure_dp, samplers``.
+# Pure-DP composition (mpdp.privacy.pure_dp), noise samplers (mpdp.privacy.samplers) and the
+# one-shot Gaussian mechanism (mpdp.privacy.gaussian: classical C3 with its ε < 1 restriction,
+# analytic Gaussian, composed ledger) are imported from their modules:
+# ``from mpdp.privacy import gaussian, pure_dp, samplers``.

@@ -1,0 +1,101 @@
+"""Experiment tables, claims rows and report helpers of the least-squares study."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from mpdp.claims import COLUMNS, median_interval, ratio_interval
+from mpdp.studies.ls import claims, experiment, report
+
+
+@pytest.fixture(scope="module")
+def tables(ls_cfg):
+    t1, tail = experiment.run("ls_1", ls_cfg, 0)
+    t2, none = experiment.run("ls_2", ls_cfg, 0)
+    assert none is None
+    return {"ls_1": t1, "ls_2": t2, "tail": tail}
+
+
+def test_median_interval_is_order_statistics_and_covers():
+    med, lo, hi = median_interval(np.arange(1.0, 21.0))
+    assert (med, lo, hi) == (10.5, 6.0, 15.0)  # n = 20: x_(6), x_(15) (P(Bin(20,.5) <= 5) = 0.021)
+    rng = np.random.default_rng(0)
+    hits = [lo <= 0 <= hi for lo, hi in (median_interval(rng.standard_cauchy(40))[1:] for _ in range(2000))]
+    assert np.mean(hits) >= 0.94  # distribution-free: holds for Cauchy samples
+    assert np.isnan(median_interval(np.ones(4))[1])  # too few values for 95 %
+
+
+def test_ratio_interval():
+    assert ratio_interval((2.0, 4.0), (1.0, 2.0)) == (1.0, 4.0)
+    assert np.isnan(ratio_interval((-1.0, 4.0), (1.0, 2.0))[0])
+
+
+def test_tables_have_the_issue_columns_and_reproduce(tables, ls_cfg):
+    t1 = tables["ls_1"]
+    for col in ("mechanism", "noise_model", "t", "epsilon", "delta", "d", "excess_median", "excess_mean",
+                "draws", "writeup_formula", "delta_method"):
+        assert col in t1.columns
+    assert list(t1.columns) == list(experiment.COLUMNS)
+    ssp = t1[t1["mechanism"] == "ls_ssp"]
+    assert len(ssp) == 2 * len(ls_cfg["eps_grid"]) * len(ls_cfg["t_grid"]) * 2  # models × z2
+    assert (ssp["excess_median"] > 0).all() and (ssp["draws"] == ls_cfg["draws"]).all()
+    assert (ssp.loc[~ssp["z2"], "writeup_formula"] < 0).all()  # B8: negative at σ₂ = 0
+    assert (ssp.loc[ssp["z2"], "eps_accounted"] <= ssp.loc[ssp["z2"], "epsilon"]).all()
+    again, _ = experiment.run("ls_1", ls_cfg, 0)
+    pd.testing.assert_frame_equal(t1, again)  # bit-for-bit from config + seed
+    other, _ = experiment.run("ls_1", ls_cfg, 1)
+    assert not np.allclose(other["excess_median"].iloc[:4], t1["excess_median"].iloc[:4])
+    t2 = tables["ls_2"]
+    assert set(t2["mechanism"]) == {"ls_ssp", "ls_sgd", "ols"}
+    sgd = t2[t2["mechanism"] == "ls_sgd"]
+    assert set(sgd["noise_model"]) == {"permutation_zcdp", "bst_sampling", "nonprivate"}
+    assert sgd["t"].isna().all() and (sgd["draws"] == ls_cfg["sgd"]["reps"]).all()
+    private = sgd[sgd["epsilon"].notna()]
+    assert (private["eps_accounted"] <= private["epsilon"]).all()
+
+
+def test_claims_rows(tables):
+    rows = claims.evaluate({"ls_1": tables["ls_1"], "ls_2": tables["ls_2"]})
+    assert list(rows.columns) == COLUMNS
+    formula = rows[rows["claim_id"] == "LS1-formula"]
+    negative = formula[formula["note"].str.contains("NEGATIVE")]
+    assert len(negative) > 0 and (negative["verdict"] == "FAIL").all()
+    by_id = rows.set_index("claim_id")
+    assert by_id.loc["LS1-t", "verdict"] == "PASS"  # independent noise: excess ∝ t
+    assert by_id.loc["LS1-t2", "verdict"] == "FAIL"  # … not t²
+    assert by_id.loc["LS1-t-writeup", "verdict"] != "FAIL"  # 3 ε values: wide t-interval
+    assert set(rows["claim_id"]) >= {"LS1-delta", "LS-sgd"}
+    delta = rows[rows["claim_id"] == "LS1-delta"]
+    assert (delta["verdict"] != "FAIL").all()
+
+
+def test_claims_detect_a_wrong_growth():
+    """A table whose independent-noise excess grows as t² makes LS1-t fail."""
+    rows = []
+    for eps in (0.1, 0.5):
+        for t in (1, 2, 4, 8):
+            rows.append({"mechanism": "ls_ssp", "noise_model": "independent", "z2": True, "t": t,
+                         "epsilon": eps, "excess_median": t**2 / eps, "dataset": "x"})
+    out = claims.growth_claims(pd.DataFrame(rows)).__iter__()
+    verdicts = {r["claim_id"]: r["verdict"] for r in out}
+    assert verdicts["LS1-t"] == "FAIL" and verdicts["LS1-t2"] == "PASS"
+
+
+def test_report_helpers(tables, tmp_path, ls_cfg):
+    paths = []
+    for name in ("ls_1", "ls_2"):
+        tables[name].to_parquet(tmp_path / f"{name}.parquet")
+        paths.append(str(tmp_path / f"{name}.parquet"))
+    tables["tail"].to_parquet(tmp_path / "ls_1_tail.parquet")
+    paths.append(str(tmp_path / "ls_1_tail.parquet"))
+    ctx = report.context(paths + [str(tmp_path / "ls_3.parquet"), str(tmp_path / "ls_1.png")])  # absent
+    assert ctx["tables"]["ls_1"].endswith("ls_1.parquet") and "ls_1" in ctx["figures"]
+    res = report.load(ctx)
+    assert set(res.tables) == {"ls_1", "ls_2"} and res.claims is None
+    lines = report.findings(res)
+    assert any("negative" in line for line in lines) and any("ls_2" in line for line in lines)
+    assert any("synthetic by design" in line for line in report.data_lines(res))
+    assert report.negative_table(res).empty and report.claims_summary(res).empty
+    assert not report.ledger(res).empty
+    assert report.load(None) is None and report.context([]) is None
+    assert not report.reconstructed_choices({"ls": ls_cfg}).empty

@@ -1,0 +1,98 @@
+# Least-squares write-up study (spec M14, M15, B8, E6; issue 9). Logic in mpdp.studies.ls.
+# Targets: ls (everything), ls_1, ls_2, ls_3 (one experiment's table and figure).
+from mpdp.studies.ls import EXPERIMENTS as LS_EXPERIMENTS
+from mpdp.studies.ls import plan as ls_plan
+
+try:
+    ls_plan.check_config(CFG)
+except MpdpError as exc:
+    sys.stderr.write(f"\nmpdp: {exc}\n\n")
+    sys.exit(1)
+
+LS_CODE = {stage: source_hash(stage) for stage in ("ls", "ls_figures")}
+
+
+wildcard_constraints:
+    ls_exp="ls_1|ls_2|ls_3",
+
+
+rule ls_experiment_1:
+    output:
+        table=ls_plan.table("ls_1"),
+        tail=ls_plan.tail_table(),
+    log:
+        "logs/ls/ls_1.log",
+    benchmark:
+        "data/benchmarks/ls/ls_1.tsv"
+    params:
+        code=LS_CODE["ls"],
+        settings=lambda wc: ls_plan.experiment_settings(CFG, "ls_1"),
+        experiment="ls_1",
+    conda:
+        "../../environment.yml"
+    script:
+        "../scripts/ls_experiment.py"
+
+
+rule ls_experiment:
+    output:
+        table="data/results/ls/{ls_exp}.parquet",
+    wildcard_constraints:
+        ls_exp="ls_2|ls_3",
+    log:
+        "logs/ls/{ls_exp}.log",
+    benchmark:
+        "data/benchmarks/ls/{ls_exp}.tsv"
+    params:
+        code=LS_CODE["ls"],
+        settings=lambda wc: ls_plan.experiment_settings(CFG, wc.ls_exp),
+        experiment=lambda wc: wc.ls_exp,
+    conda:
+        "../../environment.yml"
+    script:
+        "../scripts/ls_experiment.py"
+
+
+rule ls_figure:
+    input:
+        lambda wc: ls_plan.figure_inputs(wc.ls_exp),
+    output:
+        png=report("reports/figures/{ls_exp}.png", category="Least-squares write-up"),
+        pdf="reports/figures/{ls_exp}.pdf",
+    log:
+        "logs/ls/figure_{ls_exp}.log",
+    params:
+        code=LS_CODE["ls_figures"],
+    conda:
+        "../../environment.yml"
+    script:
+        "../scripts/ls_figure.py"
+
+
+rule ls_claims:
+    input:
+        [ls_plan.table(e) for e in LS_EXPERIMENTS],
+    output:
+        **ls_plan.derived_tables(),
+    log:
+        "logs/ls/claims.log",
+    params:
+        code=LS_CODE["ls_figures"],
+    conda:
+        "../../environment.yml"
+    script:
+        "../scripts/ls_claims.py"
+
+
+rule ls:
+    input:
+        ls_plan.all_outputs(CFG),
+
+
+for _ls_exp in LS_EXPERIMENTS:
+
+    rule:
+        name:
+            _ls_exp
+        input:
+            [ls_plan.figure(_ls_exp, ext) for ext in ("png", "pdf")],

@@ -1,0 +1,20 @@
+"""Snakemake script: figure reports/figures/<experiment>.png/pdf of the least-squares study."""
+from pathlib import Path
+
+from mpdp.runner import run_step
+from mpdp.studies.ls import figures, report
+
+sm = snakemake  # noqa: F821  (injected by Snakemake)
+
+
+def step(log):
+    exp = sm.wildcards.ls_exp
+    table = report.read_table(sm.input[0])
+    if exp == "ls_1":
+        figures.plot_ls1(table, report.read_table(sm.input[1]), Path(sm.output.png), Path(sm.output.pdf))
+    else:
+        figures.plot_comparison(table, exp, Path(sm.output.png), Path(sm.output.pdf))
+    log.info("%s: %d rows plotted", exp, len(table))
+
+
+run_step(step, sm.log[0], f"ls figure {sm.wildcards.ls_exp}")
