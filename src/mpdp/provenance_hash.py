@@ -23,7 +23,11 @@ STAGE_SOURCES: dict[str, tuple[str, ...]] = {
               "partition.py", "seeding.py", "results.py"),
     "figures": ("figures", "studies/wddp/figure_spec.py", "bounds.py", "results.py"),
     "report": ("report", "claims.py", "figures", "studies/wddp/figure_spec.py", "bounds.py",
-               "results.py"),
+               "results.py", "audit/report.py", "audit/figure.py"),
+    # the empirical privacy audit (spec audit.md): its adapters reuse the mechanisms' code
+    "audit": ("audit", "engine.py", "models", "mechanisms", "privacy", "partition.py",
+              "seeding.py"),
+    "audit_figure": ("audit/figure.py", "audit/table.py", "figures"),
 }
 
 

@@ -7,6 +7,8 @@ rule report_html:
         cards=[card(ds) for ds in AVAILABLE],
         figures=all_figure_files(),
         diagnostics="reports/figures/noise_diagnostics.png",
+        audit_table="data/results/audit/audit.parquet",
+        audit_figure="reports/figures/audit_eps.png",
         notebook="notebooks/report.py",
     output:
         "reports/report.html",
