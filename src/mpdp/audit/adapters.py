@@ -118,6 +118,10 @@ class GradientCanaryAdapter:
     (M3.1, M4.1) the released object audited is the canary party's own local model, which
     leaves the party (spec E10 transcript).
 
+    For the simple average (Jayaraman) use ``placement: replace``: appended canaries make
+    their party larger than n_(1), so their weight 1/(m n_j) falls below the calibration's
+    1/(m n_(1)) — still valid, but the attack loses power.
+
     Score: ``Y_i = θ_T[p+i]/η`` (canary coordinates start at 0); with λ > 0 the final-model
     score loses the factor of spec A5 row 12, which the ceiling ε_up includes.
     """
