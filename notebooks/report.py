@@ -317,7 +317,8 @@ display(HTML(sections.html_table(sections.table1_summary(table1_frame(TABLES))))
 # et al. 2021), the threshold chosen on a separate split. The data: for gradient mechanisms
 # the data set gives the party sizes n_j (which set the noise), the canaries are the audited
 # records, and only the canary coordinates are simulated (the real records are zero there, so
-# they do not affect them); the N-L2 pairs are the synthetic worst cases of spec A3. The
+# they do not affect them); the N-L2 pairs are the synthetic worst cases of spec A3 and a
+# real one (a training set with one label flipped, column "setting" names it). The
 # "GDP fit" column is a Gaussian-DP point estimate from the same scores — a diagnostic, never
 # a bound. Planted-bug rows run the same code with the noise std scaled down.
 

@@ -148,3 +148,29 @@ def test_report_helpers_flag_exceptions_and_findings(honest_table):
     lines = audit_report.findings(honest_table)
     assert lines[0] == f"{len(HONEST)} of {len(HONEST)} correctly calibrated rows have ε̂ ≤ accounted ε."
     assert any("WD-DP Alg. 1" in line for line in lines)
+
+
+def test_real_record_pair_on_prepared_data(tmp_path):
+    """Real-data N-L2 pair: a label flip moves the minimiser by ≤ Δ/2 (C4), and ε̂ ≤ ε_up ≤ ε."""
+    import json
+
+    gen = np.random.default_rng(5)
+    n, p = 300, 4
+    X = gen.normal(size=(n, p))
+    X /= np.linalg.norm(X, axis=1, keepdims=True).clip(min=1.0)
+    y = np.where(X @ np.array([1.0, -1.0, 0.5, 0.0]) + 0.3 * gen.normal(size=n) > 0, 1, -1)
+    for name, array in {"X_train": X, "y_train": y.astype(np.int8),
+                        "X_test": X[:10], "y_test": y[:10].astype(np.int8)}.items():
+        np.save(tmp_path / f"{name}.npy", array)
+    (tmp_path / "card.json").write_text(json.dumps({"n_train": n, "n_test": 10, "n_features": p}))
+    ctx = AuditContext(
+        root_seed=0, beta=0.05, delta=1e-5, bug_noise_factor=0.5, n_train={"adult": n},
+        one_run={}, many_draws={"draws": 200_000, "f_sel": 0.2}, processed={"adult": str(tmp_path)},
+    )
+    setting = {"mechanism": "nl2_output", "pair": "real_record", "dataset": "adult",
+               "epsilon": 1.0, "lambda": 0.5}
+    a, a_prime, sensitivity, _ = L2OutputPerturbationAdapter().pair(setting, ctx)
+    assert sensitivity == pytest.approx(2.0 / (n * 0.5))
+    assert 0 < np.linalg.norm(a - a_prime) <= sensitivity / 2 + 1e-12
+    row = registry.get("nl2_output").run(setting, ctx)
+    assert row["eps_lower"] <= row["eps_up"] <= 1.0

@@ -1,4 +1,6 @@
 """Snakemake script: run the audit settings and write data/results/audit/audit.parquet."""
+from pathlib import Path
+
 from mpdp import config
 from mpdp.audit import table
 from mpdp.io import read_json
@@ -13,7 +15,8 @@ def step(log):
     settings, skipped = table.settings_to_run(cfg["audit"], list(sm.params.settings["available"]))
     for label in skipped:
         log.warning("audit setting skipped (its data set is not available): %s", label)
-    ctx = table.context_from_config(cfg["audit"], cfg["root_seed"], n_train)
+    processed = {ds: str(Path(path).parent) for ds, path in zip(sm.params.datasets, sm.input.cards, strict=True)}
+    ctx = table.context_from_config(cfg["audit"], cfg["root_seed"], n_train, processed)
     table.write(table.run_settings(settings, ctx, log.info), sm.output[0])
 
 

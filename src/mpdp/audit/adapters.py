@@ -21,7 +21,8 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Protocol
 
 import numpy as np
@@ -30,10 +31,11 @@ from mpdp import mechanisms
 from mpdp.audit.gdp import final_model_factor, gaussian_epsilon, gdp_epsilon_estimate
 from mpdp.audit.many_draws import many_draws_audit
 from mpdp.audit.one_run import DEFAULT_K_FRACTIONS, one_run_audit
+from mpdp.data.prepare import load as load_processed
 from mpdp.engine import Block, noisy_gd
 from mpdp.errors import ConfigError
 from mpdp.mechanisms import RunSpec
-from mpdp.models.logistic import solve_optimum
+from mpdp.models.logistic import hessian, solve_optimum
 from mpdp.partition import two_group_sizes
 from mpdp.privacy.samplers import l2_laplace, l2_laplace_beta
 from mpdp.seeding import rng, seed_sequence
@@ -53,6 +55,7 @@ class AuditContext:
     n_train: Mapping[str, int]  # training records per data set (from the data cards)
     one_run: Mapping[str, Any]  # defaults: canaries, T, eta, lambda, G, k_fractions
     many_draws: Mapping[str, Any]  # defaults: draws, f_sel
+    processed: Mapping[str, str] = field(default_factory=dict)  # data set -> data/processed/<id>
 
 
 class Adapter(Protocol):
@@ -223,6 +226,10 @@ class L2OutputPerturbationAdapter:
     ``pair: record``: the worst-case record pair of spec A3 (synthetic by construction, p = 1,
     ``n`` records, regulariser ``lambda``): the exact minimisers ±c of D and D' are computed
     once with :func:`solve_optimum`, claimed sensitivity Δ = 2G/(nλ) (C4), d = 2c < Δ/2.
+    ``pair: real_record``: the real training set of ``dataset`` (all p features) and the same
+    set with one label flipped (replace-one); the flipped record is the one whose flip moves
+    the minimiser most to first order, argmax_i ‖H⁻¹x_i‖ with H the Hessian at θ* [REC]. Both
+    exact minimisers are computed once; N-L2 is loose in p > 1 dimensions (spec A4).
     The release is a + η with η ~ N-L2 of rate b = ε/Δ (divided by the planted-bug factor),
     drawn N times per side from independent streams; score ‖o − a'‖ − ‖o − a‖ (the
     likelihood ratio, spec A1 step 1). Pure ε-DP: δ = 0 (spec A0); ε_up = b·d.
@@ -232,7 +239,9 @@ class L2OutputPerturbationAdapter:
     method: str = "many_draws"
     privacy_unit: str = "record"
 
-    def pair(self, setting: Mapping[str, Any]) -> tuple[np.ndarray, np.ndarray, float, str]:
+    def pair(
+        self, setting: Mapping[str, Any], ctx: AuditContext | None = None
+    ) -> tuple[np.ndarray, np.ndarray, float, str]:
         """(a, a', claimed sensitivity Δ, data note)."""
         G = 1.0
         kind = setting.get("pair", "noise_stage")
@@ -245,13 +254,41 @@ class L2OutputPerturbationAdapter:
             a = solve_optimum(X, y_d, lam)
             a_prime = solve_optimum(X_p, y_p, lam)
             return a, a_prime, 2 * G / (n * lam), f"spec A3 record pair (synthetic, p = 1, n = {n})"
-        raise ConfigError(f"audit setting: unknown N-L2 pair {kind!r} (noise_stage | record)")
+        if kind == "real_record":
+            return self._real_pair(setting, ctx)
+        raise ConfigError(
+            f"audit setting: unknown N-L2 pair {kind!r} (noise_stage | record | real_record)"
+        )
+
+    @staticmethod
+    def _real_pair(
+        setting: Mapping[str, Any], ctx: AuditContext | None
+    ) -> tuple[np.ndarray, np.ndarray, float, str]:
+        dataset = setting.get("dataset")
+        if ctx is None or dataset not in ctx.processed:
+            raise ConfigError(
+                f"audit setting {setting_label(setting)!r}: pair real_record needs an available "
+                f"data set (got {dataset!r})"
+            )
+        data = load_processed(Path(ctx.processed[dataset]))
+        X = np.asarray(data.X_train, dtype=np.float64)
+        y = np.asarray(data.y_train, dtype=np.float64)
+        lam = float(setting["lambda"])
+        a = solve_optimum(X, y, lam)
+        moves = np.linalg.norm(np.linalg.solve(hessian(a, X, y, lam), X.T), axis=0)
+        i = int(np.argmax(moves))
+        y_prime = y.copy()
+        y_prime[i] = -y_prime[i]
+        a_prime = solve_optimum(X, y_prime, lam, theta0=a)
+        n, p = X.shape
+        note = f"{dataset} training set (n = {n}, p = {p}), label of record {i} flipped"
+        return a, a_prime, 2.0 / (n * lam), note
 
     def run(self, setting: Mapping[str, Any], ctx: AuditContext) -> dict[str, Any]:
         start = time.perf_counter()
         label = setting_label(setting)
         bug = bool(setting.get("planted_bug"))
-        a, a_prime, sensitivity, note = self.pair(setting)
+        a, a_prime, sensitivity, note = self.pair(setting, ctx)
         epsilon = float(setting["epsilon"])
         factor = _noise_factor(setting, ctx)
         b = l2_laplace_beta(epsilon, sensitivity) / factor

@@ -54,8 +54,17 @@ COLUMNS: dict[str, str] = {
 }
 
 
-def context_from_config(audit_cfg: Mapping[str, Any], root_seed: int, n_train: Mapping[str, int]) -> AuditContext:
-    """The :class:`AuditContext` of the validated config section ``audit``."""
+def context_from_config(
+    audit_cfg: Mapping[str, Any],
+    root_seed: int,
+    n_train: Mapping[str, int],
+    processed: Mapping[str, str] | None = None,
+) -> AuditContext:
+    """The :class:`AuditContext` of the validated config section ``audit``.
+
+    ``n_train``: training records per available data set (data cards); ``processed``: the
+    folder ``data/processed/<id>`` of each (for real-data pairs).
+    """
     return AuditContext(
         root_seed=int(root_seed),
         beta=float(audit_cfg["beta"]),
@@ -64,6 +73,7 @@ def context_from_config(audit_cfg: Mapping[str, Any], root_seed: int, n_train: M
         n_train=dict(n_train),
         one_run=dict(audit_cfg["one_run"]),
         many_draws=dict(audit_cfg["many_draws"]),
+        processed=dict(processed or {}),
     )
 
 
