@@ -80,7 +80,7 @@ def setting_label(setting: Mapping[str, Any]) -> str:
     for key in ("accountant",):
         if setting.get(key):
             parts.append(str(setting[key]))
-    for key in ("m", "u", "lambda", "n"):
+    for key in ("m", "u", "lambda", "n", "canaries"):
         if setting.get(key) is not None:
             parts.append(f"{'λ' if key == 'lambda' else key}={setting[key]:g}")
     if setting.get("placement") == "replace":
@@ -206,15 +206,18 @@ class GradientCanaryAdapter:
         }
 
 
-def record_pair(n: int, lam: float) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Spec A3 record-level pair, p = 1: n − 1 records x = 0, one audited record x = 1 with
-    y = +1 in D and y = −1 in D'. Returns (X, y_D, y_D', ...) as (X, yD, X, yD')."""
+def record_pair(n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Spec A3 record-level pair, p = 1: ``(X, y_D, y_D')``.
+
+    n − 1 records with x = 0 (no gradient) and one audited record x = 1, with y = +1 in D and
+    y = −1 in D' (a replace-one change).
+    """
     X = np.zeros((n, 1))
     X[-1, 0] = 1.0
     y_d = np.ones(n)
     y_p = y_d.copy()
     y_p[-1] = -1.0
-    return X, y_d, X, y_p
+    return X, y_d, y_p
 
 
 @dataclass(frozen=True)
@@ -250,9 +253,9 @@ class L2OutputPerturbationAdapter:
             return np.array([delta_2]), np.zeros(1), delta_2, "noise stage alone: a = Δe₁, a' = 0"
         if kind == "record":
             n, lam = int(setting["n"]), float(setting["lambda"])
-            X, y_d, X_p, y_p = record_pair(n, lam)
+            X, y_d, y_p = record_pair(n)
             a = solve_optimum(X, y_d, lam)
-            a_prime = solve_optimum(X_p, y_p, lam)
+            a_prime = solve_optimum(X, y_p, lam)
             return a, a_prime, 2 * G / (n * lam), f"spec A3 record pair (synthetic, p = 1, n = {n})"
         if kind == "real_record":
             return self._real_pair(setting, ctx)
