@@ -17,6 +17,7 @@ include: "workflow/rules/train.smk"
 include: "workflow/rules/figures.smk"
 include: "workflow/rules/ls.smk"
 include: "workflow/rules/report.smk"
+include: "workflow/rules/audit.smk"
 
 
 rule all:

@@ -99,6 +99,7 @@ class _BlockState:
         seeds: Sequence[np.random.SeedSequence],
         T: int,
         dtype: np.dtype,
+        linear_term: np.ndarray | None = None,
     ) -> None:
         cols = block.columns
         n_b, p = block.X.shape
@@ -119,6 +120,11 @@ class _BlockState:
         self.eta = eta[cols].astype(dtype)
         self.decay = (1.0 - eta[cols] * lam).astype(dtype)
         self.eta_sigma = eta[cols] * sigma[cols]
+        self.eta_linear = (
+            None
+            if linear_term is None
+            else np.ascontiguousarray(linear_term[:, cols] * eta[cols], dtype=dtype)
+        )
         self.generators = [np.random.Generator(np.random.PCG64(seeds[k])) for k in cols]
         self.chunk = int(max(1, min(T, NOISE_BUFFER_VALUES // max(1, p * k_b))))
         self.draws = np.empty((k_b, self.chunk, p), dtype=np.float64)
@@ -148,6 +154,8 @@ class _BlockState:
         self.g *= self.eta
         self.theta *= self.decay
         self.theta -= self.g
+        if self.eta_linear is not None:
+            self.theta -= self.eta_linear
         self.theta -= self.scaled_noise[noise_index]
 
 
@@ -178,6 +186,7 @@ def noisy_gd(
     T: int,
     dtype: type[np.floating] | np.dtype = np.float32,
     progress: Callable[[int], None] | None = None,
+    linear_term: np.ndarray | None = None,
 ) -> np.ndarray:
     """Run ``K`` noisy gradient descents for ``T`` steps at once and return ``Θ_T``.
 
@@ -198,6 +207,10 @@ def noisy_gd(
         dtype: working precision, ``np.float32`` (default, fast) or ``np.float64``.
         progress: called about every 10% of the work with the equivalent number of steps done
             (blocks run one after another, each for all ``T`` steps).
+        linear_term: optional ``(p, K)`` constant gradient ``c_k`` added to every step of
+            column ``k`` (``θ_k ← θ_k − η_k(… + c_k + σ_k z)``): the gradient of records with a
+            linear loss ``−c_kᵀθ``-type term, e.g. the Dirac gradient canaries of the privacy
+            audit (spec audit.md A2). ``None`` (default) adds nothing.
 
     Returns:
         ``Θ_T`` as a float64 ``(p, K)`` array.
@@ -229,6 +242,10 @@ def noisy_gd(
         if block.X.shape[1] != p:
             raise ValueError(f"block {b} has {block.X.shape[1]} features, theta0 has {p}")
     _validate_columns(blocks, K)
+    if linear_term is not None:
+        linear_term = np.asarray(linear_term, dtype=np.float64)
+        if linear_term.shape != (p, K) or not np.all(np.isfinite(linear_term)):
+            raise ValueError(f"linear_term must be a finite ({p}, {K}) array, got {linear_term.shape}")
 
     # Block-major order: a block's columns depend on no other block, so each block runs all
     # T steps while its rows stay in cache (local party blocks are memory-bound otherwise),
@@ -237,7 +254,7 @@ def noisy_gd(
     work = np.array([max(1, b.X.shape[0] * b.columns.size) for b in blocks], dtype=np.float64)
     total, done, next_report = work.sum(), 0.0, 0.1
     for block, cost in zip(blocks, work, strict=True):
-        state = _BlockState(block, theta0, eta, lam, sigma, noise_seeds, T, dtype)
+        state = _BlockState(block, theta0, eta, lam, sigma, noise_seeds, T, dtype, linear_term)
         for t in range(T):
             offset = t % state.chunk
             if offset == 0:

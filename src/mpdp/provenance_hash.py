@@ -23,12 +23,17 @@ STAGE_SOURCES: dict[str, tuple[str, ...]] = {
               "partition.py", "seeding.py", "results.py"),
     "figures": ("figures", "studies/wddp/figure_spec.py", "bounds.py", "results.py"),
     "report": ("report", "claims.py", "studies/wddp/claims.py", "figures",
-               "studies/wddp/figure_spec.py", "bounds.py", "results.py", "studies/ls"),
+               "studies/wddp/figure_spec.py", "bounds.py", "results.py", "studies/ls",
+               "audit/report.py", "audit/figure.py"),
     # least-squares study (issue 9): experiment tables, then figures and claims
     "ls": ("studies/ls/__init__.py", "studies/ls/data.py", "studies/ls/experiment.py",
            "studies/ls/theory.py", "mechanisms/least_squares.py", "privacy", "claims.py",
            "seeding.py"),
     "ls_figures": ("studies/ls", "figures", "claims.py"),
+    # the empirical privacy audit (spec audit.md): its adapters reuse the mechanisms' code
+    "audit": ("audit", "engine.py", "models", "mechanisms", "privacy", "partition.py",
+              "seeding.py"),
+    "audit_figure": ("audit/figure.py", "audit/table.py", "figures"),
 }
 
 

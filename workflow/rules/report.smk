@@ -8,6 +8,8 @@ rule report_html:
         figures=all_figure_files(),
         diagnostics="reports/figures/noise_diagnostics.png",
         ls=ls_plan.all_outputs(CFG),  # least-squares study (empty when the config has no ls:)
+        audit_table="data/results/audit/audit.parquet",
+        audit_figure="reports/figures/audit_eps.png",
         notebook="notebooks/report.py",
     output:
         "reports/report.html",

@@ -21,6 +21,10 @@ def step(log):
         "figures": {Path(p).stem: str(Path(p).resolve()) for p in sm.input.figures if p.endswith(".png")}
         | {"noise_diagnostics": str(Path(sm.input.diagnostics).resolve())},
         "benchmarks_dir": str(Path("data/benchmarks").resolve()),
+        "audit": {
+            "table": str(Path(sm.input.audit_table).resolve()),
+            "figure": str(Path(sm.input.audit_figure).resolve()),
+        },
         "repo_root": str(Path.cwd()),
         "ls": ls_report.context(list(sm.input.ls)),
     }

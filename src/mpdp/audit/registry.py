@@ -1,0 +1,53 @@
+"""The audit registry: mechanism id → adapter (spec audit.md; experiments.md E10).
+
+Every audit setting names a ``mechanism``; :func:`get` returns its adapter. To audit a new
+family (next: ADMM DVP/PVP, M9/M10; voting M11/M12 and party-level averaging M6b), write one
+class with the :class:`~mpdp.audit.adapters.Adapter` interface — ``id``, ``method``
+(``many_draws`` for one cheap release whose exact pre-noise output can be computed once,
+``one_run`` for iterative mechanisms that can carry canaries), ``privacy_unit`` (``party``
+for M6b/M11/M12: their pairs must be party-level, spec A6.11) and ``run(setting, ctx)``
+returning one row of :data:`mpdp.audit.table.COLUMNS` — reusing the mechanism's own
+calibration and samplers, then call :func:`register` in this module (or in the family's
+package) and add settings with that ``mechanism`` to ``audit.settings`` in the config.
+E.g. the voting family: the A3 M11/M12 pairs, solved once, noise redrawn — the
+:class:`~mpdp.audit.adapters.L2OutputPerturbationAdapter` pattern with ``privacy_unit =
+"party"``. The config schema accepts any registered id (checked when the audit runs).
+"""
+
+from __future__ import annotations
+
+from mpdp.audit.adapters import Adapter, GradientCanaryAdapter, L2OutputPerturbationAdapter
+from mpdp.errors import ConfigError
+
+#: every auditable mechanism by id
+ADAPTERS: dict[str, Adapter] = {}
+
+
+def register(adapter: Adapter) -> Adapter:
+    """Add ``adapter`` under its id (an id may be registered once)."""
+    if adapter.id in ADAPTERS:
+        raise ValueError(f"audit adapter {adapter.id!r} is already registered")
+    ADAPTERS[adapter.id] = adapter
+    return adapter
+
+
+def get(mechanism: str) -> Adapter:
+    """The adapter of ``mechanism``; a one-line error naming the known ids otherwise."""
+    try:
+        return ADAPTERS[mechanism]
+    except KeyError:
+        raise ConfigError(
+            f"config key 'audit.settings': no audit adapter for mechanism {mechanism!r}; "
+            f"known: {sorted(ADAPTERS)}"
+        ) from None
+
+
+for _adapter in (
+    GradientCanaryAdapter("wyx", "wyx", "central"),
+    GradientCanaryAdapter("wddp_per_round", "wddp", "per_round"),
+    GradientCanaryAdapter("wddp_literal", "wddp", "local_then_aggregate"),
+    GradientCanaryAdapter("jayaraman_per_round", "jayaraman", "per_round"),
+    GradientCanaryAdapter("jayaraman_literal", "jayaraman", "local_then_aggregate"),
+    L2OutputPerturbationAdapter(),
+):
+    register(_adapter)

@@ -1,0 +1,59 @@
+"""The report's audit section: built from an audit table, exceptions listed in red."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+from mpdp import config, results
+from mpdp.audit.figure import render_audit_figure
+from mpdp.audit.table import conform, write
+from mpdp.report.build import render_report
+
+ROOT = Path(__file__).resolve().parents[2]
+NOTEBOOK = ROOT / "notebooks" / "report.py"
+
+
+def _audit_rows() -> pd.DataFrame:
+    base = {"method": "one_run", "dataset": "breast_cancer", "privacy_unit": "record",
+            "noise_factor": 1.0, "eps_accounted_scope": "aggregate", "accountant": "exact",
+            "delta": 1e-5, "beta": 0.05, "T": 50, "trials": 1000, "data": "synthetic fixture"}
+    rows = [
+        {**base, "mechanism": "wyx", "setting": "ok", "planted_bug": False, "eps_claimed": 1.0,
+         "eps_accounted": 1.0, "eps_up": 1.0, "eps_lower": 0.4},
+        {**base, "mechanism": "wddp_per_round", "setting": "broken-accounting", "planted_bug": False,
+         "eps_claimed": 1.0, "eps_accounted": 1.0, "eps_up": 3.0, "eps_lower": 2.5},
+        {**base, "mechanism": "wyx", "setting": "bug", "planted_bug": True, "noise_factor": 0.5,
+         "eps_claimed": 1.0, "eps_accounted": 1.0, "eps_up": 2.15, "eps_lower": 1.2},
+    ]
+    return conform(pd.DataFrame(rows))
+
+
+def test_audit_section_renders_with_red_exception(tmp_path, tables, unavailable):
+    paths = {}
+    for ds in ("kddcup99", "adult"):
+        results.write(tables[ds], tmp_path / f"{ds}.parquet")
+        paths[ds] = str(tmp_path / f"{ds}.parquet")
+    context = {
+        "config": config.load(ROOT / "config" / "smoke.yaml"),
+        "config_path": "config/smoke.yaml",
+        "results": paths,
+        "cards": {"kddcup99": None, "adult": None},
+        "unavailable": dict(unavailable),
+        "figures": {},
+        "benchmarks_dir": str(tmp_path / "benchmarks"),
+        "repo_root": str(ROOT),
+    }
+    table = _audit_rows()
+    write(table, tmp_path / "audit.parquet")
+    render_audit_figure(table, tmp_path / "audit.png", tmp_path / "audit.pdf")
+    ctx = {**context, "audit": {"table": str(tmp_path / "audit.parquet"),
+                                "figure": str(tmp_path / "audit.png")}}
+    out = tmp_path / "report.html"
+    render_report(NOTEBOOK, ctx, out, ROOT)
+    html = out.read_text()
+    assert "Empirical privacy audit" in html
+    warning = html.split('mpdp-callout warning')
+    assert any("broken-accounting" in part.split("</div>")[0] for part in warning[1:])
+    assert "bug caught" in html and "EXCEPTION" in html

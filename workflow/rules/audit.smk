@@ -1,0 +1,51 @@
+# Empirical privacy audit (spec audit.md, experiments.md E10): lower bounds ε̂ on the privacy
+# loss of every mechanism on main, next to its claimed and accounted ε. Logic in mpdp.audit.
+from mpdp.audit.table import settings_to_run as _audit_settings_to_run
+
+AUDIT_TABLE = "data/results/audit/audit.parquet"
+AUDIT_FIGURE = "reports/figures/audit_eps.png"
+AUDIT_DATASETS = sorted(
+    {s["dataset"] for s in _audit_settings_to_run(CFG["audit"], AVAILABLE)[0] if s.get("dataset")}
+)
+
+
+rule audit:
+    input:
+        AUDIT_TABLE,
+        AUDIT_FIGURE,
+        "reports/figures/audit_eps.pdf",
+
+
+rule audit_table:
+    input:
+        cards=[card(ds) for ds in AUDIT_DATASETS],
+    output:
+        AUDIT_TABLE,
+    log:
+        "logs/audit/audit_table.log",
+    benchmark:
+        "data/benchmarks/audit/audit_table.tsv"
+    params:
+        code=source_hash("audit"),
+        datasets=AUDIT_DATASETS,
+        settings=lambda wc: {"root_seed": CFG["root_seed"], "audit": CFG["audit"], "available": AVAILABLE},
+    conda:
+        "../../environment.yml"
+    script:
+        "../scripts/audit_table.py"
+
+
+rule audit_figure:
+    input:
+        AUDIT_TABLE,
+    output:
+        png=report(AUDIT_FIGURE, caption="../report/audit.rst", category="Privacy audit"),
+        pdf="reports/figures/audit_eps.pdf",
+    log:
+        "logs/audit/audit_figure.log",
+    params:
+        code=source_hash("audit_figure"),
+    conda:
+        "../../environment.yml"
+    script:
+        "../scripts/audit_figure.py"

@@ -1,0 +1,23 @@
+"""Snakemake script: run the audit settings and write data/results/audit/audit.parquet."""
+from pathlib import Path
+
+from mpdp import config
+from mpdp.audit import table
+from mpdp.io import read_json
+from mpdp.runner import run_step
+
+sm = snakemake  # noqa: F821  (injected by Snakemake)
+
+
+def step(log):
+    cfg = config.validate(sm.config)
+    n_train = {ds: int(read_json(path)["n_train"]) for ds, path in zip(sm.params.datasets, sm.input.cards, strict=True)}
+    settings, skipped = table.settings_to_run(cfg["audit"], list(sm.params.settings["available"]))
+    for label in skipped:
+        log.warning("audit setting skipped (its data set is not available): %s", label)
+    processed = {ds: str(Path(path).parent) for ds, path in zip(sm.params.datasets, sm.input.cards, strict=True)}
+    ctx = table.context_from_config(cfg["audit"], cfg["root_seed"], n_train, processed)
+    table.write(table.run_settings(settings, ctx, log.info), sm.output[0])
+
+
+run_step(step, sm.log[0], "audit_table")
