@@ -15,6 +15,7 @@ include: "workflow/rules/common.smk"
 include: "workflow/rules/data.smk"
 include: "workflow/rules/train.smk"
 include: "workflow/rules/figures.smk"
+include: "workflow/rules/voting.smk"
 include: "workflow/rules/report.smk"
 
 

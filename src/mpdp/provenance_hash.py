@@ -22,6 +22,11 @@ STAGE_SOURCES: dict[str, tuple[str, ...]] = {
     "train": ("engine.py", "models", "mechanisms", "privacy", *WDDP_TRAINING, "bounds.py",
               "partition.py", "seeding.py", "results.py"),
     "figures": ("figures", "studies/wddp/figure_spec.py", "bounds.py", "results.py"),
+    "voting_train": ("studies/voting/plan.py", "studies/voting/train.py", "models", "data/prepare.py",
+                     "mechanisms/output_perturbation.py", "privacy/samplers.py", "bounds.py",
+                     "seeding.py", "results.py"),
+    "voting_figures": ("studies/voting/figures.py", "studies/voting/plan.py", "figures", "claims.py",
+                       "results.py"),
     "report": ("report", "claims.py", "figures", "studies/wddp/figure_spec.py", "bounds.py",
                "results.py"),
 }
