@@ -27,7 +27,7 @@ STAGE_SOURCES: dict[str, tuple[str, ...]] = {
                      "seeding.py", "results.py"),
     "voting_figures": ("studies/voting/figures.py", "studies/voting/plan.py", "figures", "claims.py",
                        "results.py"),
-    "report": ("report", "claims.py", "figures", "studies/wddp/figure_spec.py", "bounds.py",
+    "report": ("report", "claims.py", "studies/voting", "figures", "studies/wddp/figure_spec.py", "bounds.py",
                "results.py"),
 }
 

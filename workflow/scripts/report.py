@@ -21,6 +21,10 @@ def step(log):
         | {"noise_diagnostics": str(Path(sm.input.diagnostics).resolve())},
         "benchmarks_dir": str(Path("data/benchmarks").resolve()),
         "repo_root": str(Path.cwd()),
+        "voting": {
+            "tables": {Path(p).stem: str(Path(p).resolve()) for p in sm.input.voting_tables},
+            "figures": {Path(p).stem: str(Path(p).resolve()) for p in sm.input.voting_figures},
+        },
     }
     for ds in context["unavailable"]:
         context["results"].setdefault(ds, None)

@@ -70,15 +70,17 @@ def fit_logistic_batch(
     lam: float,
     tol: float = TOL,
     max_iter: int = MAX_ITER,
+    init: np.ndarray | None = None,
 ) -> np.ndarray:
     """Exact minimisers ``(B, d)`` of the binary objectives (Newton with backtracking).
 
     The objective is λ-strongly convex with Hessian ``Σ c_i σ(1−σ) x xᵀ + λI``; damped Newton
-    converges globally and quadratically near the optimum.
+    converges globally and quadratically near the optimum. ``init`` (broadcastable to
+    ``(B, d)``, default 0) only changes the number of iterations, not the minimiser.
     """
     _check(X, c, lam)
     B, _, d = X.shape
-    W = np.zeros((B, d))
+    W = np.zeros((B, d)) if init is None else np.array(np.broadcast_to(init, (B, d)), dtype=float)
     eye = np.eye(d)
     for _ in range(max_iter):
         z = np.einsum("bnd,bd->bn", X, W)
@@ -144,27 +146,30 @@ def fit_softmax_batch(
     tol: float = TOL,
     max_iter: int = MAX_ITER,
     chunk: int = 16,
+    init: np.ndarray | None = None,
 ) -> np.ndarray:
     """Exact minimisers ``(B, d, K)`` of the softmax objectives (Newton, ``chunk`` problems at a time).
 
     The Hessian in ``vec(W)`` (class-major blocks) has block ``(k, l)`` equal to
     ``Σ_i c_i (δ_kl p_ik − p_ik p_il) x_i x_iᵀ`` plus ``λ I``; each Newton step solves a
-    ``dK × dK`` system per problem.
+    ``dK × dK`` system per problem. ``init`` (broadcastable to ``(B, d, K)``, default 0)
+    only changes the number of iterations, not the minimiser.
     """
     _check(X, c, lam)
     if T.shape[:2] != X.shape[:2]:
         raise ValueError(f"T must be (B, n, K); got {T.shape} for X {X.shape}")
-    out = np.empty((X.shape[0], X.shape[2], T.shape[2]))
+    shape = (X.shape[0], X.shape[2], T.shape[2])
+    out = np.zeros(shape) if init is None else np.array(np.broadcast_to(init, shape), dtype=float)
     for start in range(0, X.shape[0], chunk):
         sl = slice(start, start + chunk)
-        out[sl] = _fit_softmax_chunk(X[sl], c[sl], T[sl], lam, tol, max_iter)
+        out[sl] = _fit_softmax_chunk(X[sl], c[sl], T[sl], lam, tol, max_iter, out[sl])
     return out
 
 
-def _fit_softmax_chunk(X, c, T, lam, tol, max_iter) -> np.ndarray:
+def _fit_softmax_chunk(X, c, T, lam, tol, max_iter, W) -> np.ndarray:
     B, _, d = X.shape
     K = T.shape[2]
-    W = np.zeros((B, d, K))
+    W = W.copy()
     eye = np.eye(d * K)
     for _ in range(max_iter):
         P = softmax(np.einsum("bnd,bdk->bnk", X, W), axis=2)
@@ -201,23 +206,36 @@ def _fit_softmax_chunk(X, c, T, lam, tol, max_iter) -> np.ndarray:
 
 
 def stack_problems(
-    blocks: list[np.ndarray], targets: list[np.ndarray]
+    blocks: list[np.ndarray], targets: list[np.ndarray], dedup: bool = False
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Pad ragged problems to ``(X, c, t)`` with mean weights ``c = 1/n_b`` on real rows, 0 on padding.
 
     ``targets`` are ``(n_b,)`` soft binary targets or ``(n_b, K)`` soft class distributions.
+    ``dedup`` merges identical (row, target) pairs of a problem into one row with the summed
+    weight: the objective, hence the minimiser, is unchanged (KDDCup99 parties shrink ~2×).
     """
-    n = max(len(b) for b in blocks)
+    if dedup:
+        merged = [_merge_duplicates(xb, tb) for xb, tb in zip(blocks, targets, strict=True)]
+    else:
+        merged = [(xb, tb, np.full(len(xb), 1.0 / len(xb))) for xb, tb in zip(blocks, targets, strict=True)]
+    n = max(len(m[0]) for m in merged)
     d = blocks[0].shape[1]
     B = len(blocks)
     X = np.zeros((B, n, d))
     c = np.zeros((B, n))
     t = np.zeros((B, n, *targets[0].shape[1:]))
-    for b, (xb, tb) in enumerate(zip(blocks, targets, strict=True)):
+    for b, (xb, tb, wb) in enumerate(merged):
         X[b, : len(xb)] = xb
-        c[b, : len(xb)] = 1.0 / len(xb)
+        c[b, : len(xb)] = wb
         t[b, : len(xb)] = tb
     return X, c, t
+
+
+def _merge_duplicates(x: np.ndarray, t: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Unique (row, target) pairs of one problem with weights count/n (exact for the objective)."""
+    joined = np.hstack([x, t.reshape(len(t), -1)])
+    _, first, counts = np.unique(joined, axis=0, return_index=True, return_counts=True)
+    return x[first], t[first], counts / len(x)
 
 
 def predict_binary(W: np.ndarray, X: np.ndarray) -> np.ndarray:

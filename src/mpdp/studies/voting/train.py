@@ -73,11 +73,16 @@ def targets(labels: np.ndarray, n_classes: int) -> np.ndarray:
     return np.eye(n_classes)[labels]
 
 
-def fit(X: np.ndarray, c: np.ndarray, t: np.ndarray, lam: float, n_classes: int) -> np.ndarray:
-    """Exact batched minimisers of the (soft-target) logistic or softmax objectives."""
+def fit(X: np.ndarray, c: np.ndarray, t: np.ndarray, lam: float, n_classes: int,
+        init: np.ndarray | None = None) -> np.ndarray:
+    """Exact batched minimisers of the (soft-target) logistic or softmax objectives.
+
+    ``init`` is a warm start (e.g. the pooled model for the local ones): it saves Newton
+    iterations and does not change the (unique) minimiser.
+    """
     if n_classes == 2:
-        return fit_logistic_batch(X, c, t, lam)
-    return fit_softmax_batch(X, c, t, lam)
+        return fit_logistic_batch(X, c, t, lam, init=init)
+    return fit_softmax_batch(X, c, t, lam, init=init)
 
 
 def predict(W: np.ndarray, X: np.ndarray, n_classes: int) -> np.ndarray:
@@ -143,20 +148,22 @@ def load_task(processed_dir: Path, table: str, cfg: Mapping[str, Any]) -> tuple[
     return task, data.card
 
 
-def local_models(task: Task, parts: list[np.ndarray], lam_loc: float) -> np.ndarray:
+def local_models(task: Task, parts: list[np.ndarray], lam_loc: float, init: np.ndarray | None = None) -> np.ndarray:
     """The M local classifiers (exact, one batched Newton solve), shape (M, d[, K])."""
     t = targets(task.y_priv, task.n_classes)
-    X, c, T = stack_problems([task.X_priv[p] for p in parts], [t[p] for p in parts])
-    return fit(X, c, T, lam_loc, task.n_classes)
+    X, c, T = stack_problems([task.X_priv[p] for p in parts], [t[p] for p in parts], dedup=True)
+    return fit(X, c, T, lam_loc, task.n_classes, init)
 
 
-def global_models(X: np.ndarray, soft_targets: list[np.ndarray], lam: float, n_classes: int) -> np.ndarray:
+def global_models(X: np.ndarray, soft_targets: list[np.ndarray], lam: float, n_classes: int,
+                  init: np.ndarray | None = None) -> np.ndarray:
     """Minimisers of the (soft-label) ERM on the shared rows ``X`` for each target, one batch."""
-    Xs, c, T = stack_problems([X] * len(soft_targets), soft_targets)
-    return fit(Xs, c, T, lam, n_classes)
+    Xs, c, T = stack_problems([X] * len(soft_targets), soft_targets, dedup=True)
+    return fit(Xs, c, T, lam, n_classes, init)
 
 
-def select_lambda(task: Task, cfg: Mapping[str, Any], Ms: list[int], table: str, log: logging.Logger) -> tuple[float, str]:
+def select_lambda(task: Task, cfg: Mapping[str, Any], Ms: list[int], table: str, log: logging.Logger,
+                  init: np.ndarray | None = None) -> tuple[float, str]:
     """Global λ: the config value, or the grid value with the lowest error of noise-free Alg. 2.
 
     Validation [REC]: M = ``lambda_ref_M`` (or the largest feasible M below it), repetition 0,
@@ -169,11 +176,11 @@ def select_lambda(task: Task, cfg: Mapping[str, Any], Ms: list[int], table: str,
     M_ref = max([m for m in Ms if m <= v["lambda_ref_M"]] or [min(Ms)])
     dataset, _ = dataset_of(table)
     parts = party_split(len(task.X_priv), M_ref, cfg["root_seed"], dataset, 0)
-    W_loc = local_models(task, parts, v["lambda_local"])
+    W_loc = local_models(task, parts, v["lambda_local"], init)
     _, alpha = vote_targets(predict(W_loc, task.X_aux, task.n_classes), task.n_classes)
     errors = {}
     for lam in v["lambda_grid"]:
-        w = global_models(task.X_aux, [alpha], lam, task.n_classes)[0]
+        w = global_models(task.X_aux, [alpha], lam, task.n_classes, init)[0]
         errors[lam] = float(error(predict(w, task.X_aux, task.n_classes), task.y_aux))
     best = min(v["lambda_grid"], key=lambda lam: (errors[lam], -lam))
     log.info("%s: lambda validation at M=%d: %s -> %g", table, M_ref, errors, best)
@@ -199,11 +206,11 @@ def table_rows(cfg: Mapping[str, Any], table: str, processed_dir: Path, log: log
             f"{table}: no M of voting.M_grid = {v['M_grid']} leaves >= {v['min_party_size']} "
             f"records per party in the private pool of {len(task.X_priv)}"
         )
-    lam, lam_source = select_lambda(task, cfg, Ms, table, log)
     lam_loc = float(v["lambda_local"])
-    # pooled non-private batch LR on the private pool (control, and J* of B5)
+    # pooled non-private batch LR on the private pool (control, J* of B5, warm start of the rest)
     t_priv = targets(task.y_priv, K)
     w_pool = global_models(task.X_priv, [t_priv], lam_loc, K)[0]
+    lam, lam_source = select_lambda(task, cfg, Ms, table, log, w_pool)
     J_star = float(objective(w_pool, task.X_priv, t_priv, lam_loc, K))
     pooled_error = float(error(predict(w_pool, task.X_test, K), task.y_test))
     base = {
@@ -232,16 +239,16 @@ def _setting_rows(cfg, table, task: Task, M: int, rep: int, lam: float, lam_sour
     start = time.perf_counter()
     parts = party_split(len(task.X_priv), M, seed, dataset, rep)
     sizes = np.array([len(p) for p in parts])
-    W_loc = local_models(task, parts, lam_loc)
+    W_loc = local_models(task, parts, lam_loc, init=w_pool)
     vote_t, soft_t = vote_targets(predict(W_loc, task.X_aux, K), K)
-    w_vote, w_soft = global_models(task.X_aux, [vote_t, soft_t], lam, K)
+    w_vote, w_soft = global_models(task.X_aux, [vote_t, soft_t], lam, K, init=w_pool)
     w_avg = W_loc.mean(axis=0)
     H_test = predict(W_loc, task.X_test, K)
     ens_vote, ens_alpha = vote_targets(H_test, K)
     ens_pred = (2 * ens_vote - 1).astype(np.int8) if K == 2 else np.argmax(ens_vote, axis=1)
     t_priv = targets(task.y_priv, K)
     # Theorem 4: held-out pool = test inputs labelled by the ensemble's α; w_0 = w_s(λ) there [REC]
-    w0 = global_models(task.X_test, [ens_alpha], lam, K)[0] if K == 2 else None
+    w0 = global_models(task.X_test, [ens_alpha], lam, K, init=w_soft)[0] if K == 2 else None
     risk_w0 = float(objective(w0, task.X_test, ens_alpha, 0.0, K)) if K == 2 else math.nan
     setting = {**base, "m": M, "M": M, "rep": rep, "n_min": int(sizes.min()), "n_max": int(sizes.max()),
                "size_ratio": float(sizes.sum() / (M * sizes.min()))}
@@ -281,7 +288,7 @@ def _setting_rows(cfg, table, task: Task, M: int, rep: int, lam: float, lam_sour
         extra: dict[str, np.ndarray] = {}
         if t_aux is not None:  # B6: weighted empirical risk gap on the auxiliary pool
             extra["risk_gap"] = objective(W_p, task.X_aux, t_aux, lam_m, K) - objective(w, task.X_aux, t_aux, lam_m, K)
-            if K == 2:
+            if K == 2 and np.isfinite(eps_grid).all():
                 M_eff = M if mech == "hamm_soft" else 1  # Alg. 1: M = 1 in the noise term (B6)
                 eps_arr = np.array(eps_grid)
                 # the bound scales with the sensitivity actually used (tight: half of the paper's)
@@ -295,8 +302,9 @@ def _setting_rows(cfg, table, task: Task, M: int, rep: int, lam: float, lam_sour
                         v["delta_thm4"], v["delta_thm4"])
         else:  # B5: excess pooled risk of the averaging baselines
             extra["excess_risk"] = objective(W_p, task.X_priv, t_priv, lam_loc, K) - J_star
-            extra["b5_bound"] = np.array([bounds.b5_output_perturbation(w.size, cal.beta, L_J, max(bias, 0.0))
-                                          for cal in cals])
+            extra["b5_bound"] = np.array([
+                bounds.b5_output_perturbation(w.size, cal.beta, L_J, max(bias, 0.0)) if math.isfinite(cal.beta)
+                else max(bias, 0.0) for cal in cals])
         seconds = (time.perf_counter() - t0) / len(eps_grid)
         for i, (eps, cal) in enumerate(zip(eps_grid, cals, strict=True)):
             rows.append({**setting, "mechanism": mech, "accountant": "pure", "epsilon": eps,
