@@ -108,6 +108,7 @@ def test_report_is_one_self_contained_html_file(report, context):
     ):
         assert heading in text
     assert "SYNTHETIC DATA" in text and "Credit Card Fraud" in text
+    assert "voting study was not run" in text  # builds without the voting study's outputs
     assert "snakemake --cores all fig07" in text and config.config_hash(context["config"]) in text
     for fig in range(1, 17):
         assert f"Fig. {fig} — " in text
