@@ -8,8 +8,8 @@ rule report_html:
         figures=all_figure_files(),
         diagnostics="reports/figures/noise_diagnostics.png",
         notebook="notebooks/report.py",
-        voting_tables=[voting_table(t) for t in VOTING_TABLES],
-        voting_figures=[f"reports/figures/{fig}.png" for fig in VOTING_FIGURES],
+        voting_tables=[voting_plan.table_path(t) for t in VOTING_TABLES],
+        voting_figures=voting_figure_files(("png",)),
     output:
         "reports/report.html",
     log:

@@ -2,17 +2,9 @@
 # table (data set, or kddcup99_multiclass), then the figures H-1..H-4 and the B5 figure.
 from mpdp.studies.voting import plan as voting_plan
 from mpdp.studies.voting.figures import FIGURE_IDS as VOTING_FIGURES
+from mpdp.studies.voting.figures import figure_files as voting_figure_files
 
 VOTING_TABLES = voting_plan.tables(CFG, AVAILABLE)
-
-
-def voting_table(table):
-    return f"data/results/voting/{table}.parquet"
-
-
-def voting_figure_files():
-    return [f"reports/figures/{fig}.{ext}" for fig in VOTING_FIGURES for ext in ("png", "pdf")]
-
 
 rule hamm:
     input:
@@ -41,7 +33,7 @@ rule voting_train:
 
 rule voting_figure:
     input:
-        [voting_table(t) for t in VOTING_TABLES],
+        [voting_plan.table_path(t) for t in VOTING_TABLES],
     output:
         png="reports/figures/{vfig}.png",
         pdf="reports/figures/{vfig}.pdf",

@@ -43,6 +43,13 @@ MULTICLASS_LABELS = {"hamm_vote": "B.2 majority vote", "hamm_soft": "B.3 soft la
                      "param_avg": "B.4 softmax averaging"}
 RECORD_LEVEL = frozenset({"pathak", "jayaraman_output"})
 FIGURE_IDS = ("hamm_h1", "hamm_h2", "hamm_h3", "hamm_h4", "hamm_b5")
+
+
+def figure_files(exts: tuple[str, ...] = ("png", "pdf")) -> list[str]:
+    """Workflow outputs of the study's figures."""
+    return [f"reports/figures/{fig}.{ext}" for fig in FIGURE_IDS for ext in exts]
+
+
 EPS_AXIS = "privacy budget ε — party level (solid); record level (dashed), not comparable (I-12)"
 PARTY_EPS_AXIS = "party-level privacy budget ε"
 _COLOURS = dict(zip(

@@ -59,6 +59,11 @@ def tables(cfg: Mapping[str, Any], available: Sequence[str]) -> list[str]:
     return binary + multi
 
 
+def table_path(table: str) -> str:
+    """Results table of ``table`` (workflow output)."""
+    return f"data/results/voting/{table}.parquet"
+
+
 def dataset_of(table: str) -> tuple[str, bool]:
     """(data set id, multiclass?) of a table id."""
     if table.endswith(MULTICLASS_SUFFIX):
