@@ -46,6 +46,7 @@ def test_one_figure_target_schedules_only_voting_jobs(workdir):
     proc = _snakemake(workdir, "hamm_h3", "-n", *SMOKE)
     out = proc.stdout + proc.stderr
     assert "voting_train" in out and "train_job" not in out
+    assert "table=kddcup99_multiclass" in out and "table=kddcup99," not in out and "table=kddcup99\n" not in out
 
 
 def test_hamm_builds_tables_and_figures(workdir):

@@ -3,6 +3,7 @@
 from mpdp.studies.voting import plan as voting_plan
 from mpdp.studies.voting.figures import FIGURE_IDS as VOTING_FIGURES
 from mpdp.studies.voting.figures import figure_files as voting_figure_files
+from mpdp.studies.voting.figures import figure_tables as voting_figure_tables
 
 VOTING_TABLES = voting_plan.tables(CFG, AVAILABLE)
 
@@ -33,7 +34,7 @@ rule voting_train:
 
 rule voting_figure:
     input:
-        [voting_plan.table_path(t) for t in VOTING_TABLES],
+        lambda wc: [voting_plan.table_path(t) for t in voting_figure_tables(wc.vfig, VOTING_TABLES)],
     output:
         png="reports/figures/{vfig}.png",
         pdf="reports/figures/{vfig}.pdf",

@@ -45,6 +45,15 @@ RECORD_LEVEL = frozenset({"pathak", "jayaraman_output"})
 FIGURE_IDS = ("hamm_h1", "hamm_h2", "hamm_h3", "hamm_h4", "hamm_b5")
 
 
+def figure_tables(fig_id: str, tables: list[str]) -> list[str]:
+    """The tables figure ``fig_id`` reads: H-3 the multiclass ones, H-1/H-2/H-4 the binary ones, B5 all."""
+    if fig_id == "hamm_h3":
+        return [t for t in tables if t.endswith("_multiclass")]
+    if fig_id == "hamm_b5":
+        return list(tables)
+    return [t for t in tables if not t.endswith("_multiclass")]
+
+
 def figure_files(exts: tuple[str, ...] = ("png", "pdf")) -> list[str]:
     """Workflow outputs of the study's figures."""
     return [f"reports/figures/{fig}.{ext}" for fig in FIGURE_IDS for ext in exts]
