@@ -84,10 +84,15 @@ def summary(rows: pd.DataFrame, x: str, y: str) -> pd.DataFrame:
     return pd.DataFrame(out).sort_values(x)
 
 
-def _curve(ax: Axes, rows: pd.DataFrame, x: str, y: str, mech: str, label: str, **kw) -> None:
+def _curve(ax: Axes, rows: pd.DataFrame, x: str, y: str, mech: str, label: str, band: str = "t", **kw) -> None:
+    """Mean curve with a band: 95 % t-interval (``band="t"``) or min–max over repetitions
+    (``band="range"``, for log-scale axes where a symmetric interval can cross 0)."""
     s = summary(rows, x, y)
     if s.empty:
         return
+    if band == "range":
+        g = rows.groupby(x)[y]
+        s["lo"], s["hi"] = g.min().to_numpy(), g.max().to_numpy()
     colour = _COLOURS.get(mech, "#333333")
     ls = "--" if mech in RECORD_LEVEL or mech.endswith("_np") else "-"
     ax.plot(s[x], s["mean"], ls, color=colour, marker="o", ms=3, label=label, **kw)
@@ -122,7 +127,8 @@ def _legend(fig: Figure, axes: list[Axes]) -> None:
             handles.setdefault(lab, h)
             labels[lab] = lab
     if handles:
-        fig.legend(list(handles.values()), list(labels), loc="outside lower center", ncols=4, fontsize=8)
+        ncols = 4 if fig.get_figwidth() > 12 else 2
+        fig.legend(list(handles.values()), list(labels), loc="outside lower center", ncols=ncols, fontsize=8)
 
 
 def _empty(ax: Axes, text: str) -> None:
@@ -232,7 +238,8 @@ def h4(tables: Mapping[str, pd.DataFrame], cfg: Mapping) -> Figure:
         ax = grid[2][col]
         soft = rows_M[rows_M["mechanism"] == "hamm_soft"]
         if not soft.empty:
-            _curve(ax, soft, "epsilon", "heldout_risk", "hamm_soft", "Alg. 2: held-out weighted risk R(w_p)")
+            _curve(ax, soft, "epsilon", "heldout_risk", "hamm_soft",
+                   "Alg. 2: held-out weighted risk R(w_p) (band: min–max)", band="range")
             b = soft.groupby("epsilon")["thm4_bound"].mean()
             ax.plot(b.index, b.to_numpy(), "-", color="#000000", lw=2, alpha=0.5,
                     label=f"Theorem 4 bound (δ_p = δ_s = {v['delta_thm4']:g})")
@@ -258,7 +265,7 @@ def b5(tables: Mapping[str, pd.DataFrame], cfg: Mapping) -> Figure:
             sub = rows[rows["mechanism"] == mech]
             if sub.empty:
                 continue
-            _curve(ax, sub, "epsilon", "excess_risk", mech, LABELS[mech])
+            _curve(ax, sub, "epsilon", "excess_risk", mech, LABELS[mech], band="range")
             b = sub.groupby("epsilon")["b5_bound"].mean()
             ax.plot(b.index, b.to_numpy(), "-", color=_COLOURS[mech], lw=2.2, alpha=0.45,
                     label=f"B5 bound: {LABELS[mech]}")
@@ -267,7 +274,7 @@ def b5(tables: Mapping[str, pd.DataFrame], cfg: Mapping) -> Figure:
         ax.set_xlabel(EPS_AXIS, fontsize=7.5)
         ax.set_ylabel("J(θ_p) − J* on pooled private data (log)")
         ax.set_title(f"{table} (M = {M})", loc="left")
-    fig.suptitle("Output perturbation: excess risk of the averaging baselines and the B5 bound")
+    fig.suptitle("Output perturbation: excess risk of the averaging baselines (mean, min–max band) and the B5 bound")
     _legend(fig, axes)
     return fig
 
