@@ -8,6 +8,7 @@ record-level ε are never mixed silently (spec I-12): record-level methods are d
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
@@ -120,6 +121,11 @@ def _panels(n: int, rows: int = 1) -> tuple[Figure, list[list[Axes]]]:
     return fig, [[fig.add_subplot(grid[r, c]) for c in range(max(n, 1))] for r in range(rows)]
 
 
+def _suptitle(fig: Figure, text: str) -> None:
+    """Figure title wrapped to the figure's width (single-panel figures are narrow)."""
+    fig.suptitle(textwrap.fill(text, width=int(fig.get_figwidth() * 13)))
+
+
 def _legend(fig: Figure, axes: list[Axes]) -> None:
     handles, labels = {}, {}
     for ax in axes:
@@ -169,7 +175,7 @@ def _error_vs_eps(tables: Mapping[str, pd.DataFrame], cfg: Mapping, labels: Mapp
         ax.set_title(f"{table} (M = {M}, n_classes = {int(rows['n_classes'].iloc[0])})", loc="left")
         ax.set_xlabel(EPS_AXIS if (private["privacy_unit"] == "record").any() else PARTY_EPS_AXIS, fontsize=7.5)
         ax.set_ylabel("test error rate")
-    fig.suptitle(f"{title} — mean over repetitions, 95 % t-band; lines: non-private controls")
+    _suptitle(fig, f"{title} — mean over repetitions, 95 % t-band; lines: non-private controls")
     _legend(fig, axes)
     return fig
 
@@ -194,7 +200,7 @@ def h2(tables: Mapping[str, pd.DataFrame], cfg: Mapping) -> Figure:
         ax.set_title(f"{table} (ε = {eps:g}: party level for Hamm/averaging, record level dashed)", loc="left", fontsize=8)
         ax.set_xlabel("number of parties M")
         ax.set_ylabel("test error rate")
-    fig.suptitle("H-2: test error vs M — mean over repetitions, 95 % t-band")
+    _suptitle(fig, "H-2: test error vs M — mean over repetitions, 95 % t-band")
     _legend(fig, axes)
     return fig
 
@@ -248,7 +254,7 @@ def h4(tables: Mapping[str, pd.DataFrame], cfg: Mapping) -> Figure:
         ax.set_xlabel(PARTY_EPS_AXIS)
         ax.set_ylabel("held-out weighted risk (log)")
         ax.set_title(f"{table}: Theorem 4 at M = {M}", loc="left", fontsize=8.5)
-    fig.suptitle("H-4: weighted empirical-risk gap with Lemma 6 and Theorem 4 (spec B6)")
+    _suptitle(fig, "H-4: weighted empirical-risk gap with Lemma 6 and Theorem 4 (spec B6)")
     _legend(fig, [a for r in grid for a in r])
     return fig
 
@@ -271,10 +277,11 @@ def b5(tables: Mapping[str, pd.DataFrame], cfg: Mapping) -> Figure:
                     label=f"B5 bound: {LABELS[mech]}")
         ax.set_xscale("log")
         ax.set_yscale("log")
-        ax.set_xlabel(EPS_AXIS, fontsize=7.5)
+        record = (rows["privacy_unit"] == "record").any()
+        ax.set_xlabel(EPS_AXIS if record else PARTY_EPS_AXIS, fontsize=7.5)
         ax.set_ylabel("J(θ_p) − J* on pooled private data (log)")
         ax.set_title(f"{table} (M = {M})", loc="left")
-    fig.suptitle("Output perturbation: excess risk of the averaging baselines (mean, min–max band) and the B5 bound")
+    _suptitle(fig, "Output perturbation: excess risk of the averaging baselines (mean, min–max band) and the B5 bound")
     _legend(fig, axes)
     return fig
 
