@@ -123,7 +123,7 @@ def _panels(n: int, rows: int = 1) -> tuple[Figure, list[list[Axes]]]:
 
 def _suptitle(fig: Figure, text: str) -> None:
     """Figure title wrapped to the figure's width (single-panel figures are narrow)."""
-    fig.suptitle(textwrap.fill(text, width=int(fig.get_figwidth() * 13)))
+    fig.suptitle(textwrap.fill(text, width=int(fig.get_figwidth() * 10)))
 
 
 def _legend(fig: Figure, axes: list[Axes]) -> None:
