@@ -16,6 +16,7 @@ include: "workflow/rules/data.smk"
 include: "workflow/rules/train.smk"
 include: "workflow/rules/figures.smk"
 include: "workflow/rules/ls.smk"
+include: "workflow/rules/voting.smk"
 include: "workflow/rules/report.smk"
 include: "workflow/rules/audit.smk"
 

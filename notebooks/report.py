@@ -518,3 +518,58 @@ else:
         )
     display(Markdown("\n".join(f"- {line}" for line in audit_report.findings(AUDIT_TABLE))))
     display(HTML(sections.html_table(audit_report.summary(AUDIT_TABLE))))
+# ## 8. Output perturbation and voting (Hamm, Cao, Belkin)
+#
+# A separate study (spec experiments.md E5): M parties train local classifiers; a trusted
+# curator labels an unlabeled auxiliary pool by their majority vote (Algorithm 1) or soft
+# vote (Algorithm 2), solves the ERM exactly and releases it with N-L2 output noise. The
+# baselines average the local minimisers (party-level parameter averaging, Pathak et al. and
+# Jayaraman et al.'s output perturbation at record level). **Units (I-12):** Hamm's ε
+# protects a whole party, Pathak's and Jayaraman's one record; the two are not comparable,
+# and the figures say which is which. Hamm's experimental setup was not recovered, so the
+# whole protocol is a reconstruction [REC].
+
+# %%
+from mpdp.studies.voting import report as voting_report  # noqa: E402
+
+VOTING = voting_report.load(CTX.get("voting"))
+if not VOTING.tables:
+    display(HTML(sections.callout(
+        "The voting study was not run (no data/results/voting tables): "
+        "run `snakemake --cores all hamm`.", "note")))
+else:
+    display(Markdown("### Methods, privacy units and sensitivities"))
+    display(HTML(sections.html_table(voting_report.methods_table())))
+    display(Markdown("### Global λ and pools"))
+    display(HTML(sections.html_table(voting_report.lambdas(VOTING.tables))))
+    _v = CFG["voting"]
+    display(Markdown(f"### Test error at M = {_v['h1_M']}, ε = 1 (controls: no noise)"))
+    display(HTML(sections.html_table(
+        voting_report.error_summary(VOTING.tables, _v["h1_M"], 1.0).reset_index(names="method")
+        .round(4))))
+
+# %%
+if VOTING.tables:
+    for _fig in voting_report.FIGURE_IDS:
+        _path = VOTING.figures.get(_fig)
+        if _path:
+            display(Markdown(f"#### Figure `{_fig}`"))
+            display(Image(filename=_path, alt=f"voting study figure {_fig}"))
+        else:
+            display(HTML(sections.callout(f"Figure {_fig} was not built.", "note")))
+
+# %% [markdown]
+# ### Claims (S-004, E5) and privacy ledger
+#
+# Paired within a repetition (same partition and local classifiers), 95 % t-intervals over
+# repetitions; the Lemma 6 claim uses a Clopper–Pearson interval for the fraction of draws
+# above the line. The ledger lists, for every private mechanism, the unit, the sensitivity
+# and the N-L2 parameter β = ε/Δ actually used, and the ε really given.
+
+# %%
+if VOTING.tables:
+    display(HTML(sections.html_table(voting_report.claims_table(VOTING.tables, CFG))))
+    display(HTML(sections.html_table(voting_report.ledger(VOTING.tables))))
+    display(Markdown("### Reconstructed and open choices of this study"))
+    display(HTML(sections.html_table(pd.DataFrame(
+        voting_report.DEVIATIONS, columns=["item", "tag", "choice"]))))

@@ -604,3 +604,61 @@ def table1(
             }
         )
     return pd.DataFrame(rows)
+
+
+# --------------------------------------------------------------------------------------------
+# Output perturbation (bounds.md B5) and Hamm et al. Lemma 6 / Theorem 4 (B6)
+# --------------------------------------------------------------------------------------------
+
+#: bound on l'' for the logistic loss (spec B0, Hamm's c)
+HAMM_C: float = 0.25
+
+
+def b5_output_perturbation(
+    dim: ArrayLike, beta: ArrayLike, L_J: ArrayLike, bias: ArrayLike = 0.0
+) -> FloatOrArray:
+    """B5: E[J(θ̄ + η)] − J* ≤ (J(θ̄) − J*) + (L_J/2)·p(p+1)/β² for η ~ N-L2(β) in dimension p.
+
+    ``bias`` is J(θ̄) − J* (0 when θ̄ is the exact minimiser of J; the averaging bias of
+    parameter averaging otherwise). β = inf gives the bias alone.
+    """
+    p = _check("dim", dim)
+    b = _check("beta", beta)
+    noise = 0.5 * _check("L_J", L_J) * p * (p + 1.0) / b**2
+    return _out(np.asarray(bias, dtype=float) + noise)
+
+
+def b6_lemma6(
+    d: ArrayLike, lam: ArrayLike, M: ArrayLike, epsilon: ArrayLike, delta_p: ArrayLike,
+    c: float = HAMM_C,
+) -> FloatOrArray:
+    """B6 Lemma 6: with probability ≥ 1 − δ_p, R_S(w_p) − R_S(w_s) ≤ 2d²(c+λ)ln²(d/δ_p)/(λ²M²ε²).
+
+    For Alg. 1 (majority vote) pass ``M = 1`` (spec B6 "majority-vote analogue").
+    """
+    d_, lam_, M_, eps_ = (_check(n, v) for n, v in (("d", d), ("lam", lam), ("M", M), ("epsilon", epsilon)))
+    log = np.log(d_ / _check_delta(delta_p))
+    return _out(2.0 * d_**2 * (c + lam_) * log**2 / (lam_**2 * M_**2 * eps_**2))
+
+
+def b6_lemma6_expected(
+    d: ArrayLike, lam: ArrayLike, M: ArrayLike, epsilon: ArrayLike, c: float = HAMM_C
+) -> FloatOrArray:
+    """B6 expected version [DER]: E R_S(w_p) − R_S(w_s) ≤ 2d(d+1)(c+λ)/(M²λ²ε²)."""
+    d_, lam_, M_, eps_ = (_check(n, v) for n, v in (("d", d), ("lam", lam), ("M", M), ("epsilon", epsilon)))
+    return _out(2.0 * d_ * (d_ + 1.0) * (c + lam_) / (M_**2 * lam_**2 * eps_**2))
+
+
+def b6_theorem4(
+    risk_w0: ArrayLike, w0_sq_norm: ArrayLike, d: ArrayLike, lam: ArrayLike, M: ArrayLike,
+    epsilon: ArrayLike, N: ArrayLike, delta_p: float = 0.025, delta_s: float = 0.025,
+    c: float = HAMM_C,
+) -> FloatOrArray:
+    """B6 Theorem 4: with probability ≥ 1 − δ_p − δ_s,
+    R(w_p) ≤ R(w_0) + 4d²(c+λ)ln²(d/δ_p)/(λ²M²ε²) + 16(32 + ln(1/δ_s))/(λN) + (λ/2)‖w_0‖².
+    """
+    d_, lam_, M_, eps_ = (_check(n, v) for n, v in (("d", d), ("lam", lam), ("M", M), ("epsilon", epsilon)))
+    log = np.log(d_ / _check_delta(delta_p))
+    noise = 4.0 * d_**2 * (c + lam_) * log**2 / (lam_**2 * M_**2 * eps_**2)
+    sample = 16.0 * (32.0 + np.log(1.0 / _check_delta(delta_s))) / (lam_ * _check("N", N))
+    return _out(np.asarray(risk_w0, float) + noise + sample + 0.5 * lam_ * np.asarray(w0_sq_norm, float))

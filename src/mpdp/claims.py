@@ -136,6 +136,24 @@ def ratio_interval(
     if not all(np.isfinite([a_lo, a_hi, b_lo, b_hi])) or min(a_lo, b_lo) <= 0:
         return _NAN, _NAN
     return a_lo / b_hi, a_hi / b_lo
+def binomial_interval(
+    successes: int, trials: int, confidence: float = CONFIDENCE
+) -> tuple[float, float, float]:
+    """Proportion and two-sided Clopper–Pearson (exact binomial) interval.
+
+    Used for claims about a frequency, e.g. "the fraction of repetitions above the Lemma 6
+    line is at most δ_p" (spec B6). With no trials all three values are NaN.
+    """
+    if trials <= 0:
+        return _NAN, _NAN, _NAN
+    if not 0 <= successes <= trials:
+        raise ValueError(f"successes must be in [0, {trials}], got {successes!r}")
+    alpha = 1.0 - confidence
+    low = 0.0 if successes == 0 else float(stats.beta.ppf(alpha / 2, successes, trials - successes + 1))
+    high = (
+        1.0 if successes == trials else float(stats.beta.ppf(1 - alpha / 2, successes + 1, trials - successes))
+    )
+    return successes / trials, low, high
 
 
 def verdict(ci_low: float, ci_high: float, kind: Kind, margin: float = _NAN) -> Verdict:

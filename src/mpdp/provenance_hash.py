@@ -24,7 +24,7 @@ STAGE_SOURCES: dict[str, tuple[str, ...]] = {
     "figures": ("figures", "studies/wddp/figure_spec.py", "bounds.py", "results.py"),
     "report": ("report", "claims.py", "studies/wddp/claims.py", "figures",
                "studies/wddp/figure_spec.py", "bounds.py", "results.py", "studies/ls",
-               "audit/report.py", "audit/figure.py"),
+               "studies/voting", "audit/report.py", "audit/figure.py"),
     # least-squares study (issue 9): experiment tables, then figures and claims
     "ls": ("studies/ls/__init__.py", "studies/ls/data.py", "studies/ls/experiment.py",
            "studies/ls/theory.py", "mechanisms/least_squares.py", "privacy", "claims.py",
@@ -34,6 +34,11 @@ STAGE_SOURCES: dict[str, tuple[str, ...]] = {
     "audit": ("audit", "engine.py", "models", "mechanisms", "privacy", "partition.py",
               "seeding.py"),
     "audit_figure": ("audit/figure.py", "audit/table.py", "figures"),
+    "voting_train": ("studies/voting/plan.py", "studies/voting/train.py", "models", "data/prepare.py",
+                     "mechanisms/output_perturbation.py", "privacy/samplers.py", "bounds.py",
+                     "seeding.py", "results.py"),
+    "voting_figures": ("studies/voting/figures.py", "studies/voting/plan.py", "figures", "claims.py",
+                       "results.py"),
 }
 
 

@@ -4,6 +4,11 @@ Every training job writes rows with exactly these columns; figures, the claims c
 report read only this table. New mechanisms (ADMM, voting, averaging, least squares) add rows
 with their own ``mechanism``/``mode``/``accountant`` ids and leave columns that do not apply
 missing (NaN / <NA>), so the figure code needs no change to show them.
+
+A study that needs columns of its own declares them as ``extra`` (name -> dtype) and passes
+them to :func:`to_frame`, :func:`conform`, :func:`read` and :func:`write`; they follow the
+common columns in the declared order. Without ``extra`` a table must have exactly the common
+columns, so the WD-DP tables are unchanged.
 """
 
 from __future__ import annotations
@@ -71,19 +76,36 @@ COLUMNS: dict[str, str] = {
 KEY_COLUMNS = ["dataset", "experiment", "mechanism", "mode", "accountant", "m", "u", "epsilon", "rep"]
 
 
-def to_frame(rows: Iterable[Mapping[str, object]]) -> pd.DataFrame:
-    """Build a results table with the canonical columns and dtypes from row dicts."""
+ExtraColumns = Mapping[str, str] | None
+
+
+def columns(extra: ExtraColumns = None) -> dict[str, str]:
+    """The common :data:`COLUMNS` followed by a study's declared ``extra`` columns (name -> dtype).
+
+    An extra column may not redefine a common one with another dtype.
+    """
+    out = dict(COLUMNS)
+    for name, dtype in (extra or {}).items():
+        if name in COLUMNS and COLUMNS[name] != dtype:
+            raise ValueError(f"extra column {name!r} ({dtype}) clashes with the common one ({COLUMNS[name]})")
+        out[name] = dtype
+    return out
+
+
+def to_frame(rows: Iterable[Mapping[str, object]], extra: ExtraColumns = None) -> pd.DataFrame:
+    """Build a results table with the canonical (and ``extra``) columns and dtypes from row dicts."""
     frame = pd.DataFrame(list(rows))
-    return conform(frame)
+    return conform(frame, extra)
 
 
-def conform(frame: pd.DataFrame) -> pd.DataFrame:
+def conform(frame: pd.DataFrame, extra: ExtraColumns = None) -> pd.DataFrame:
     """Order and type the columns of ``frame``; unknown columns are an error, missing ones NA."""
-    extra = sorted(set(frame.columns) - set(COLUMNS))
-    if extra:
-        raise InputDataError(f"results table has unknown columns {extra}")
+    schema = columns(extra)
+    unknown = sorted(set(frame.columns) - set(schema))
+    if unknown:
+        raise InputDataError(f"results table has unknown columns {unknown}")
     out = pd.DataFrame(index=frame.index)
-    for name, dtype in COLUMNS.items():
+    for name, dtype in schema.items():
         if name in frame.columns:
             col = frame[name]
             if dtype == "float64":  # None from row dicts means "does not apply": NaN
@@ -95,21 +117,21 @@ def conform(frame: pd.DataFrame) -> pd.DataFrame:
     return out.reset_index(drop=True)
 
 
-def read(path: str | Path) -> pd.DataFrame:
-    """Read a results table written by :func:`write` and check its columns."""
+def read(path: str | Path, extra: ExtraColumns = None) -> pd.DataFrame:
+    """Read a results table written by :func:`write` (with the same ``extra``) and check its columns."""
     path = Path(path)
     if not path.exists():
         raise InputDataError(f"results table {path} does not exist; run `snakemake train` first")
     frame = pd.read_parquet(path)
-    missing = sorted(set(COLUMNS) - set(frame.columns))
+    missing = sorted(set(columns(extra)) - set(frame.columns))
     if missing:
         raise InputDataError(f"results table {path} lacks columns {missing}; rerun training")
-    return conform(frame)
+    return conform(frame, extra)
 
 
-def write(frame: pd.DataFrame, path: str | Path) -> None:
+def write(frame: pd.DataFrame, path: str | Path, extra: ExtraColumns = None) -> None:
     """Write a results table atomically (:func:`mpdp.io.atomic_path`: a unique temporary
     sibling, renamed into place when complete, removed on error)."""
-    table = conform(frame)
+    table = conform(frame, extra)
     with atomic_path(path) as tmp:
         table.to_parquet(tmp, index=False)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -65,3 +66,22 @@ def test_real_positive_rates_match_the_upstream_counts(real_prepared: Prepared) 
 def test_kdd_preparation_is_fast(real_prepared: Prepared) -> None:
     _, _, seconds = real_prepared("kddcup99")
     assert seconds < 20
+
+
+def test_real_kdd_five_class_label(real_prepared: Prepared, tmp_path) -> None:
+    # spec E5: the standard attack taxonomy; counts of the 10 % file (494 021 rows) are public
+    from mpdp.data.prepare import load_classes
+
+    card, data, _ = real_prepared("kddcup99")
+    assert card["classes"] == ["normal", "DoS", "Probe", "R2L", "U2R"]
+    assert card["class_counts_raw"] == {
+        "normal": 97_278, "DoS": 391_458, "Probe": 4_107, "R2L": 1_126, "U2R": 52,
+    }
+    assert sum(card["class_counts"].values()) == card["n_total"]
+    out_dir = Path(data.X_train.filename).parent
+    y_class_train, y_class_test, names = load_classes(out_dir)
+    assert names == card["classes"]
+    # the ±1 labels other studies use are unchanged: +1 exactly for the attack classes
+    np.testing.assert_array_equal(data.y_train == 1, y_class_train != 0)
+    np.testing.assert_array_equal(data.y_test == 1, y_class_test != 0)
+    assert card["class_counts_train"]["normal"] == int(np.sum(data.y_train == -1))

@@ -114,6 +114,8 @@ def test_report_is_one_self_contained_html_file(report, context):
     assert "`config/config.yaml`, then `config/smoke.yaml`" not in text  # markdown is rendered
     assert "<code>config/config.yaml</code>, then <code>config/smoke.yaml</code>" in text
     assert config.config_hash(context["config"]) in text
+    assert "voting study was not run" in text  # builds without the voting study's outputs
+    assert "snakemake --cores all fig07" in text and config.config_hash(context["config"]) in text
     for fig in range(1, 17):
         assert f"Fig. {fig} — " in text
 

@@ -48,7 +48,8 @@ if not AVAILABLE:  # nothing to train on: stop instead of planning empty figures
     sys.stderr.write(f"\nmpdp: {mpdp_fetch.none_available_message(CFG['datasets'], RAW_DIR, MIRROR)}\n\n")
     sys.exit(1)
 
-CODE = {stage: source_hash(stage) for stage in ("data", "partition", "train", "figures", "report")}
+CODE = {stage: source_hash(stage) for stage in ("data", "partition", "train", "figures", "report",
+                                                "voting_train", "voting_figures")}
 EXPERIMENTS = ("eps_sweep", "u_sweep")
 VARIANTS = variants_for(CFG)
 

@@ -27,6 +27,10 @@ def step(log):
         },
         "repo_root": str(Path.cwd()),
         "ls": ls_report.context(list(sm.input.ls)),
+        "voting": {
+            "tables": {Path(p).stem: str(Path(p).resolve()) for p in sm.input.voting_tables},
+            "figures": {Path(p).stem: str(Path(p).resolve()) for p in sm.input.voting_figures},
+        },
     }
     for ds in context["unavailable"]:
         context["results"].setdefault(ds, None)

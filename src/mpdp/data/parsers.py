@@ -27,6 +27,9 @@ class Parsed:
     features: pd.DataFrame
     labels: np.ndarray
     notes: dict[str, Any] = field(default_factory=dict)
+    #: optional multiclass label (int8 codes into ``class_names``), e.g. KDDCup99's 5 classes
+    classes: np.ndarray | None = None
+    class_names: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if len(self.features) != len(self.labels):
@@ -244,6 +247,37 @@ def parse_breast_cancer(path: Path, missing: str = "median") -> Parsed:
     return Parsed(_typed(features, list(features.columns)), labels, notes)
 
 
+#: KDDCup99 attack taxonomy (spec experiments.md E5): class names and attack name -> class
+KDD_CLASSES: tuple[str, ...] = ("normal", "DoS", "Probe", "R2L", "U2R")
+KDD_ATTACK_CLASS: dict[str, str] = {
+    "normal": "normal",
+    **dict.fromkeys(("back", "land", "neptune", "pod", "smurf", "teardrop"), "DoS"),
+    **dict.fromkeys(("ipsweep", "nmap", "portsweep", "satan"), "Probe"),
+    **dict.fromkeys(
+        ("ftp_write", "guess_passwd", "imap", "multihop", "phf", "spy", "warezclient",
+         "warezmaster"),
+        "R2L",
+    ),
+    **dict.fromkeys(("buffer_overflow", "loadmodule", "perl", "rootkit"), "U2R"),
+}
+
+
+def kdd_classes(label: pd.Series, path: Path) -> np.ndarray:
+    """5-class codes (index into :data:`KDD_CLASSES`) of KDD labels such as ``smurf.``.
+
+    A label outside the taxonomy is an error, not a silent class (spec E5).
+    """
+    names = [str(c)[:-1] for c in label.cat.categories]
+    unknown = [n for n in names if n not in KDD_ATTACK_CLASS]
+    if unknown:
+        raise InputDataError(
+            f"raw file {path}: labels {unknown[:5]} are not in the KDDCup99 attack taxonomy "
+            f"(spec E5); the file is not the upstream kddcup.data_10_percent."
+        )
+    lookup = np.array([KDD_CLASSES.index(KDD_ATTACK_CLASS[n]) for n in names], dtype=np.int8)
+    return lookup[label.cat.codes.to_numpy()]
+
+
 def parse_kddcup99(path: Path) -> Parsed:
     """KDD Cup 1999, kddcup.data_10_percent (spec E1 (a)).
 
@@ -264,7 +298,11 @@ def parse_kddcup99(path: Path) -> Parsed:
     features = _typed(frame.drop(columns="label"), numeric)
     labels = _pm1((label != "normal.").to_numpy())
     return Parsed(
-        features, labels, {"rows_read": len(frame), "label_classes": len(label.cat.categories)}
+        features,
+        labels,
+        {"rows_read": len(frame), "label_classes": len(label.cat.categories)},
+        classes=kdd_classes(label, path),
+        class_names=KDD_CLASSES,
     )
 
 

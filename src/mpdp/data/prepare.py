@@ -2,7 +2,9 @@
 
 ``prepare`` turns the verified raw files of one data set into ``data/processed/<id>/``:
 ``X_train.npy``, ``y_train.npy``, ``X_test.npy``, ``y_test.npy`` (float64 rows with
-``||x||_2 <= 1``, int8 labels in {-1, +1}) and ``card.json``, written last, which describes
+``||x||_2 <= 1``, int8 labels in {-1, +1}), for data sets with a multiclass label (KDDCup99's
+5 classes, spec E5) also ``y_class_train.npy`` / ``y_class_test.npy`` (int8 class codes, the
+names in the card's ``classes``), and ``card.json``, written last, which describes
 the data and every preprocessing choice. Every random choice draws from
 ``mpdp.seeding.rng`` keyed by its role and the data set, so outputs are bit-reproducible.
 """
@@ -27,6 +29,7 @@ from mpdp.io import read_json, save_npy, write_json
 from mpdp.seeding import rng
 
 ARRAYS = ("X_train", "y_train", "X_test", "y_test")
+CLASS_ARRAYS = ("y_class_train", "y_class_test")
 CARD = "card.json"
 
 
@@ -257,6 +260,9 @@ def prepare(
     out_dir = Path(out_dir)
     (out_dir / CARD).unlink(missing_ok=True)
     arrays = {"X_train": x[train], "y_train": y[train], "X_test": x[test], "y_test": y[test]}
+    if parsed.classes is not None:
+        classes = parsed.classes[rows]
+        arrays |= {"y_class_train": classes[train], "y_class_test": classes[test]}
     for name, array in arrays.items():
         save_npy(out_dir / f"{name}.npy", array)
     feature_names = encoding.feature_names + (
@@ -275,6 +281,7 @@ def prepare(
         "positive_rate_raw": float(np.mean(parsed.labels == 1)),
         "positive_rate_train": float(np.mean(y[train] == 1)),
         "raw_files": hashes,
+        **_class_card(parsed, rows, train),
         "preprocessing": _preprocessing(dataset_id, cfg),
         "parsing": parsed.notes,
         "numeric_ranges": {c: list(r) for c, r in encoding.ranges.items()},
@@ -289,6 +296,39 @@ def prepare(
     }
     write_json(card, out_dir / CARD)
     return card
+
+
+def _class_card(parsed: Parsed, rows: np.ndarray, train: np.ndarray) -> dict[str, Any]:
+    """Card entries of the multiclass label: names and per-class counts (spec E5)."""
+    if parsed.classes is None:
+        return {}
+    names = list(parsed.class_names)
+
+    def counts(codes: np.ndarray) -> dict[str, int]:
+        return {name: int(np.sum(codes == k)) for k, name in enumerate(names)}
+
+    return {
+        "classes": names,
+        "class_counts_raw": counts(parsed.classes),
+        "class_counts": counts(parsed.classes[rows]),
+        "class_counts_train": counts(parsed.classes[rows][train]),
+    }
+
+
+def load_classes(out_dir: Path) -> tuple[np.ndarray, np.ndarray, list[str]]:
+    """The multiclass labels of a prepared data set: (train codes, test codes, class names)."""
+    out_dir = Path(out_dir)
+    card = read_json(out_dir / CARD)
+    if "classes" not in card:
+        raise InputDataError(
+            f"{out_dir} has no multiclass label (card.json lacks 'classes'); only KDDCup99 has "
+            f"one. Rerun the prepare step if this is KDDCup99 prepared by an older version."
+        )
+    redo = f"Delete {out_dir} and rerun the prepare step for this data set."
+    train, test = (_load_array(out_dir / f"{name}.npy", redo) for name in CLASS_ARRAYS)
+    if train.shape != (card["n_train"],) or test.shape != (card["n_test"],):
+        raise InputDataError(f"{out_dir}: class label arrays do not match card.json. {redo}")
+    return np.asarray(train), np.asarray(test), list(card["classes"])
 
 
 @dataclass(frozen=True)

@@ -8,4 +8,5 @@ section, ``workflow/rules/<study>.smk``, tables under ``data/results/<study>/`` 
 under ``reports/figures/<prefix>…``.
 
 - :mod:`mpdp.studies.wddp`: Kang, Liu, Wang, Weighted Distributed DP ERM (spec E3).
+- :mod:`mpdp.studies.voting`: Hamm, Cao, Belkin, voting ERM and output perturbation (spec E5).
 """

@@ -1,0 +1,47 @@
+"""The report's voting section, built from synthetic voting tables (absent tables: test_report.py)."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+
+from mpdp import results
+from mpdp.report.build import render_report
+from mpdp.studies.voting import figures, plan, train
+from tests.figures.test_report import NOTEBOOK, ROOT, context  # noqa: F401  (fixture)
+from tests.voting.conftest import write_synthetic
+
+
+class _NullLog:
+    def info(self, *args, **kwargs) -> None:
+        pass
+
+
+@pytest.fixture(scope="module")
+def voting_context(tmp_path_factory, context):  # noqa: F811
+    root = tmp_path_factory.mktemp("voting_ctx")
+    data = write_synthetic(root / "processed")
+    cfg = copy.deepcopy(context["config"])
+    cfg["voting"].update({"M_grid": [5, 10], "eps_grid": [0.5, 5.0], "reps": 2, "lambda": 0.05, "h1_M": 10})
+    tables, paths = {}, {}
+    for table in ("kddcup99", "kddcup99_multiclass"):
+        frame = results.to_frame(train.table_rows(cfg, table, data, _NullLog()), plan.EXTRA_COLUMNS)
+        paths[table] = str(root / f"{table}.parquet")
+        results.write(frame, paths[table], plan.EXTRA_COLUMNS)
+        tables[table] = frame
+    figs = {}
+    for fig in figures.FIGURE_IDS:
+        figures.render(fig, tables, cfg, root / f"{fig}.png", root / f"{fig}.pdf")
+        figs[fig] = str(root / f"{fig}.png")
+    return {**context, "config": cfg, "voting": {"tables": paths, "figures": figs}}
+
+
+def test_report_shows_the_voting_section(tmp_path, voting_context):
+    out = tmp_path / "report.html"
+    render_report(NOTEBOOK, voting_context, out, ROOT)
+    text = out.read_text(encoding="utf-8")
+    assert "Output perturbation and voting" in text
+    for item in ("hamm_soft", "jayaraman_output", "Lemma 6", "Clopper", "record", "party", "hamm_h4"):
+        assert item in text
+    assert text.count("voting study figure") == len(figures.FIGURE_IDS)

@@ -1,0 +1,69 @@
+"""`snakemake hamm` end to end on the smoke profile (KDDCup99 only: binary and 5-class tables).
+
+Offline: the raw files come from the mirror ($MPDP_DATA_MIRROR, default ../shared/datasets).
+"""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from mpdp import results
+from mpdp.studies.voting.figures import FIGURE_IDS
+from mpdp.studies.voting.plan import EXTRA_COLUMNS
+
+ROOT = Path(__file__).resolve().parents[2]
+MIRROR = Path(os.environ.get("MPDP_DATA_MIRROR", ROOT.parent / "shared" / "datasets"))
+SMOKE = ["--configfile", "config/smoke.yaml", "--cores", "2", "--config", "datasets=[kddcup99]"]
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(not MIRROR.is_dir(), reason=f"raw-data mirror {MIRROR} not found"),
+]
+
+
+def _snakemake(workdir: Path, *args: str) -> subprocess.CompletedProcess:
+    env = {**os.environ, "MPDP_DATA_MIRROR": str(MIRROR)}
+    proc = subprocess.run([sys.executable, "-m", "snakemake", *args], cwd=workdir, env=env,
+                          capture_output=True, text=True)
+    if proc.returncode != 0:
+        pytest.fail(f"snakemake {' '.join(args)} failed:\n{proc.stdout[-4000:]}\n{proc.stderr[-4000:]}")
+    return proc
+
+
+@pytest.fixture(scope="module")
+def workdir(tmp_path_factory) -> Path:
+    work = tmp_path_factory.mktemp("voting_workflow")
+    for name in ("Snakefile", "workflow", "config", "notebooks", "environment.yml"):
+        (work / name).symlink_to(ROOT / name)
+    return work
+
+
+def test_one_figure_target_schedules_only_voting_jobs(workdir):
+    proc = _snakemake(workdir, "hamm_h3", "-n", *SMOKE)
+    out = proc.stdout + proc.stderr
+    assert "voting_train" in out and "train_job" not in out
+    assert "table=kddcup99_multiclass" in out and "table=kddcup99," not in out and "table=kddcup99\n" not in out
+
+
+def test_hamm_builds_tables_and_figures(workdir):
+    _snakemake(workdir, "hamm", *SMOKE)
+    for fig in FIGURE_IDS:
+        for ext in ("png", "pdf"):
+            assert (workdir / "reports" / "figures" / f"{fig}.{ext}").stat().st_size > 5_000
+    binary = results.read(workdir / "data/results/voting/kddcup99.parquet", EXTRA_COLUMNS)
+    multi = results.read(workdir / "data/results/voting/kddcup99_multiclass.parquet", EXTRA_COLUMNS)
+    assert set(binary["n_classes"]) == {2} and set(multi["n_classes"]) == {5}
+    assert set(binary["mechanism"]) >= {"hamm_vote", "hamm_soft", "param_avg", "pathak", "jayaraman_output",
+                                        "pooled_lr", "local_mean", "ensemble"}
+    for table in (binary, multi):
+        private = table[table["privacy_unit"] != "none"]
+        np.testing.assert_allclose(private["beta"], private["epsilon"] / private["sensitivity"])
+        assert set(table["M"].dropna()) == {10, 30} and set(table["rep"]) == {0, 1}
+        assert table["test_error"].between(0, 1).all()
+    # a second run has nothing to do
+    proc = _snakemake(workdir, "hamm", "-n", *SMOKE)
+    assert "voting_train" not in proc.stdout

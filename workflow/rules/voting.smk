@@ -1,0 +1,60 @@
+# Voting study (Hamm, Cao, Belkin; output-perturbation baselines; spec E5): one coarse job per
+# table (data set, or kddcup99_multiclass), then the figures H-1..H-4 and the B5 figure.
+from mpdp.studies.voting import plan as voting_plan
+from mpdp.studies.voting.figures import FIGURE_IDS as VOTING_FIGURES
+from mpdp.studies.voting.figures import figure_files as voting_figure_files
+from mpdp.studies.voting.figures import figure_tables as voting_figure_tables
+
+VOTING_TABLES = voting_plan.tables(CFG, AVAILABLE)
+
+rule hamm:
+    input:
+        voting_figure_files(),
+
+
+rule voting_train:
+    input:
+        card=lambda wc: card(voting_plan.dataset_of(wc.table)[0]),
+    output:
+        "data/results/voting/{table}.parquet",
+    log:
+        "logs/voting/{table}.log",
+    benchmark:
+        "data/benchmarks/voting/{table}.tsv"
+    wildcard_constraints:
+        table=r"(kddcup99|adult|bank|breast_cancer|credit_card)(_multiclass)?",
+    params:
+        code=CODE["voting_train"],
+        settings=lambda wc: {"root_seed": CFG["root_seed"], **CFG["voting"]},
+    conda:
+        "../../environment.yml"
+    script:
+        "../scripts/voting_train.py"
+
+
+rule voting_figure:
+    input:
+        lambda wc: [voting_plan.table_path(t) for t in voting_figure_tables(wc.vfig, VOTING_TABLES)],
+    output:
+        png="reports/figures/{vfig}.png",
+        pdf="reports/figures/{vfig}.pdf",
+    log:
+        "logs/figures/{vfig}.log",
+    wildcard_constraints:
+        vfig="|".join(VOTING_FIGURES),
+    params:
+        code=CODE["voting_figures"],
+        settings=lambda wc: {k: CFG["voting"][k] for k in ("h1_M", "h2_eps", "delta_p", "delta_thm4")},
+    conda:
+        "../../environment.yml"
+    script:
+        "../scripts/voting_figure.py"
+
+
+for _vfig in VOTING_FIGURES:
+
+    rule:
+        name:
+            _vfig
+        input:
+            [f"reports/figures/{_vfig}.{ext}" for ext in ("png", "pdf")],
