@@ -37,7 +37,7 @@ def test_audit_section_renders_with_red_exception(tmp_path, tables, unavailable)
         paths[ds] = str(tmp_path / f"{ds}.parquet")
     context = {
         "config": config.load(ROOT / "config" / "smoke.yaml"),
-        "config_path": "config/smoke.yaml",
+        "invocation": {"cli_configfiles": ["config/smoke.yaml"], "config_args": [], "mirror": None},
         "results": paths,
         "cards": {"kddcup99": None, "adult": None},
         "unavailable": dict(unavailable),

@@ -76,7 +76,7 @@ def test_ls_target_builds_tables_figures_and_report_section(workdir, tmp_path):
     ]
     context = {
         "config": config.load(ROOT / "config" / "smoke.yaml"),
-        "config_path": "config/smoke.yaml",
+        "invocation": {"cli_configfiles": ["config/smoke.yaml"], "config_args": [], "mirror": None},
         "results": {}, "cards": {}, "unavailable": {}, "figures": {},
         "benchmarks_dir": str(workdir / "data" / "benchmarks"), "repo_root": str(ROOT),
         "ls": ls_report.context(outputs),
