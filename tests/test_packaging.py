@@ -1,4 +1,5 @@
-"""environment.yml (users, conda) lists the same dependencies as pyproject.toml (pip, CI)."""
+"""environment.yml (users, conda) lists the same dependencies as pyproject.toml (pip, CI),
+its optional extras (test, slurm) included."""
 
 import re
 import tomllib
@@ -15,7 +16,8 @@ def _name(requirement: str) -> str:
 
 def test_environment_matches_pyproject():
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
-    pip_deps = {_name(d) for d in project["dependencies"] + project["optional-dependencies"]["test"]}
+    extras = [d for group in project["optional-dependencies"].values() for d in group]
+    pip_deps = {_name(d) for d in project["dependencies"] + extras}
     env = yaml.safe_load((ROOT / "environment.yml").read_text())
     conda_deps = set()
     for dep in env["dependencies"]:

@@ -20,6 +20,7 @@ def step(log):
         "figures": {Path(p).stem: str(Path(p).resolve()) for p in sm.input.figures if p.endswith(".png")}
         | {"noise_diagnostics": str(Path(sm.input.diagnostics).resolve())},
         "benchmarks_dir": str(Path("data/benchmarks").resolve()),
+        "benchmark_files": [str(Path(p).resolve()) for p in sm.input.benchmarks],
         "repo_root": str(Path.cwd()),
     }
     for ds in context["unavailable"]:
