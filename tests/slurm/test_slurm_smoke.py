@@ -100,8 +100,7 @@ def test_slurm_run_equals_local_run(cluster, tmp_path):
 
     # the jobs really went through Slurm (not a silent local fallback)
     submitted = log.count("has been submitted with SLURM jobid")
-    assert submitted >= 10, log[-3000:]
-    assert (slurm / ".snakemake" / "slurm_logs").is_dir()
+    assert submitted >= 10, log[-3000:]  # 14 jobs; the plugin deletes successful jobs' Slurm logs
 
     pd.testing.assert_frame_equal(_results(local), _results(slurm), check_exact=True)
     figures = sorted(p.name for p in (local / "reports" / "figures").glob("fig07*"))
