@@ -148,7 +148,7 @@ display(HTML(sections.html_table(provenance.raw_checksums(CARDS))))
 display(
     Markdown("**Wall time per pipeline stage** (summed over the jobs' Snakemake benchmark files):")
 )
-wall = provenance.stage_wall_times(CTX["benchmarks_dir"])
+wall = provenance.stage_wall_times(CTX["benchmarks_dir"], CTX.get("benchmark_files"))
 if wall.empty:
     display(
         HTML(

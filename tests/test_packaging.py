@@ -1,6 +1,6 @@
 """The conda environment files list the dependencies of pyproject.toml, with the same bounds.
 
-``environment.yml`` (users) has the run-time and test dependencies; the job environment
+``environment.yml`` (users) has the run-time dependencies and every extra (test, slurm); the job environment
 ``workflow/envs/mpdp.yaml`` (``--sdm conda``) only the run-time ones, without Snakemake, and
 installs the package itself from the workflow's checkout (post-deploy script).
 """
@@ -48,7 +48,8 @@ def _conda_requirements(path: Path) -> tuple[dict[str, str], list[str]]:
 
 
 def test_user_environment_matches_pyproject_names_and_bounds():
-    expected = _requirements(PROJECT["dependencies"] + PROJECT["optional-dependencies"]["test"])
+    extras = [d for group in PROJECT["optional-dependencies"].values() for d in group]
+    expected = _requirements(PROJECT["dependencies"] + extras)  # every extra (test, slurm)
     found, options = _conda_requirements(ROOT / "environment.yml")
     assert found == expected
     assert options == ["-e ."]  # created from the project root (README)

@@ -36,6 +36,20 @@ def test_stage_wall_times_sum_jobs_per_stage(tmp_path):
     assert np.isnan(by_stage.loc["report", "max_rss_mb"])
 
 
+def test_stage_wall_times_only_declared_files(tmp_path):
+    """With ``files`` (the report rule's declared inputs) stale files of other runs don't count."""
+    declared = [tmp_path / "train" / "adult" / "eps_m2.tsv", tmp_path / "prepare" / "adult.tsv"]
+    _bench(declared[0], [(10.0, 120.5)])
+    _bench(declared[1], [(4.0, 80.0)])
+    _bench(tmp_path / "train" / "kddcup99" / "eps_m2.tsv", [(999.0, 9999.0)])  # an earlier run
+    frame = provenance.stage_wall_times(tmp_path, [str(p) for p in declared]).set_index("stage")
+    assert list(frame.index) == ["prepare", "train"]
+    assert frame.loc["train", "jobs"] == 1
+    assert frame.loc["train", "seconds"] == pytest.approx(10.0)
+    assert frame.loc["train", "max_rss_mb"] == pytest.approx(120.5)
+    assert provenance.stage_wall_times(tmp_path)["seconds"].sum() == pytest.approx(1013.0)
+
+
 def test_stage_wall_times_without_benchmarks(tmp_path):
     assert provenance.stage_wall_times(tmp_path / "missing").empty
     assert provenance.stage_wall_times(None).empty

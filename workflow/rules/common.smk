@@ -61,8 +61,17 @@ wildcard_constraints:
     figname=r"fig\d\d(-pr|-exact|-eq)?",
 
 
+PROCESSED_ARRAYS = ("X_train.npy", "y_train.npy", "X_test.npy", "y_test.npy")
+
+
 def card(ds):
     return f"data/processed/{ds}/card.json"
+
+
+def processed_arrays(wildcards):
+    """The arrays next to a data card: declared inputs of every job that loads the data set
+    (on a cluster a job may read only what it declares; no hidden reads of data/)."""
+    return [f"data/processed/{wildcards.dataset}/{name}" for name in PROCESSED_ARRAYS]
 
 
 def partition_file(ds, experiment):
@@ -86,6 +95,16 @@ def job_settings(wildcards):
 
 def all_job_files(ds):
     return [job_file(ds, j.job_id) for j in plan.jobs(CFG, ds)]
+
+
+def benchmark_files():
+    """The ``benchmark:`` files of the jobs the report sums wall times over (declared inputs of
+    the report rule, so it reads exactly this run's files and nothing else under data/)."""
+    files = []
+    for ds in AVAILABLE:
+        files += [f"data/benchmarks/{stage}/{ds}.tsv" for stage in ("prepare", "optimum", "learning_rates")]
+        files += [f"data/benchmarks/train/{ds}/{j.job_id}.tsv" for j in plan.jobs(CFG, ds)]
+    return files
 
 
 def figure_jobs(fig_id):

@@ -26,7 +26,7 @@ rule prepare:
         "data/raw/{dataset}/manifest.json",
     output:
         card="data/processed/{dataset}/card.json",
-        arrays=multiext("data/processed/{dataset}/", "X_train.npy", "y_train.npy", "X_test.npy", "y_test.npy"),
+        arrays=multiext("data/processed/{dataset}/", *PROCESSED_ARRAYS),
     log:
         "logs/prepare/{dataset}.log",
     benchmark:

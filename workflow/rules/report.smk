@@ -10,6 +10,7 @@ rule report_html:
         ls=ls_plan.all_outputs(CFG),  # least-squares study (empty when the config has no ls:)
         audit_table="data/results/audit/audit.parquet",
         audit_figure="reports/figures/audit_eps.png",
+        benchmarks=benchmark_files(),
         notebook="notebooks/report.py",
         voting_tables=[voting_plan.table_path(t) for t in VOTING_TABLES],
         voting_figures=voting_figure_files(("png",)),

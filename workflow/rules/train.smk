@@ -9,6 +9,7 @@ rule train:
 rule optimum:
     input:
         card="data/processed/{dataset}/card.json",
+        arrays=processed_arrays,
     output:
         "data/results/wddp/optimum/{dataset}.npz",
     log:
@@ -27,6 +28,7 @@ rule optimum:
 rule learning_rates:
     input:
         card="data/processed/{dataset}/card.json",
+        arrays=processed_arrays,
     output:
         "data/results/wddp/eta/{dataset}.json",
     log:
@@ -45,6 +47,7 @@ rule learning_rates:
 rule train_job:
     input:
         card="data/processed/{dataset}/card.json",
+        arrays=processed_arrays,
         partitions=job_partition_input,
         optimum="data/results/wddp/optimum/{dataset}.npz",
         etas="data/results/wddp/eta/{dataset}.json",

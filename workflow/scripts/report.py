@@ -25,6 +25,7 @@ def step(log):
             "table": str(Path(sm.input.audit_table).resolve()),
             "figure": str(Path(sm.input.audit_figure).resolve()),
         },
+        "benchmark_files": [str(Path(p).resolve()) for p in sm.input.benchmarks],
         "repo_root": str(Path.cwd()),
         "ls": ls_report.context(list(sm.input.ls)),
         "voting": {

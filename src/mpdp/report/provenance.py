@@ -121,7 +121,9 @@ def machine() -> dict[str, str]:
     }
 
 
-def stage_wall_times(benchmarks_dir: str | Path | None) -> pd.DataFrame:
+def stage_wall_times(
+    benchmarks_dir: str | Path | None, files: Iterable[str | Path] | None = None
+) -> pd.DataFrame:
     """Wall time per pipeline stage, summed from Snakemake ``benchmark:`` TSV files.
 
     Files are expected at ``<benchmarks_dir>/<stage>/<...>.tsv`` (one per job; a file
@@ -129,13 +131,20 @@ def stage_wall_times(benchmarks_dir: str | Path | None) -> pd.DataFrame:
     several rows (``repeat()`` benchmarks) contributes the mean of its rows. Returns columns
     ``stage``, ``jobs``, ``seconds`` (sum), ``max_rss_mb`` (largest peak resident memory,
     NaN if not measured), sorted by stage; empty if there are no files.
+
+    ``files`` (the benchmark files the report rule declares as inputs) restricts the table to
+    exactly those files, all under ``benchmarks_dir``; without it every ``*.tsv`` below
+    ``benchmarks_dir`` counts, including files of earlier runs with other settings.
     """
     columns = ["stage", "jobs", "seconds", "max_rss_mb"]
     if benchmarks_dir is None or not Path(benchmarks_dir).is_dir():
         return pd.DataFrame(columns=columns)
     root = Path(benchmarks_dir)
     records = []
-    for path in sorted(root.rglob("*.tsv")):
+    paths = sorted(root.rglob("*.tsv")) if files is None else sorted(Path(f) for f in files)
+    for path in paths:
+        if not path.is_file():
+            continue
         rel = path.relative_to(root)
         stage = rel.parts[0] if len(rel.parts) > 1 else path.stem
         bench = pd.read_csv(path, sep="\t")
