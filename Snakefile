@@ -15,6 +15,7 @@ include: "workflow/rules/common.smk"
 include: "workflow/rules/data.smk"
 include: "workflow/rules/train.smk"
 include: "workflow/rules/figures.smk"
+include: "workflow/rules/admm.smk"
 include: "workflow/rules/report.smk"
 
 
@@ -23,3 +24,4 @@ rule all:
     input:
         "reports/report.html",
         all_figure_files(),
+        ADMM_OUTPUTS,

@@ -93,6 +93,11 @@ def _cross_checks(cfg: dict[str, Any]) -> None:
     for i, setting in enumerate(w["u_settings"]):
         if setting["eps"] > 2 * math.log(1 / w["delta"]):
             raise ConfigError(f"config key 'wddp.u_settings.{i}.eps': must be <= 2 ln(1/delta)")
+    a = cfg.get("admm")
+    if a and a["main_topology"] not in a["topologies"]:
+        raise ConfigError(
+            f"config key 'admm.main_topology': {a['main_topology']!r} is not in admm.topologies"
+        )
 
 
 def load(path: str | Path, overrides: dict[str, Any] | None = None) -> dict[str, Any]:

@@ -22,7 +22,10 @@ STAGE_SOURCES: dict[str, tuple[str, ...]] = {
     "train": ("engine.py", "models", "mechanisms", "privacy", *WDDP_TRAINING, "bounds.py",
               "partition.py", "seeding.py", "results.py"),
     "figures": ("figures", "studies/wddp/figure_spec.py", "bounds.py", "results.py"),
-    "report": ("report", "claims.py", "figures", "studies/wddp/figure_spec.py", "bounds.py",
+    "admm_train": ("mechanisms/admm.py", "models", "privacy", "studies/admm/train.py",
+                   "studies/admm/schema.py", "seeding.py", "results.py", "data/prepare.py"),
+    "admm_figures": ("figures/style.py", "studies/admm", "claims.py", "results.py"),
+    "report": ("report", "claims.py", "studies/admm", "figures", "studies/wddp/figure_spec.py", "bounds.py",
                "results.py"),
 }
 

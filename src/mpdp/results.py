@@ -62,22 +62,40 @@ COLUMNS: dict[str, str] = {
     "synthetic": "boolean",  # True only for fixtures; never for real runs
 }
 
+#: a study's extra columns: name -> pandas dtype, appended after :data:`COLUMNS` (e.g. the ADMM
+#: study's ``alpha``, ``iteration``, ``mer``: ``mpdp.studies.admm.schema.EXTRA_COLUMNS``)
+ExtraColumns = Mapping[str, str]
+
 KEY_COLUMNS = ["dataset", "experiment", "mechanism", "mode", "accountant", "m", "u", "epsilon", "rep"]
 
 
-def to_frame(rows: Iterable[Mapping[str, object]]) -> pd.DataFrame:
-    """Build a results table with the canonical columns and dtypes from row dicts."""
+def columns(extra: ExtraColumns | None = None) -> dict[str, str]:
+    """The common :data:`COLUMNS` followed by a study's ``extra`` columns (names must be new)."""
+    extra = dict(extra or {})
+    clash = sorted(set(extra) & set(COLUMNS))
+    if clash:
+        raise ValueError(f"extra columns {clash} already exist in the common schema")
+    return {**COLUMNS, **extra}
+
+
+def to_frame(rows: Iterable[Mapping[str, object]], extra: ExtraColumns | None = None) -> pd.DataFrame:
+    """Build a results table with the canonical columns (and ``extra``) and dtypes from row dicts."""
     frame = pd.DataFrame(list(rows))
-    return conform(frame)
+    return conform(frame, extra)
 
 
-def conform(frame: pd.DataFrame) -> pd.DataFrame:
-    """Order and type the columns of ``frame``; unknown columns are an error, missing ones NA."""
-    extra = sorted(set(frame.columns) - set(COLUMNS))
-    if extra:
-        raise InputDataError(f"results table has unknown columns {extra}")
+def conform(frame: pd.DataFrame, extra: ExtraColumns | None = None) -> pd.DataFrame:
+    """Order and type the columns of ``frame``; unknown columns are an error, missing ones NA.
+
+    ``extra`` adds a study's own columns (:func:`columns`); without it the table must have only
+    the common columns, so a WD-DP table is read and written exactly as before.
+    """
+    schema = columns(extra)
+    unknown = sorted(set(frame.columns) - set(schema))
+    if unknown:
+        raise InputDataError(f"results table has unknown columns {unknown}")
     out = pd.DataFrame(index=frame.index)
-    for name, dtype in COLUMNS.items():
+    for name, dtype in schema.items():
         if name in frame.columns:
             col = frame[name]
             if dtype == "float64":  # None from row dicts means "does not apply": NaN
@@ -89,22 +107,22 @@ def conform(frame: pd.DataFrame) -> pd.DataFrame:
     return out.reset_index(drop=True)
 
 
-def read(path: str | Path) -> pd.DataFrame:
-    """Read a results table written by :func:`write` and check its columns."""
+def read(path: str | Path, extra: ExtraColumns | None = None) -> pd.DataFrame:
+    """Read a results table written by :func:`write` and check its columns (and ``extra``)."""
     path = Path(path)
     if not path.exists():
         raise InputDataError(f"results table {path} does not exist; run `snakemake train` first")
     frame = pd.read_parquet(path)
-    missing = sorted(set(COLUMNS) - set(frame.columns))
+    missing = sorted(set(columns(extra)) - set(frame.columns))
     if missing:
         raise InputDataError(f"results table {path} lacks columns {missing}; rerun training")
-    return conform(frame)
+    return conform(frame, extra)
 
 
-def write(frame: pd.DataFrame, path: str | Path) -> None:
+def write(frame: pd.DataFrame, path: str | Path, extra: ExtraColumns | None = None) -> None:
     """Write a results table atomically (temporary file, then rename)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
-    conform(frame).to_parquet(tmp, index=False)
+    conform(frame, extra).to_parquet(tmp, index=False)
     tmp.replace(path)

@@ -38,7 +38,8 @@ for _ds in UNAVAILABLE:
         f"`snakemake data/raw/{_ds}/manifest.json` for the exact file names and checksums.\n"
     )
 
-CODE = {stage: source_hash(stage) for stage in ("data", "partition", "train", "figures", "report")}
+CODE = {stage: source_hash(stage) for stage in ("data", "partition", "train", "figures", "report",
+                                               "admm_train", "admm_figures")}
 EXPERIMENTS = ("eps_sweep", "u_sweep")
 VARIANTS = variants_for(CFG)
 

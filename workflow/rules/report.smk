@@ -7,6 +7,7 @@ rule report_html:
         cards=[card(ds) for ds in AVAILABLE],
         figures=all_figure_files(),
         diagnostics="reports/figures/noise_diagnostics.png",
+        admm=ADMM_OUTPUTS + ([ADMM_TABLE] if ADMM_ON else []),
         notebook="notebooks/report.py",
     output:
         "reports/report.html",

@@ -9,6 +9,18 @@ sm = snakemake  # noqa: F821  (injected by Snakemake)
 cfg = config.validate(sm.config)
 
 
+def admm_context(paths):
+    """The ADMM study's files (None when it did not run: no admm section or no Adult)."""
+    if not paths:
+        return None
+    resolved = {Path(p).name: str(Path(p).resolve()) for p in paths}
+    return {
+        "table": next(v for name, v in resolved.items() if name.endswith(".parquet")),
+        "figures": {Path(name).stem: v for name, v in resolved.items() if name.endswith(".png")},
+        "fit_table": resolved.get("zz_table.csv"),
+    }
+
+
 def step(log):
     available = list(sm.params.available)
     context = {
@@ -20,6 +32,7 @@ def step(log):
         "figures": {Path(p).stem: str(Path(p).resolve()) for p in sm.input.figures if p.endswith(".png")}
         | {"noise_diagnostics": str(Path(sm.input.diagnostics).resolve())},
         "benchmarks_dir": str(Path("data/benchmarks").resolve()),
+        "admm": admm_context(list(sm.input.admm)),
         "repo_root": str(Path.cwd()),
     }
     for ds in context["unavailable"]:
