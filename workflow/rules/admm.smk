@@ -1,4 +1,4 @@
-# Zhang–Zhu ADMM study (spec E4): one training job per (topology, mechanism), one table, figures.
+# Zhang–Zhu ADMM study (spec E4): one training job per topology (all mechanisms), one table, figures.
 # Logic in src/mpdp/studies/admm; adapters in workflow/scripts/admm_*.py.
 from mpdp.studies.admm.schema import TRAIN_KEYS as ADMM_TRAIN_KEYS
 
@@ -15,13 +15,7 @@ ADMM_OUTPUTS = (
 
 
 def admm_parts():
-    return [f"data/results/admm/runs/{top}_{mech}.parquet"
-            for top in ADMM["topologies"] for mech in ("admm", "dvp", "pvp")]
-
-
-def admm_tuning():
-    return [f"data/results/admm/tuning/{top}_{mech}.json"
-            for top in ADMM["topologies"] for mech in ("admm", "dvp", "pvp")]
+    return [f"data/results/admm/runs/{top}.parquet" for top in ADMM["topologies"]]
 
 
 def admm_train_settings(wildcards):
@@ -30,7 +24,6 @@ def admm_train_settings(wildcards):
 
 wildcard_constraints:
     topology="ring|complete",
-    admm_mech="admm|dvp|pvp",
     zz_fig="zz_f3|zz_f4|zz_f5",
 
 
@@ -63,12 +56,12 @@ rule admm_job:
     input:
         card=f"data/processed/{ADMM.get('dataset', 'adult')}/card.json",
     output:
-        table="data/results/admm/runs/{topology}_{admm_mech}.parquet",
-        tuning="data/results/admm/tuning/{topology}_{admm_mech}.json",
+        table="data/results/admm/runs/{topology}.parquet",
+        tuning="data/results/admm/tuning/{topology}.json",
     log:
-        "logs/admm_job/{topology}_{admm_mech}.log",
+        "logs/admm_job/{topology}.log",
     benchmark:
-        "data/benchmarks/admm_job/{topology}_{admm_mech}.tsv"
+        "data/benchmarks/admm_job/{topology}.tsv"
     params:
         code=CODE["admm_train"],
         settings=admm_train_settings,

@@ -1,4 +1,4 @@
-"""Snakemake script: one ADMM-study training job (spec E4), a (topology, mechanism) pair."""
+"""Snakemake script: one ADMM-study training job (spec E4): every mechanism on one topology."""
 from pathlib import Path
 
 from mpdp import config
@@ -7,9 +7,9 @@ from mpdp.studies.admm.train import train_job
 
 sm = snakemake  # noqa: F821  (injected by Snakemake)
 cfg = config.validate(sm.config)
-top, mech = sm.wildcards.topology, sm.wildcards.admm_mech
+top = sm.wildcards.topology
 run_step(
-    lambda log: train_job(cfg, top, mech, Path(sm.input.card).parent, Path(sm.output.table),
+    lambda log: train_job(cfg, top, Path(sm.input.card).parent, Path(sm.output.table),
                           Path(sm.output.tuning), log),
-    sm.log[0], f"admm {top}/{mech}",
+    sm.log[0], f"admm {top}",
 )

@@ -1,7 +1,7 @@
 """Training of the ADMM study (spec E4): node split, (ρ, η) tuning, final runs, result rows.
 
-One job per (topology, mechanism). Everything of a job runs as columns of one batch per phase
-(:func:`mpdp.mechanisms.admm.run_batch`):
+One job per topology. All runs of a phase, every mechanism included, are the columns of one
+batch (:func:`mpdp.mechanisms.admm.run_batch`), so products over a node's X are fat:
 
 1. **Tuning** [S-001 "optimal values … for Algorithm 1, 2 and 3"; grids REC, E4] by the mean
    final training loss over ``tune_reps`` repetitions of T iterations: η per algorithm (chosen
@@ -106,7 +106,7 @@ def _rng_for(root_seed: int, topology: str):  # noqa: ANN202
 
 def _mean_final_loss(cfg: dict[str, Any], data: StudyData, topology: str, runs: list[zz.ADMMRun],
                      log: logging.Logger, what: str) -> pd.DataFrame:
-    """Mean final training loss per (ρ, η, α) over the runs' repetitions."""
+    """Mean final training loss per (mechanism, ρ, η, α) over the runs' repetitions."""
     a = cfg["admm"]
     start = time.perf_counter()
     res = zz.run_batch(data.nodes, topology, runs, a["T"], _rng_for(cfg["root_seed"], topology),
@@ -116,59 +116,71 @@ def _mean_final_loss(cfg: dict[str, Any], data: StudyData, topology: str, runs: 
     loss = res.metrics["train_loss"][-1]
     if not np.all(np.isfinite(loss)):
         raise ValueError(f"{what}: non-finite training loss")
-    frame = pd.DataFrame({"rho": [r.rho for r in runs], "penalty": [r.penalty for r in runs],
-                          "alpha": [_alpha_key(r.alpha) for r in runs], "loss": loss})
-    return frame.groupby(["penalty", "alpha", "rho"], sort=True)["loss"].mean().reset_index()
+    frame = pd.DataFrame({"mechanism": [r.mechanism for r in runs], "rho": [r.rho for r in runs],
+                          "penalty": [r.penalty for r in runs], "alpha": [_alpha_key(r.alpha) for r in runs],
+                          "loss": loss})
+    return frame.groupby(["mechanism", "penalty", "alpha", "rho"], sort=True)["loss"].mean().reset_index()
 
 
-def tune(cfg: dict[str, Any], data: StudyData, topology: str, mechanism: str,
-         log: logging.Logger) -> dict[str, Any]:
-    """Phase 1 (module docstring): the chosen η and ρ(α), with every candidate's mean loss.
+def tune(cfg: dict[str, Any], data: StudyData, topology: str, log: logging.Logger) -> dict[str, dict[str, Any]]:
+    """Phase 1 (module docstring): per mechanism, the chosen η and ρ(α) and every candidate's loss.
 
     Stage A runs the whole (ρ, η) grid at the reference α ``tune_penalty_alpha`` (non-private
     ADMM: no α) and fixes η* = argmin_η min_ρ loss [REC]; stage B runs the ρ grid at η* for the
-    other α of the grid; ρ*(α) = argmin_ρ loss at η*.
+    other α of the grid; ρ*(α) = argmin_ρ loss at η*. All mechanisms share each stage's batch.
     """
     a = cfg["admm"]
-    reps = 1 if mechanism == "admm" else a["tune_reps"]
     own = a["own_unperturbed_in_dual"]
-    ref = math.nan if mechanism == "admm" else float(a["tune_penalty_alpha"])
-    grid = list(itertools.product(a["rho_grid"], a["penalty_grid"], range(reps)))
-    stage_a = _mean_final_loss(cfg, data, topology, [zz.ADMMRun(mechanism, float(r), float(e), ref, rep, own)
-                                                     for r, e, rep in grid], log, f"tuning {topology}/{mechanism} (A)")
-    penalty = float(stage_a.loc[stage_a["loss"].idxmin(), "penalty"])
+
+    def reps(mech: str) -> int:
+        return 1 if mech == "admm" else a["tune_reps"]
+
+    def ref(mech: str) -> float:
+        return math.nan if mech == "admm" else float(a["tune_penalty_alpha"])
+
+    runs_a = [zz.ADMMRun(m, float(r), float(e), ref(m), rep, own)
+              for m in zz.MECHANISMS for r, e in itertools.product(a["rho_grid"], a["penalty_grid"])
+              for rep in range(reps(m))]
+    stage_a = _mean_final_loss(cfg, data, topology, runs_a, log, f"tuning {topology} (A)")
+    penalty = {m: float(g.loc[g["loss"].idxmin(), "penalty"]) for m, g in stage_a.groupby("mechanism")}
+    others = [float(x) for x in a["alpha_grid"] if float(x) != float(a["tune_penalty_alpha"])]
+    runs_b = [zz.ADMMRun(m, float(r), penalty[m], al, rep, own)
+              for m in ("dvp", "pvp") for r, al in itertools.product(a["rho_grid"], others) for rep in range(reps(m))]
     means = [stage_a]
-    others = [] if mechanism == "admm" else [float(x) for x in a["alpha_grid"] if float(x) != ref]
-    if others:
-        runs = [zz.ADMMRun(mechanism, float(r), penalty, al, rep, own)
-                for r, al, rep in itertools.product(a["rho_grid"], others, range(reps))]
-        means.append(_mean_final_loss(cfg, data, topology, runs, log, f"tuning {topology}/{mechanism} (B)"))
+    if runs_b:
+        means.append(_mean_final_loss(cfg, data, topology, runs_b, log, f"tuning {topology} (B)"))
     mean = pd.concat(means, ignore_index=True)
-    at_penalty = mean[mean["penalty"] == penalty]
-    best = at_penalty.loc[at_penalty.groupby("alpha")["loss"].idxmin()]
-    return {
-        "mechanism": mechanism, "topology": topology, "penalty": penalty, "reference_alpha": ref,
-        "rho": dict(zip(best["alpha"], best["rho"].astype(float), strict=True)),
-        "loss": dict(zip(best["alpha"], best["loss"].astype(float), strict=True)),
-        "candidates": [{"rho": float(r.rho), "penalty": float(r.penalty), "alpha": r.alpha,
-                        "mean_final_loss": float(r.loss)} for r in mean.itertuples()],
-        "tune_reps": reps,
-    }
+    choices = {}
+    for mech in zz.MECHANISMS:
+        sel = mean[(mean["mechanism"] == mech) & (mean["penalty"] == penalty[mech])]
+        best = sel.loc[sel.groupby("alpha")["loss"].idxmin()]
+        choices[mech] = {
+            "mechanism": mech, "topology": topology, "penalty": penalty[mech], "reference_alpha": ref(mech),
+            "rho": dict(zip(best["alpha"], best["rho"].astype(float), strict=True)),
+            "loss": dict(zip(best["alpha"], best["loss"].astype(float), strict=True)),
+            "candidates": [{"rho": float(r.rho), "penalty": float(r.penalty), "alpha": r.alpha,
+                            "mean_final_loss": float(r.loss)} for r in mean[mean["mechanism"] == mech].itertuples()],
+            "tune_reps": reps(mech),
+        }
+    return choices
 
 
 def _alpha_key(alpha: float) -> str:
     return "nan" if math.isnan(alpha) else repr(float(alpha))
 
 
-def final_runs(cfg: dict[str, Any], data: StudyData, topology: str, mechanism: str, choice: dict[str, Any],
+def final_runs(cfg: dict[str, Any], data: StudyData, topology: str, choices: dict[str, dict[str, Any]],
                log: logging.Logger) -> pd.DataFrame:
     """Phase 2: the chosen settings × ``reps`` repetitions, one row per recorded iteration."""
     a = cfg["admm"]
     T, C_R = a["T"], a["C_R"]
-    alphas = [math.nan] if mechanism == "admm" else [float(x) for x in a["alpha_grid"]]
-    reps = 1 if mechanism == "admm" else a["reps"]
-    runs = [zz.ADMMRun(mechanism, choice["rho"][_alpha_key(al)], choice["penalty"], al, rep,
-                       a["own_unperturbed_in_dual"]) for al in alphas for rep in range(reps)]
+    runs = []
+    for mech in zz.MECHANISMS:
+        alphas = [math.nan] if mech == "admm" else [float(x) for x in a["alpha_grid"]]
+        reps = 1 if mech == "admm" else a["reps"]
+        choice = choices[mech]
+        runs += [zz.ADMMRun(mech, choice["rho"][_alpha_key(al)], choice["penalty"], al, rep,
+                            a["own_unperturbed_in_dual"]) for al in alphas for rep in range(reps)]
     record = list(range(a["record_every"], T + 1, a["record_every"]))
 
     def metrics(rel: list[np.ndarray]) -> dict[str, np.ndarray]:
@@ -177,13 +189,14 @@ def final_runs(cfg: dict[str, Any], data: StudyData, topology: str, mechanism: s
     start = time.perf_counter()
     res = zz.run_batch(data.nodes, topology, runs, T, _rng_for(cfg["root_seed"], topology), metrics, record, C_R)
     seconds = time.perf_counter() - start
-    log.info("final %s/%s: %d runs in %.1f s", topology, mechanism, len(runs), seconds)
+    log.info("final %s: %d runs in %.1f s (%d Newton iterations, %d Hessian products)", topology, len(runs),
+             seconds, res.newton_iterations, res.hessian_products)
     optimum = {rho: centralised_optimum(data, rho, C_R)[1] for rho in sorted({r.rho for r in runs})}
-    return result_rows(cfg, data, topology, runs, res, optimum, choice, seconds / max(len(runs), 1))
+    return result_rows(cfg, data, topology, runs, res, optimum, choices, seconds / max(len(runs), 1))
 
 
 def result_rows(cfg: dict[str, Any], data: StudyData, topology: str, runs: list[zz.ADMMRun],
-                res: zz.BatchResult, optimum: dict[float, float], choice: dict[str, Any],
+                res: zz.BatchResult, optimum: dict[float, float], choices: dict[str, dict[str, Any]],
                 seconds: float) -> pd.DataFrame:
     """The table rows (common schema + :data:`EXTRA_COLUMNS`) of a finished batch."""
     a = cfg["admm"]
@@ -218,7 +231,7 @@ def result_rows(cfg: dict[str, Any], data: StudyData, topology: str, runs: list[
                 "zeta": float(res.zeta[k]), "noise_norm": float(res.noise_norm[i, k]),
                 "noise_norm_expected": _expected_noise(data.d, run, res, k, t, a["T"]),
                 "own_unperturbed_in_dual": run.own_unperturbed_in_dual,
-                "tuning_loss": choice["loss"][_alpha_key(run.alpha)],
+                "tuning_loss": choices[run.mechanism]["loss"][_alpha_key(run.alpha)],
             })
     return results.to_frame(rows, EXTRA_COLUMNS)
 
@@ -231,17 +244,18 @@ def _expected_noise(d: int, run: zz.ADMMRun, res: zz.BatchResult, k: int, t: int
     return float(zz.expected_noise_norm(d, zeta))
 
 
-def train_job(cfg: dict[str, Any], topology: str, mechanism: str, processed_dir: Path, out: Path,
-              tuning_out: Path, log: logging.Logger) -> None:
-    """One Snakemake job: tune, run, write the job's table part and its tuning record."""
+def train_job(cfg: dict[str, Any], topology: str, processed_dir: Path, out: Path, tuning_out: Path,
+              log: logging.Logger) -> None:
+    """One Snakemake job per topology: tune, run, write the job's table part and its tuning record."""
     data = load_data(cfg, processed_dir)
     log.info("%s: %d nodes of %s records, d = %d, %d test records", cfg["admm"]["dataset"],
              len(data.nodes), [len(y) for _, y in data.nodes], data.d, len(data.y_test))
-    choice = tune(cfg, data, topology, mechanism, log)
-    log.info("chosen: eta = %g, rho = %s", choice["penalty"], choice["rho"])
-    frame = final_runs(cfg, data, topology, mechanism, choice, log)
+    choices = tune(cfg, data, topology, log)
+    for mech, choice in choices.items():
+        log.info("chosen for %s: eta = %g, rho = %s", mech, choice["penalty"], choice["rho"])
+    frame = final_runs(cfg, data, topology, choices, log)
     results.write(frame, out, EXTRA_COLUMNS)
-    io.write_json(choice, tuning_out)
+    io.write_json(choices, tuning_out)
 
 
 def collect(parts: list[Path], out: Path) -> None:
