@@ -14,14 +14,6 @@ ADMM_OUTPUTS = (
 )
 
 
-def admm_parts():
-    return [f"data/results/admm/runs/{top}.parquet" for top in ADMM["topologies"]]
-
-
-def admm_train_settings(wildcards):
-    return {"root_seed": CFG["root_seed"], **{k: ADMM[k] for k in ADMM_TRAIN_KEYS}}
-
-
 wildcard_constraints:
     topology="ring|complete",
     zz_fig="zz_f3|zz_f4|zz_f5",
@@ -64,7 +56,7 @@ rule admm_job:
         "data/benchmarks/admm_job/{topology}.tsv"
     params:
         code=CODE["admm_train"],
-        settings=admm_train_settings,
+        settings=lambda wc: {"root_seed": CFG["root_seed"], **{k: ADMM[k] for k in ADMM_TRAIN_KEYS}},
     conda:
         "../../environment.yml"
     script:
@@ -73,7 +65,7 @@ rule admm_job:
 
 rule admm_collect:
     input:
-        lambda wc: admm_parts(),
+        lambda wc: [f"data/results/admm/runs/{top}.parquet" for top in ADMM["topologies"]],
     output:
         ADMM_TABLE,
     log:
