@@ -4,6 +4,11 @@ Every training job writes rows with exactly these columns; figures, the claims c
 report read only this table. New mechanisms (ADMM, voting, averaging, least squares) add rows
 with their own ``mechanism``/``mode``/``accountant`` ids and leave columns that do not apply
 missing (NaN / <NA>), so the figure code needs no change to show them.
+
+A study that needs columns of its own (the ADMM study's ``alpha``, ``iteration``, ``mer``, …)
+passes them as ``extra`` (name -> dtype) to :func:`to_frame`, :func:`conform`, :func:`read` and
+:func:`write`; they follow the common columns. Without ``extra`` the schema is exactly
+:data:`COLUMNS`, so tables of other studies are unaffected.
 """
 
 from __future__ import annotations

@@ -4,6 +4,11 @@ from mpdp.studies.admm.schema import TRAIN_KEYS as ADMM_TRAIN_KEYS
 
 ADMM = CFG.get("admm") or {}
 ADMM_ON = bool(ADMM) and ADMM["dataset"] in AVAILABLE
+if ADMM and not ADMM_ON:
+    sys.stderr.write(
+        f"mpdp: the ADMM study (config section 'admm') is skipped: data set '{ADMM['dataset']}' is "
+        "not among the available data sets (config key 'datasets', or its raw files are missing).\n"
+    )
 ADMM_TABLE = f"data/results/admm/{ADMM.get('dataset', 'adult')}.parquet"
 ADMM_FIGURES = ("zz_f3", "zz_f4", "zz_f5")
 ADMM_OUTPUTS = (
