@@ -17,6 +17,7 @@ include: "workflow/rules/train.smk"
 include: "workflow/rules/figures.smk"
 include: "workflow/rules/ls.smk"
 include: "workflow/rules/voting.smk"
+include: "workflow/rules/admm.smk"
 include: "workflow/rules/report.smk"
 include: "workflow/rules/audit.smk"
 
@@ -26,3 +27,4 @@ rule all:
     input:
         "reports/report.html",
         all_figure_files(),
+        ADMM_OUTPUTS,

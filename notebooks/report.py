@@ -375,8 +375,133 @@ display(HTML(sections.html_table(sections.inconsistencies(CFG, TABLES))))
 # %%
 display(HTML(sections.html_table(sections.table1_summary(table1_frame(TABLES)))))
 
+
 # %% [markdown]
-# ## 8. Least-squares write-up (seed 002): what it gets right and wrong
+# ## 8. Zhang & Zhu: ADMM with dual and primal variable perturbation (DVP, PVP)
+#
+# The second replicated paper (seed S-001; spec experiments.md E4, mechanisms.md M7–M10,
+# bounds.md B7, inconsistency I-11). Numbers below are computed from
+# `data/results/admm/<dataset>.parquet` when the report is built.
+
+# %%
+from mpdp.studies.admm import report as zz_report  # noqa: E402
+
+ZZ = zz_report.load(CTX)
+if ZZ is None:
+    display(
+        HTML(
+            sections.callout(
+                "The ADMM study did not run in this build (no `admm` section in the config, or "
+                "Adult not available): no results for this paper.",
+                "note",
+            )
+        )
+    )
+else:
+    ZZ_CFG = CFG["admm"]
+    ZZ_TABLE = ZZ["frame"]
+    display(Markdown("### Method"))
+    display(Markdown(zz_report.METHOD))
+    display(Markdown(zz_report.I11.format(delta=ZZ_CFG["delta"])))
+    display(Markdown("### What the replication shows"))
+    display(Markdown("\n".join(f"- {line}" for line in zz_report.findings(ZZ_TABLE, ZZ_CFG["main_topology"]))))
+    display(Markdown("### Tuned settings (ρ per α, η per algorithm; mean final training loss)"))
+    display(HTML(sections.html_table(zz_report.settings(ZZ_TABLE))))
+    display(Markdown("### Privacy ledger (per node; α per iteration and its composition)"))
+    display(Markdown(zz_report.I11.format(delta=ZZ_CFG["delta"])))
+    display(HTML(sections.html_table(zz_report.ledger(ZZ_TABLE))))
+
+# %%
+if ZZ is not None:
+    display(Markdown("### Figures"))
+    for zz_name, zz_caption in zz_report.CAPTIONS.items():
+        zz_path = ZZ["figures"].get(zz_name)
+        display(Markdown(f"**{zz_name}.** {zz_caption}"))
+        if zz_path and Path(zz_path).is_file():
+            display(Image(filename=zz_path, alt=f"{zz_name}: {zz_caption}"))
+        else:
+            display(HTML(sections.callout(f"{zz_name} was not built.", "warning")))
+        display(Markdown("*" + zz_report.I11.format(delta=ZZ_CFG["delta"]) + "*"))
+    display(Markdown("### Fitted trade-off model and α* (zz_table, spec B7)"))
+    display(HTML(sections.html_table(zz_report.fit_table(ZZ.get("fit_table")))))
+
+# %%
+if ZZ is not None:
+    display(Markdown("### Claims check (S-001)"))
+    display(
+        Markdown(
+            "Each claim as a statistic per repetition, 95 % t-interval over repetitions, on the "
+            f"main topology ({ZZ_CFG['main_topology']}). The seed contradicts itself on which "
+            "algorithm is better (I-11): measured here, not assumed."
+        )
+    )
+    display(HTML(sections.html_table(zz_report.claims(ZZ_TABLE, CFG))))
+    display(Markdown("Spread across repetitions of the final loss (claim Z2):"))
+    display(HTML(sections.html_table(zz_report.spread(ZZ_TABLE, ZZ_CFG["main_topology"]))))
+    display(Markdown("### Deviations and [REC] choices of this study"))
+    display(HTML(sections.html_table(zz_report.rec_choices(CFG))))
+
+
+# %% [markdown]
+# ## 9. Output perturbation and voting (Hamm, Cao, Belkin)
+#
+# A separate study (spec experiments.md E5): M parties train local classifiers; a trusted
+# curator labels an unlabeled auxiliary pool by their majority vote (Algorithm 1) or soft
+# vote (Algorithm 2), solves the ERM exactly and releases it with N-L2 output noise. The
+# baselines average the local minimisers (party-level parameter averaging, Pathak et al. and
+# Jayaraman et al.'s output perturbation at record level). **Units (I-12):** Hamm's ε
+# protects a whole party, Pathak's and Jayaraman's one record; the two are not comparable,
+# and the figures say which is which. Hamm's experimental setup was not recovered, so the
+# whole protocol is a reconstruction [REC].
+
+# %%
+from mpdp.studies.voting import report as voting_report  # noqa: E402
+
+VOTING = voting_report.load(CTX.get("voting"))
+if not VOTING.tables:
+    display(HTML(sections.callout(
+        "The voting study was not run (no data/results/voting tables): "
+        "run `snakemake --cores all hamm`.", "note")))
+else:
+    display(Markdown("### Methods, privacy units and sensitivities"))
+    display(HTML(sections.html_table(voting_report.methods_table())))
+    display(Markdown("### Global λ and pools"))
+    display(HTML(sections.html_table(voting_report.lambdas(VOTING.tables))))
+    _v = CFG["voting"]
+    display(Markdown(f"### Test error at M = {_v['h1_M']}, ε = 1 (controls: no noise)"))
+    display(HTML(sections.html_table(
+        voting_report.error_summary(VOTING.tables, _v["h1_M"], 1.0).reset_index(names="method")
+        .round(4))))
+
+# %%
+if VOTING.tables:
+    for _fig in voting_report.FIGURE_IDS:
+        _path = VOTING.figures.get(_fig)
+        if _path:
+            display(Markdown(f"#### Figure `{_fig}`"))
+            display(Image(filename=_path, alt=f"voting study figure {_fig}"))
+        else:
+            display(HTML(sections.callout(f"Figure {_fig} was not built.", "note")))
+
+# %% [markdown]
+# ### Claims (S-004, E5) and privacy ledger
+#
+# Paired within a repetition (same partition and local classifiers), 95 % t-intervals over
+# repetitions; the Lemma 6 claim uses a Clopper–Pearson interval for the fraction of draws
+# above the line. The ledger lists, for every private mechanism, the unit, the sensitivity
+# and the N-L2 parameter β = ε/Δ actually used, and the ε really given.
+
+# %%
+if VOTING.tables:
+    display(HTML(sections.html_table(voting_report.claims_table(VOTING.tables, CFG))))
+    display(HTML(sections.html_table(voting_report.ledger(VOTING.tables))))
+    display(Markdown("### Reconstructed and open choices of this study"))
+    display(HTML(sections.html_table(pd.DataFrame(
+        voting_report.DEVIATIONS, columns=["item", "tag", "choice"]))))
+
+
+# %% [markdown]
+# ## 10. Least-squares write-up (seed 002): what it gets right and wrong
 #
 # A short unpublished write-up proposes two multi-party protocols for private least squares:
 # **naive sufficient-statistics perturbation** (each of t parties adds Gaussian noise to its
@@ -471,7 +596,10 @@ if LS is not None:
     display(Markdown("### Privacy ledger and choices (least squares)"))
     display(HTML(sections.html_table(ls_report.ledger(LS))))
     display(HTML(sections.html_table(ls_report.reconstructed_choices(CFG))))
-# ## 9. Empirical privacy audit
+
+
+# %% [markdown]
+# ## 11. Empirical privacy audit
 #
 # An audit can only **falsify** a privacy claim (spec audit.md): it returns ε̂, a lower bound
 # on the true ε that holds with probability ≥ 95 %. ε̂ above the claimed ε proves the claim
@@ -518,58 +646,3 @@ else:
         )
     display(Markdown("\n".join(f"- {line}" for line in audit_report.findings(AUDIT_TABLE))))
     display(HTML(sections.html_table(audit_report.summary(AUDIT_TABLE))))
-# ## 8. Output perturbation and voting (Hamm, Cao, Belkin)
-#
-# A separate study (spec experiments.md E5): M parties train local classifiers; a trusted
-# curator labels an unlabeled auxiliary pool by their majority vote (Algorithm 1) or soft
-# vote (Algorithm 2), solves the ERM exactly and releases it with N-L2 output noise. The
-# baselines average the local minimisers (party-level parameter averaging, Pathak et al. and
-# Jayaraman et al.'s output perturbation at record level). **Units (I-12):** Hamm's ε
-# protects a whole party, Pathak's and Jayaraman's one record; the two are not comparable,
-# and the figures say which is which. Hamm's experimental setup was not recovered, so the
-# whole protocol is a reconstruction [REC].
-
-# %%
-from mpdp.studies.voting import report as voting_report  # noqa: E402
-
-VOTING = voting_report.load(CTX.get("voting"))
-if not VOTING.tables:
-    display(HTML(sections.callout(
-        "The voting study was not run (no data/results/voting tables): "
-        "run `snakemake --cores all hamm`.", "note")))
-else:
-    display(Markdown("### Methods, privacy units and sensitivities"))
-    display(HTML(sections.html_table(voting_report.methods_table())))
-    display(Markdown("### Global λ and pools"))
-    display(HTML(sections.html_table(voting_report.lambdas(VOTING.tables))))
-    _v = CFG["voting"]
-    display(Markdown(f"### Test error at M = {_v['h1_M']}, ε = 1 (controls: no noise)"))
-    display(HTML(sections.html_table(
-        voting_report.error_summary(VOTING.tables, _v["h1_M"], 1.0).reset_index(names="method")
-        .round(4))))
-
-# %%
-if VOTING.tables:
-    for _fig in voting_report.FIGURE_IDS:
-        _path = VOTING.figures.get(_fig)
-        if _path:
-            display(Markdown(f"#### Figure `{_fig}`"))
-            display(Image(filename=_path, alt=f"voting study figure {_fig}"))
-        else:
-            display(HTML(sections.callout(f"Figure {_fig} was not built.", "note")))
-
-# %% [markdown]
-# ### Claims (S-004, E5) and privacy ledger
-#
-# Paired within a repetition (same partition and local classifiers), 95 % t-intervals over
-# repetitions; the Lemma 6 claim uses a Clopper–Pearson interval for the fraction of draws
-# above the line. The ledger lists, for every private mechanism, the unit, the sensitivity
-# and the N-L2 parameter β = ε/Δ actually used, and the ε really given.
-
-# %%
-if VOTING.tables:
-    display(HTML(sections.html_table(voting_report.claims_table(VOTING.tables, CFG))))
-    display(HTML(sections.html_table(voting_report.ledger(VOTING.tables))))
-    display(Markdown("### Reconstructed and open choices of this study"))
-    display(HTML(sections.html_table(pd.DataFrame(
-        voting_report.DEVIATIONS, columns=["item", "tag", "choice"]))))

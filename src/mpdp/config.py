@@ -114,6 +114,11 @@ def _cross_checks(cfg: dict[str, Any]) -> None:
             raise ConfigError(f"config key 'wddp.u_settings.{i}': repeats the setting m = {key[0]}, "
                               f"eps = {key[1]!r}")
         seen.add(key)
+    a = cfg.get("admm")
+    if a and a["main_topology"] not in a["topologies"]:
+        raise ConfigError(
+            f"config key 'admm.main_topology': {a['main_topology']!r} is not in admm.topologies"
+        )
 
 
 def load(path: str | Path, overrides: dict[str, Any] | None = None) -> dict[str, Any]:

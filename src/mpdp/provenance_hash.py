@@ -24,7 +24,7 @@ STAGE_SOURCES: dict[str, tuple[str, ...]] = {
     "figures": ("figures", "studies/wddp/figure_spec.py", "bounds.py", "results.py"),
     "report": ("report", "claims.py", "studies/wddp/claims.py", "figures",
                "studies/wddp/figure_spec.py", "bounds.py", "results.py", "studies/ls",
-               "studies/voting", "audit/report.py", "audit/figure.py"),
+               "studies/voting", "studies/admm", "audit/report.py", "audit/figure.py"),
     # least-squares study (issue 9): experiment tables, then figures and claims
     "ls": ("studies/ls/__init__.py", "studies/ls/data.py", "studies/ls/experiment.py",
            "studies/ls/theory.py", "mechanisms/least_squares.py", "privacy", "claims.py",
@@ -39,6 +39,9 @@ STAGE_SOURCES: dict[str, tuple[str, ...]] = {
                      "seeding.py", "results.py"),
     "voting_figures": ("studies/voting/figures.py", "studies/voting/plan.py", "figures", "claims.py",
                        "results.py"),
+    "admm_train": ("mechanisms/admm.py", "models", "privacy", "studies/admm/train.py",
+                   "studies/admm/schema.py", "seeding.py", "results.py", "data/prepare.py"),
+    "admm_figures": ("figures/style.py", "studies/admm", "claims.py", "results.py"),
 }
 
 

@@ -49,7 +49,8 @@ if not AVAILABLE:  # nothing to train on: stop instead of planning empty figures
     sys.exit(1)
 
 CODE = {stage: source_hash(stage) for stage in ("data", "partition", "train", "figures", "report",
-                                                "voting_train", "voting_figures")}
+                                                "voting_train", "voting_figures", "admm_train",
+                                               "admm_figures")}
 EXPERIMENTS = ("eps_sweep", "u_sweep")
 VARIANTS = variants_for(CFG)
 

@@ -11,6 +11,7 @@ rule report_html:
         audit_table="data/results/audit/audit.parquet",
         audit_figure="reports/figures/audit_eps.png",
         benchmarks=benchmark_files(),
+        admm=ADMM_OUTPUTS + ([ADMM_TABLE] if ADMM_ON else []),
         notebook="notebooks/report.py",
         voting_tables=[voting_plan.table_path(t) for t in VOTING_TABLES],
         voting_figures=voting_figure_files(("png",)),

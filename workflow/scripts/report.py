@@ -10,6 +10,18 @@ sm = snakemake  # noqa: F821  (injected by Snakemake)
 cfg = config.validate(sm.config)
 
 
+def admm_context(paths):
+    """The ADMM study's files (None when it did not run: no admm section or no Adult)."""
+    if not paths:
+        return None
+    resolved = {Path(p).name: str(Path(p).resolve()) for p in paths}
+    return {
+        "table": next(v for name, v in resolved.items() if name.endswith(".parquet")),
+        "figures": {Path(name).stem: v for name, v in resolved.items() if name.endswith(".png")},
+        "fit_table": resolved.get("zz_table.csv"),
+    }
+
+
 def step(log):
     available = list(sm.params.available)
     context = {
@@ -26,6 +38,7 @@ def step(log):
             "figure": str(Path(sm.input.audit_figure).resolve()),
         },
         "benchmark_files": [str(Path(p).resolve()) for p in sm.input.benchmarks],
+        "admm": admm_context(list(sm.input.admm)),
         "repo_root": str(Path.cwd()),
         "ls": ls_report.context(list(sm.input.ls)),
         "voting": {

@@ -16,6 +16,9 @@ MECHANISM_LABELS: dict[str, str] = {
     "jayaraman": "Jayaraman et al. (simple avg.)",
     "wyx": "Wang–Ye–Xu (centralised)",
     "nonprivate": "non-private optimum θ*",
+    "admm": "non-private ADMM (Zhang–Zhu Alg. 1)",
+    "dvp": "DVP (dual variable perturbation)",
+    "pvp": "PVP (primal variable perturbation)",
 }
 
 #: mechanism id -> short name used inside bound labels
@@ -24,6 +27,9 @@ MECHANISM_SHORT: dict[str, str] = {
     "jayaraman": "Jayaraman",
     "wyx": "WYX",
     "nonprivate": "non-private",
+    "admm": "ADMM",
+    "dvp": "DVP",
+    "pvp": "PVP",
 }
 
 #: the single palette of the project (Okabe–Ito, readable for colour-blind readers)
@@ -32,6 +38,9 @@ PALETTE: dict[str, str] = {
     "jayaraman": "#D55E00",
     "wyx": "#009E73",
     "nonprivate": "#555555",
+    "admm": "#000000",
+    "dvp": "#0072B2",
+    "pvp": "#D55E00",
 }
 
 #: colours handed out, in this order, to mechanisms not listed in :data:`PALETTE`

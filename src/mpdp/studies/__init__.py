@@ -9,4 +9,6 @@ under ``reports/figures/<prefix>…``.
 
 - :mod:`mpdp.studies.wddp`: Kang, Liu, Wang, Weighted Distributed DP ERM (spec E3).
 - :mod:`mpdp.studies.voting`: Hamm, Cao, Belkin, voting ERM and output perturbation (spec E5).
+- :mod:`mpdp.studies.admm`: Zhang & Zhu, dynamic DP for ADMM-based distributed classification,
+  non-private ADMM, DVP and PVP (spec E4, mechanisms M8–M10, bounds B7).
 """

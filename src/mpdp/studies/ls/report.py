@@ -1,4 +1,4 @@
-"""Report-section helpers of the least-squares study (notebooks/report.py, section 8).
+"""Report-section helpers of the least-squares study (notebooks/report.py, section 10).
 
 The notebook gets a context key ``ls`` (:func:`context`): paths of the experiment tables, the
 heavy-tail draws, the claims and negative-closed-form tables and the figures, or ``None`` when

@@ -1,0 +1,289 @@
+"""Zhang & Zhu ADMM family: non-private ADMM (spec M8), DVP (M9) and PVP (M10), batched.
+
+Setting (spec M8): P nodes on a connected undirected graph (neighbour sets N_p, degrees V_p);
+node p holds (X_p, y_p) with B_p records, ‖x‖ ≤ 1, y ∈ {−1, +1}; logistic loss l with
+|l′| ≤ 1 and l″ ≤ c₁ = 1/4; regulariser N(f) = ½‖f‖². Node p's primal step minimises
+
+    (C^R/B_p) Σ_i l(y_i fᵀx_i) + (ρ/P + Φ) ½‖f‖² + 2μᵀf + η Σ_{j∈N_p} ‖f − ½(f_p(t) + f̃_j(t))‖²,
+
+i.e. (up to a constant) a logistic problem with quadratic coefficient q = ρ/P + Φ + 2ηV_p and
+linear term b = 2μ − η(V_p f_p(t) + Σ_j f̃_j(t)), solved exactly (‖∇‖ ≤ 1e−9, spec M9
+"Exactness") by the shared batched Newton-CG solver :mod:`mpdp.models.newton`. Runs
+(mechanism, ρ, η, α, repetition) are the columns of one parameter matrix per node.
+
+- ``admm`` (M8): μ = λ, Φ = 0, f̃ = f; dual update (11) λ_p += (η/2) Σ_j (f_p − f_j).
+- ``dvp`` (M9): per node and iteration, the two-case calibration :func:`dvp_calibration`
+  gives (α′, Φ, ζ); ε ~ N-L2(ζ) (:func:`mpdp.privacy.samplers.l2_laplace`); μ = λ + C^R/(2B_p) ε;
+  the exact minimiser is released and the dual is updated with the unperturbed λ (16).
+- ``pvp`` (M10): steps t = 0..T−2 minimise with the own unperturbed f_p(t) and the
+  neighbours' perturbed f̃_j(t), then release f̃_p = f_p + ε with ζ of :func:`pvp_zeta`
+  (sensitivity 2C^R/(B_p(ρ/P + 2ηV_p))); duals (20) use the released values (or the own
+  unperturbed value with ``own_unperturbed_in_dual``). The last iteration t = T−1 is a DVP
+  step whose unperturbed minimiser is the output [REC: T_ad iterations in total, E4 "PVP's
+  final DVP step at T = 100"].
+
+Privacy (Theorems 1–2, "dynamic α-DP"): every release is pure α-DP per node and iteration;
+the seed gives no composition over iterations (I-11), see :mod:`mpdp.privacy.pure_dp`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from mpdp.models import newton
+from mpdp.privacy.samplers import l2_laplace
+
+#: bound c₁ on l″ of the logistic loss (spec §0.2, Assumption 1)
+C1_LOGISTIC = 0.25
+
+#: mechanism ids of this family
+MECHANISMS = ("admm", "dvp", "pvp")
+TOPOLOGIES = ("ring", "complete")
+
+
+# ------------------------------------------------------------------------------------------
+# graph
+# ------------------------------------------------------------------------------------------
+
+
+def neighbours(topology: str, P: int) -> list[list[int]]:
+    """Neighbour lists N_p of the ``ring`` (V_p = 2; V_p = 1 for P = 2) or ``complete`` graph."""
+    if P < 2:
+        raise ValueError(f"ADMM needs at least 2 nodes, got P = {P}")
+    if topology == "ring":
+        return [sorted({(p - 1) % P, (p + 1) % P}) for p in range(P)]
+    if topology == "complete":
+        return [[j for j in range(P) if j != p] for p in range(P)]
+    raise ValueError(f"unknown topology {topology!r}; known: {TOPOLOGIES}")
+
+
+# ------------------------------------------------------------------------------------------
+# calibrations (spec M9 step 2–3, M10 eq. (19), bounds.md B7)
+# ------------------------------------------------------------------------------------------
+
+
+def kappa(rho: float | np.ndarray, P: int, penalty: float | np.ndarray, degree: int) -> np.ndarray:
+    """κ_p = ρ/P + 2ηV_p, the curvature of the data-independent part (spec M9 step 1)."""
+    return np.asarray(rho, dtype=float) / P + 2.0 * np.asarray(penalty, dtype=float) * degree
+
+
+@dataclass(frozen=True)
+class DVPCalibration:
+    """Spec M9 steps 2–3 for one or many (α, B_p, κ_p): α′, Φ, ζ and the case taken."""
+
+    alpha_prime: np.ndarray
+    phi: np.ndarray
+    zeta: np.ndarray
+    phi_zero: np.ndarray  # True where α′ > 0 (Φ = 0), False in the second case
+
+
+def dvp_calibration(
+    alpha: float | np.ndarray,
+    B: float | np.ndarray,
+    kappa_p: float | np.ndarray,
+    C_R: float = 1.0,
+    c1: float = C1_LOGISTIC,
+) -> DVPCalibration:
+    """Two-case objective-perturbation calibration of DVP (spec M9 step 2–3).
+
+    α′ = α − 2 ln(1 + c₁C^R/(B_p κ_p)); if α′ > 0 then Φ = 0, else
+    Φ = c₁C^R/(B_p(e^{α/4} − 1)) − κ_p and α′ = α/2; finally ζ = α′/2.
+    """
+    alpha = np.asarray(alpha, dtype=float)
+    ratio = c1 * C_R / (np.asarray(B, dtype=float) * np.asarray(kappa_p, dtype=float))
+    first = alpha - 2.0 * np.log1p(ratio)
+    phi_zero = first > 0
+    with np.errstate(divide="ignore", over="ignore"):
+        phi_second = c1 * C_R / (np.asarray(B, dtype=float) * np.expm1(alpha / 4.0)) - kappa_p
+    alpha_prime = np.where(phi_zero, first, alpha / 2.0)
+    phi = np.where(phi_zero, 0.0, phi_second)
+    return DVPCalibration(alpha_prime, phi, alpha_prime / 2.0, phi_zero)
+
+
+def pvp_sensitivity(B: float | np.ndarray, kappa_p: float | np.ndarray, C_R: float = 1.0) -> np.ndarray:
+    """Δ_p = 2C^R/(B_p(ρ/P + 2ηV_p)), sensitivity of PVP's primal minimiser (spec M10 (19))."""
+    return 2.0 * C_R / (np.asarray(B, dtype=float) * np.asarray(kappa_p, dtype=float))
+
+
+def pvp_zeta(
+    alpha: float | np.ndarray, B: float | np.ndarray, kappa_p: float | np.ndarray, C_R: float = 1.0
+) -> np.ndarray:
+    """ζ_p = B_p(ρ/P + 2ηV_p)α/(2C^R) = α/Δ_p, PVP's N-L2 parameter (spec M10 (19))."""
+    return np.asarray(alpha, dtype=float) / pvp_sensitivity(B, kappa_p, C_R)
+
+
+def expected_noise_norm(d: int, zeta: float | np.ndarray) -> np.ndarray:
+    """E‖ε‖ = d/ζ of the N-L2 noise (spec §0.4; the B7 diagnostic: DVP 2d/α′, PVP dΔ_p/α)."""
+    return d / np.asarray(zeta, dtype=float)
+
+
+# ------------------------------------------------------------------------------------------
+# batched algorithm
+# ------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ADMMRun:
+    """One run: a column of the batch."""
+
+    mechanism: str  # admm | dvp | pvp
+    rho: float
+    penalty: float  # η, the ADMM penalty
+    alpha: float  # per-node per-iteration budget (NaN for admm)
+    rep: int
+    own_unperturbed_in_dual: bool = False
+
+
+@dataclass
+class BatchResult:
+    """What :func:`run_batch` records, for ``iterations`` (1-based, t + 1) × runs."""
+
+    iterations: list[int]
+    metrics: dict[str, np.ndarray]  # name -> (len(iterations), K)
+    noise_norm: np.ndarray  # (len(iterations), K) mean over nodes of ‖ε‖ at that iteration
+    alpha_prime: np.ndarray  # (K,) mean over nodes (DVP step; PVP: its final DVP step)
+    phi: np.ndarray  # (K,)
+    zeta: np.ndarray  # (K,) ζ of the run's regular releases (DVP: α′/2; PVP: eq. (19))
+    phi_zero: np.ndarray  # (K,) bool: every node took the Φ = 0 case
+    sensitivity: np.ndarray  # (K,) Δ of the regular releases (DVP 2, PVP Δ_p)
+    released: list[np.ndarray] = field(default_factory=list)  # final released f_p, (d × K) per node
+    newton_iterations: int = 0
+    hessian_products: int = 0
+
+
+Metrics = Callable[[list[np.ndarray]], dict[str, np.ndarray]]
+
+
+def run_batch(
+    nodes: Sequence[tuple[np.ndarray, np.ndarray]],
+    topology: str,
+    runs: Sequence[ADMMRun],
+    T: int,
+    rng_for: Callable[[ADMMRun], np.random.Generator],
+    metrics: Metrics,
+    record: Sequence[int],
+    C_R: float = 1.0,
+    c1: float = C1_LOGISTIC,
+    noise: bool = True,
+    gtol: float = newton.GTOL,
+) -> BatchResult:
+    """Run every run of ``runs`` for T iterations (module docstring), all nodes in lock-step.
+
+    Args:
+        nodes: (X_p, y_p) per node, float64, labels ±1.
+        topology: ``ring`` | ``complete``.
+        runs: the batch; column k is ``runs[k]``.
+        T: iterations T_ad (PVP's last one is its DVP step).
+        rng_for: the noise generator of a run (its stream depends only on its identity).
+        metrics: maps the released iterates (d × K per node) to named (K,) arrays.
+        record: iterations (1..T) at which ``metrics`` is evaluated (T is always recorded).
+        noise: False switches the perturbation off (ε = 0, Φ = 0): DVP and PVP reduce to ADMM.
+    """
+    P = len(nodes)
+    nbrs = neighbours(topology, P)
+    d = nodes[0][0].shape[1]
+    K = len(runs)
+    mech = np.array([r.mechanism for r in runs])
+    unknown = sorted(set(mech) - set(MECHANISMS))
+    if unknown:
+        raise ValueError(f"unknown ADMM mechanisms {unknown}; known: {MECHANISMS}")
+    rho = np.array([r.rho for r in runs], dtype=float)
+    pen = np.array([r.penalty for r in runs], dtype=float)
+    alpha = np.array([r.alpha if r.mechanism != "admm" else np.nan for r in runs], dtype=float)
+    own_unpert = np.array([r.own_unperturbed_in_dual for r in runs])
+    is_dvp, is_pvp = mech == "dvp", mech == "pvp"
+    private = is_dvp | is_pvp
+    if np.any(private & ~(alpha > 0)):
+        raise ValueError("DVP/PVP runs need alpha > 0")
+    B = np.array([len(y) for _, y in nodes], dtype=float)
+    deg = np.array([len(n) for n in nbrs])
+    kap = np.stack([kappa(rho, P, pen, deg[p]) for p in range(P)])  # (P, K)
+    a_safe = np.where(private, alpha, 1.0)
+    dvp_cal = [dvp_calibration(a_safe, B[p], kap[p], C_R, c1) for p in range(P)]
+    pvp_z = np.stack([pvp_zeta(a_safe, B[p], kap[p], C_R) for p in range(P)])  # (P, K)
+    gens = [rng_for(r) if r.mechanism != "admm" else None for r in runs]
+
+    F = [np.zeros((d, K)) for _ in range(P)]  # own unperturbed primal f_p(t)
+    R = [np.zeros((d, K)) for _ in range(P)]  # released primal f̃_p(t)
+    lam = [np.zeros((d, K)) for _ in range(P)]
+    record_set = set(int(t) for t in record if 1 <= t <= T) | {T}
+    rec_iters = sorted(record_set)
+    out: dict[str, list[np.ndarray]] = {}
+    noise_rec = np.full((len(rec_iters), K), np.nan)
+    newton_its = products = 0
+    for t in range(T):
+        final = t == T - 1
+        dvp_now = is_dvp | (is_pvp & final)
+        pvp_now = is_pvp & ~final
+        eps = _draw(gens, dvp_now | pvp_now, dvp_cal, pvp_z, dvp_now, d, P) if noise else None
+        new_F = []
+        for p in range(P):
+            X, y = nodes[p]
+            q = kap[p].copy()
+            b = 2.0 * lam[p] - pen * (deg[p] * F[p] + sum(R[j] for j in nbrs[p]))
+            if noise:
+                q = q + np.where(dvp_now, dvp_cal[p].phi, 0.0)
+                b = b + np.where(dvp_now, C_R / B[p], 0.0) * eps[p]  # 2μ = 2λ + (C^R/B_p) ε
+            res = newton.solve(X, y, C_R / B[p], q, b, init=F[p], gtol=gtol)
+            newton_its += int(res.iterations.max())
+            products += res.hessian_products
+            new_F.append(res.theta)
+        F = new_F
+        R = [F[p] + (np.where(pvp_now, 1.0, 0.0) * eps[p] if noise else 0.0) for p in range(P)]
+        for p in range(P):
+            own = np.where(own_unpert, F[p], R[p])
+            lam[p] = lam[p] + 0.5 * pen * sum(own - R[j] for j in nbrs[p])
+        if t + 1 in record_set:
+            i = rec_iters.index(t + 1)
+            for name, value in metrics(R).items():
+                out.setdefault(name, []).append(np.asarray(value, dtype=float))
+            if noise:
+                norms = np.stack([np.linalg.norm(eps[p], axis=0) for p in range(P)]).mean(axis=0)
+                noise_rec[i] = np.where(dvp_now | pvp_now, norms, np.nan)
+    final_dvp = is_dvp | is_pvp
+    mean_over = lambda arrs: np.mean(np.stack(arrs), axis=0)  # noqa: E731
+    ap = mean_over([c.alpha_prime for c in dvp_cal])
+    phi = mean_over([c.phi for c in dvp_cal])
+    zeta = np.where(is_pvp, pvp_z.mean(axis=0), mean_over([c.zeta for c in dvp_cal]))
+    phi_zero = np.all(np.stack([c.phi_zero for c in dvp_cal]), axis=0)
+    sens = np.where(is_pvp, mean_over([pvp_sensitivity(B[p], kap[p], C_R) for p in range(P)]), 2.0)
+    nan = np.full(K, np.nan)
+    return BatchResult(
+        iterations=rec_iters,
+        metrics={k: np.stack(v) for k, v in out.items()},
+        noise_norm=noise_rec,
+        alpha_prime=np.where(final_dvp, ap, nan),
+        phi=np.where(final_dvp, phi, nan),
+        zeta=np.where(final_dvp, zeta, nan),
+        phi_zero=np.where(final_dvp, phi_zero, False),
+        sensitivity=np.where(final_dvp, sens, nan),
+        released=R,
+        newton_iterations=newton_its,
+        hessian_products=products,
+    )
+
+
+def _draw(
+    gens: list[np.random.Generator | None],
+    needs: np.ndarray,
+    dvp_cal: list[DVPCalibration],
+    pvp_z: np.ndarray,
+    dvp_now: np.ndarray,
+    d: int,
+    P: int,
+) -> list[np.ndarray]:
+    """ε_p(t+1) for every node (d × K each): N-L2 with ζ of DVP or PVP, zero where not needed.
+
+    Each run draws its P nodes' noise from its own generator, in node order, once per
+    iteration, so its noise does not depend on the other runs of the batch.
+    """
+    K = len(gens)
+    eps = np.zeros((P, d, K))
+    for k in np.flatnonzero(needs):
+        zeta = np.array([dvp_cal[p].zeta[k] if dvp_now[k] else pvp_z[p, k] for p in range(P)])
+        eps[:, :, k] = l2_laplace(gens[k], zeta, d, size=P)
+    return list(eps)
+

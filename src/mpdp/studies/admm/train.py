@@ -1,0 +1,270 @@
+"""Training of the ADMM study (spec E4): node split, (ρ, η) tuning, final runs, result rows.
+
+One job per topology. All runs of a phase, every mechanism included, are the columns of one
+batch (:func:`mpdp.mechanisms.admm.run_batch`), so products over a node's X are fat:
+
+1. **Tuning** [S-001 "optimal values … for Algorithm 1, 2 and 3"; grids REC, E4] by the mean
+   final training loss over ``tune_reps`` repetitions of T iterations: η per algorithm (chosen
+   on the whole (ρ, η) grid at the reference α ``tune_penalty_alpha`` [REC]), ρ per
+   algorithm and α (at that η). Non-private ADMM is deterministic: one run per (ρ, η), both
+   chosen jointly (:func:`tune`).
+2. **Final runs** at the chosen (ρ, η) for ``reps`` repetitions, recording training loss, MER
+   and the noise actually drawn every ``record_every`` iterations (and at T).
+
+Repetitions redraw the noise only; the node split is drawn once per (data set, P) [REC: the
+columns of a batch share each node's X]. Noise streams are keyed by the run's identity
+(topology, mechanism, α, ρ, η, repetition), so a run's result does not depend on the batch.
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import math
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from mpdp import io, results, seeding
+from mpdp.data.prepare import load as load_processed
+from mpdp.mechanisms import admm as zz
+from mpdp.models.logistic import solve_optimum
+from mpdp.privacy.pure_dp import composed_pure_epsilon
+from mpdp.studies.admm.schema import EXTRA_COLUMNS
+
+
+@dataclass(frozen=True)
+class StudyData:
+    """The node split and the test set of one job."""
+
+    nodes: list[tuple[np.ndarray, np.ndarray]]
+    X_test: np.ndarray
+    y_test: np.ndarray
+    n_total: int  # training records before the split (leftover dropped)
+
+    @property
+    def d(self) -> int:
+        return self.nodes[0][0].shape[1]
+
+
+def split_nodes(X: np.ndarray, y: np.ndarray, P: int, root_seed: int, dataset: str) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Equal random split, B_p = ⌊n/P⌋ (spec E4 "local data"); leftover records are dropped."""
+    if P < 2 or len(y) < 2 * P:
+        raise ValueError(f"cannot split {len(y)} records over P = {P} nodes")
+    perm = seeding.rng(root_seed, "admm_split", dataset, P).permutation(len(y))
+    B = len(y) // P
+    return [(np.ascontiguousarray(X[perm[p * B:(p + 1) * B]]), y[perm[p * B:(p + 1) * B]].astype(np.float64))
+            for p in range(P)]
+
+
+def load_data(cfg: dict[str, Any], processed_dir: Path) -> StudyData:
+    data = load_processed(processed_dir)
+    a = cfg["admm"]
+    X = np.asarray(data.X_train, dtype=np.float64)
+    y = np.asarray(data.y_train, dtype=np.float64)
+    nodes = split_nodes(X, y, a["P"], cfg["root_seed"], a["dataset"])
+    return StudyData(nodes, np.asarray(data.X_test, dtype=np.float64), np.asarray(data.y_test, dtype=np.float64), len(y))
+
+
+def data_loss(nodes: list[tuple[np.ndarray, np.ndarray]], released: list[np.ndarray], C_R: float) -> np.ndarray:
+    """Total empirical loss Σ_p (C^R/B_p) Σ_i l(y_i f_pᵀx_i) of the released iterates (spec E4), (K,)."""
+    total = 0.0
+    for (X, y), f in zip(nodes, released, strict=True):
+        total = total + (C_R / len(y)) * np.logaddexp(0.0, -y[:, None] * (X @ f)).sum(axis=0)
+    return np.asarray(total)
+
+
+def mer(X_test: np.ndarray, y_test: np.ndarray, released: list[np.ndarray]) -> np.ndarray:
+    """Test misclassification rate, sign(0) := +1, averaged over nodes (spec E4 "MER"), (K,)."""
+    errors = [np.mean(np.where(X_test @ f >= 0, 1.0, -1.0) != y_test[:, None], axis=0) for f in released]
+    return np.mean(errors, axis=0)
+
+
+def centralised_optimum(data: StudyData, rho: float, C_R: float) -> tuple[np.ndarray, float]:
+    """Minimiser f* of CR-ERM (eq. 1), J(f) = Σ_p (C^R/B_p) Σ_i l + ρ‖f‖²/2, and its data term.
+
+    Solved by the shared L-BFGS reference (spec M1a, gtol 1e−10) on the pooled node data with
+    record weights C^R/B_p.
+    """
+    X = np.concatenate([x for x, _ in data.nodes])
+    y = np.concatenate([yy for _, yy in data.nodes])
+    w = np.concatenate([np.full(len(yy), C_R / len(yy)) for _, yy in data.nodes])
+    f = solve_optimum(X, y, rho, weights=w)
+    return f, float(data_loss(data.nodes, [f[:, None]] * len(data.nodes), C_R)[0])
+
+
+def _rng_for(root_seed: int, topology: str):  # noqa: ANN202
+    def rng_for(run: zz.ADMMRun) -> np.random.Generator:
+        return seeding.rng(root_seed, "admm_noise", topology, run.mechanism, float(run.alpha),
+                           float(run.rho), float(run.penalty), int(run.rep))
+    return rng_for
+
+
+def _mean_final_loss(cfg: dict[str, Any], data: StudyData, topology: str, runs: list[zz.ADMMRun],
+                     log: logging.Logger, what: str) -> pd.DataFrame:
+    """Mean final training loss per (mechanism, ρ, η, α) over the runs' repetitions."""
+    a = cfg["admm"]
+    start = time.perf_counter()
+    res = zz.run_batch(data.nodes, topology, runs, a["T"], _rng_for(cfg["root_seed"], topology),
+                       lambda rel: {"train_loss": data_loss(data.nodes, rel, a["C_R"])}, [a["T"]], a["C_R"])
+    log.info("%s: %d runs in %.1f s (%d Newton iterations, %d Hessian products)", what, len(runs),
+             time.perf_counter() - start, res.newton_iterations, res.hessian_products)
+    loss = res.metrics["train_loss"][-1]
+    if not np.all(np.isfinite(loss)):
+        raise ValueError(f"{what}: non-finite training loss")
+    frame = pd.DataFrame({"mechanism": [r.mechanism for r in runs], "rho": [r.rho for r in runs],
+                          "penalty": [r.penalty for r in runs], "alpha": [_alpha_key(r.alpha) for r in runs],
+                          "loss": loss})
+    return frame.groupby(["mechanism", "penalty", "alpha", "rho"], sort=True)["loss"].mean().reset_index()
+
+
+def tune(cfg: dict[str, Any], data: StudyData, topology: str, log: logging.Logger) -> dict[str, dict[str, Any]]:
+    """Phase 1 (module docstring): per mechanism, the chosen η and ρ(α) and every candidate's loss.
+
+    Stage A runs the whole (ρ, η) grid at the reference α ``tune_penalty_alpha`` (non-private
+    ADMM: no α) and fixes η* = argmin_η min_ρ loss [REC]; stage B runs the ρ grid at η* for the
+    other α of the grid; ρ*(α) = argmin_ρ loss at η*. All mechanisms share each stage's batch.
+    """
+    a = cfg["admm"]
+    own = a["own_unperturbed_in_dual"]
+
+    def reps(mech: str) -> int:
+        return 1 if mech == "admm" else a["tune_reps"]
+
+    def ref(mech: str) -> float:
+        return math.nan if mech == "admm" else float(a["tune_penalty_alpha"])
+
+    runs_a = [zz.ADMMRun(m, float(r), float(e), ref(m), rep, own)
+              for m in zz.MECHANISMS for r, e in itertools.product(a["rho_grid"], a["penalty_grid"])
+              for rep in range(reps(m))]
+    stage_a = _mean_final_loss(cfg, data, topology, runs_a, log, f"tuning {topology} (A)")
+    penalty = {m: float(g.loc[g["loss"].idxmin(), "penalty"]) for m, g in stage_a.groupby("mechanism")}
+    others = [float(x) for x in a["alpha_grid"] if float(x) != float(a["tune_penalty_alpha"])]
+    runs_b = [zz.ADMMRun(m, float(r), penalty[m], al, rep, own)
+              for m in ("dvp", "pvp") for r, al in itertools.product(a["rho_grid"], others) for rep in range(reps(m))]
+    means = [stage_a]
+    if runs_b:
+        means.append(_mean_final_loss(cfg, data, topology, runs_b, log, f"tuning {topology} (B)"))
+    mean = pd.concat(means, ignore_index=True)
+    choices = {}
+    for mech in zz.MECHANISMS:
+        sel = mean[(mean["mechanism"] == mech) & (mean["penalty"] == penalty[mech])]
+        best = sel.loc[sel.groupby("alpha")["loss"].idxmin()]
+        choices[mech] = {
+            "mechanism": mech, "topology": topology, "penalty": penalty[mech], "reference_alpha": ref(mech),
+            "rho": dict(zip(best["alpha"], best["rho"].astype(float), strict=True)),
+            "loss": dict(zip(best["alpha"], best["loss"].astype(float), strict=True)),
+            "candidates": [{"rho": float(r.rho), "penalty": float(r.penalty), "alpha": r.alpha,
+                            "mean_final_loss": float(r.loss)} for r in mean[mean["mechanism"] == mech].itertuples()],
+            "tune_reps": reps(mech),
+        }
+    return choices
+
+
+def _alpha_key(alpha: float) -> str:
+    return "nan" if math.isnan(alpha) else repr(float(alpha))
+
+
+def final_runs(cfg: dict[str, Any], data: StudyData, topology: str, choices: dict[str, dict[str, Any]],
+               log: logging.Logger) -> pd.DataFrame:
+    """Phase 2: the chosen settings × ``reps`` repetitions, one row per recorded iteration."""
+    a = cfg["admm"]
+    T, C_R = a["T"], a["C_R"]
+    runs = []
+    for mech in zz.MECHANISMS:
+        alphas = [math.nan] if mech == "admm" else [float(x) for x in a["alpha_grid"]]
+        reps = 1 if mech == "admm" else a["reps"]
+        choice = choices[mech]
+        runs += [zz.ADMMRun(mech, choice["rho"][_alpha_key(al)], choice["penalty"], al, rep,
+                            a["own_unperturbed_in_dual"]) for al in alphas for rep in range(reps)]
+    record = list(range(a["record_every"], T + 1, a["record_every"]))
+
+    def metrics(rel: list[np.ndarray]) -> dict[str, np.ndarray]:
+        return {"train_loss": data_loss(data.nodes, rel, C_R), "mer": mer(data.X_test, data.y_test, rel)}
+
+    start = time.perf_counter()
+    res = zz.run_batch(data.nodes, topology, runs, T, _rng_for(cfg["root_seed"], topology), metrics, record, C_R)
+    seconds = time.perf_counter() - start
+    log.info("final %s: %d runs in %.1f s (%d Newton iterations, %d Hessian products)", topology, len(runs),
+             seconds, res.newton_iterations, res.hessian_products)
+    optimum = {rho: centralised_optimum(data, rho, C_R)[1] for rho in sorted({r.rho for r in runs})}
+    return result_rows(cfg, data, topology, runs, res, optimum, choices, seconds / max(len(runs), 1))
+
+
+def result_rows(cfg: dict[str, Any], data: StudyData, topology: str, runs: list[zz.ADMMRun],
+                res: zz.BatchResult, optimum: dict[float, float], choices: dict[str, dict[str, Any]],
+                seconds: float) -> pd.DataFrame:
+    """The table rows (common schema + :data:`EXTRA_COLUMNS`) of a finished batch."""
+    a = cfg["admm"]
+    delta = a["delta"]
+    sizes = [len(y) for _, y in data.nodes]
+    rows = []
+    for k, run in enumerate(runs):
+        private = run.mechanism != "admm"
+        for i, t in enumerate(res.iterations):
+            eps = {m: (composed_pure_epsilon(run.alpha, t, delta, m) if private else math.nan)
+                   for m in ("basic", "pld", "exact")}
+            loss = float(res.metrics["train_loss"][i, k])
+            rows.append({
+                "dataset": a["dataset"], "experiment": "e4", "mechanism": run.mechanism,
+                "mode": "decentralised", "accountant": "pure_pld" if private else "none",
+                "noise_sharing": "n/a", "m": a["P"], "epsilon": run.alpha, "delta": delta,
+                "rep": run.rep, "eta": math.nan, "eta_source": "tuned", "T": a["T"],
+                "lambda": run.rho, "G": 1.0, "dtype": "float64", "n": sum(sizes),
+                "p": data.d, "n_min": min(sizes), "n_max": max(sizes), "size_ratio": sum(sizes) / (a["P"] * min(sizes)),
+                "sensitivity": float(res.sensitivity[k]), "sigma": math.nan,
+                "eps_claimed": run.alpha, "eps_accounted": eps["pld"],
+                "eps_accounted_scope": "per_node" if private else "n/a",
+                "accuracy": 1.0 - float(res.metrics["mer"][i, k]), "train_loss": loss,
+                "optimal_loss": optimum[run.rho], "optimal_gap": loss - optimum[run.rho],
+                "init_loss": a["P"] * a["C_R"] * math.log(2.0), "seconds": seconds, "synthetic": False,
+                "topology": topology, "alpha": run.alpha, "iteration": t,
+                "mer": float(res.metrics["mer"][i, k]),
+                "eps_cumulative_basic": eps["basic"], "eps_cumulative_pld": eps["pld"],
+                "eps_cumulative_exact": eps["exact"], "rho": run.rho, "admm_penalty": run.penalty,
+                "C_R": a["C_R"], "alpha_prime": float(res.alpha_prime[k]), "phi": float(res.phi[k]),
+                "dvp_case": ("phi_zero" if res.phi_zero[k] else "phi_positive") if private else "n/a",
+                "zeta": float(res.zeta[k]), "noise_norm": float(res.noise_norm[i, k]),
+                "noise_norm_expected": _expected_noise(data.d, run, res, k, t, a["T"]),
+                "own_unperturbed_in_dual": run.own_unperturbed_in_dual,
+                "tuning_loss": choices[run.mechanism]["loss"][_alpha_key(run.alpha)],
+            })
+    return results.to_frame(rows, EXTRA_COLUMNS)
+
+
+def _expected_noise(d: int, run: zz.ADMMRun, res: zz.BatchResult, k: int, t: int, T: int) -> float:
+    """B7 mean noise norm d/ζ of the release at iteration t (PVP's last one is a DVP step: 2d/α′)."""
+    if run.mechanism == "admm":
+        return math.nan
+    zeta = res.alpha_prime[k] / 2.0 if (run.mechanism == "pvp" and t == T) else res.zeta[k]
+    return float(zz.expected_noise_norm(d, zeta))
+
+
+def train_job(cfg: dict[str, Any], topology: str, processed_dir: Path, out: Path, tuning_out: Path,
+              log: logging.Logger) -> None:
+    """One Snakemake job per topology: tune, run, write the job's table part and its tuning record."""
+    data = load_data(cfg, processed_dir)
+    log.info("%s: %d nodes of %s records, d = %d, %d test records", cfg["admm"]["dataset"],
+             len(data.nodes), [len(y) for _, y in data.nodes], data.d, len(data.y_test))
+    choices = tune(cfg, data, topology, log)
+    for mech, choice in choices.items():
+        log.info("chosen for %s: eta = %g, rho = %s", mech, choice["penalty"], choice["rho"])
+    frame = final_runs(cfg, data, topology, choices, log)
+    results.write(frame, out, EXTRA_COLUMNS)
+    io.write_json(choices, tuning_out)
+
+
+def collect(parts: list[Path], out: Path) -> None:
+    """Concatenate the jobs' parts into ``data/results/admm/<dataset>.parquet``."""
+    frame = pd.concat([results.read(p, EXTRA_COLUMNS) for p in parts], ignore_index=True)
+    frame = frame.sort_values(["topology", "mechanism", "alpha", "rep", "iteration"], kind="stable")
+    results.write(frame, out, EXTRA_COLUMNS)
+
+
+def read_table(path: str | Path) -> pd.DataFrame:
+    """The study's results table (common + extra columns)."""
+    return results.read(path, EXTRA_COLUMNS)
