@@ -10,6 +10,8 @@ if ADMM and not ADMM_ON:
         "not among the available data sets (config key 'datasets', or its raw files are missing).\n"
     )
 ADMM_TABLE = f"data/results/admm/{ADMM.get('dataset', 'adult')}.parquet"
+if ADMM_ON:
+    STUDY_BENCHMARKS.extend(f"data/benchmarks/admm_job/{top}.tsv" for top in ADMM["topologies"])
 ADMM_FIGURES = ("zz_f3", "zz_f4", "zz_f5")
 ADMM_OUTPUTS = (
     [f"reports/figures/{f}.{ext}" for f in ADMM_FIGURES for ext in ("png", "pdf")]
@@ -52,6 +54,7 @@ rule zz_table:
 rule admm_job:
     input:
         card=f"data/processed/{ADMM.get('dataset', 'adult')}/card.json",
+        arrays=processed_arrays_of(ADMM.get("dataset", "adult")),
     output:
         table="data/results/admm/runs/{topology}.parquet",
         tuning="data/results/admm/tuning/{topology}.json",

@@ -7,6 +7,7 @@ AUDIT_FIGURE = "reports/figures/audit_eps.png"
 AUDIT_DATASETS = sorted(
     {s["dataset"] for s in _audit_settings_to_run(CFG["audit"], AVAILABLE)[0] if s.get("dataset")}
 )
+STUDY_BENCHMARKS.append("data/benchmarks/audit/audit_table.tsv")
 
 
 rule audit:
@@ -19,6 +20,7 @@ rule audit:
 rule audit_table:
     input:
         cards=[card(ds) for ds in AUDIT_DATASETS],
+        arrays=[a for ds in AUDIT_DATASETS for a in processed_arrays_of(ds)],
     output:
         AUDIT_TABLE,
     log:

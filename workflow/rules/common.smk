@@ -72,7 +72,7 @@ def card(ds):
 def processed_arrays(wildcards):
     """The arrays next to a data card: declared inputs of every job that loads the data set
     (on a cluster a job may read only what it declares; no hidden reads of data/)."""
-    return [f"data/processed/{wildcards.dataset}/{name}" for name in PROCESSED_ARRAYS]
+    return processed_arrays_of(wildcards.dataset)
 
 
 def partition_file(ds, experiment):
@@ -98,10 +98,19 @@ def all_job_files(ds):
     return [job_file(ds, j.job_id) for j in plan.jobs(CFG, ds)]
 
 
+#: ``benchmark:`` files of the other studies' jobs; each study's rule file appends its own
+STUDY_BENCHMARKS = []
+
+
+def processed_arrays_of(ds):
+    """The arrays of data set ``ds`` (declared inputs of a job that loads it, see below)."""
+    return [f"data/processed/{ds}/{name}" for name in PROCESSED_ARRAYS]
+
+
 def benchmark_files():
     """The ``benchmark:`` files of the jobs the report sums wall times over (declared inputs of
     the report rule, so it reads exactly this run's files and nothing else under data/)."""
-    files = []
+    files = list(STUDY_BENCHMARKS)
     for ds in AVAILABLE:
         files += [f"data/benchmarks/{stage}/{ds}.tsv" for stage in ("prepare", "optimum", "learning_rates")]
         files += [f"data/benchmarks/train/{ds}/{j.job_id}.tsv" for j in plan.jobs(CFG, ds)]

@@ -10,6 +10,8 @@ except MpdpError as exc:
     sys.exit(1)
 
 LS_CODE = {stage: source_hash(stage) for stage in ("ls", "ls_figures")}
+if ls_plan.enabled(CFG):
+    STUDY_BENCHMARKS.extend(f"data/benchmarks/ls/{exp}.tsv" for exp in LS_EXPERIMENTS)
 
 
 wildcard_constraints:

@@ -6,6 +6,7 @@ from mpdp.studies.voting.figures import figure_files as voting_figure_files
 from mpdp.studies.voting.figures import figure_tables as voting_figure_tables
 
 VOTING_TABLES = voting_plan.tables(CFG, AVAILABLE)
+STUDY_BENCHMARKS.extend(f"data/benchmarks/voting/{table}.tsv" for table in VOTING_TABLES)
 
 rule hamm:
     input:
@@ -15,6 +16,7 @@ rule hamm:
 rule voting_train:
     input:
         card=lambda wc: card(voting_plan.dataset_of(wc.table)[0]),
+        arrays=lambda wc: processed_arrays_of(voting_plan.dataset_of(wc.table)[0]),
     output:
         "data/results/voting/{table}.parquet",
     log:
