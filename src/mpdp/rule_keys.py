@@ -19,6 +19,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from mpdp import config as mpdp_config
+from mpdp.studies.admm.schema import TRAIN_KEYS as _ADMM_TRAIN
 
 #: what every training job reads (spec E3), whatever its experiment
 _TRAIN = (
@@ -26,6 +27,10 @@ _TRAIN = (
     "wddp.modes", "wddp.noise_sharing", "wddp.accountants", "wddp.extra_accountant_modes",
     "wddp.init_std", "wddp.dedup", "wddp.nonprivate_reference", "wddp.equal_privacy",
 )
+
+#: keys of the ``ls`` section every least-squares experiment reads (spec E6)
+_LS_COMMON = ("delta", "eps_grid", "t_grid", "draws", "calibration", "eps_split", "delta_split",
+              "symmetric_noise", "sigma3", "pd_floor", "validity_ratio", "sgd")
 
 #: rule (or rule variant) -> the config keys its job reads
 RULE_KEYS: dict[str, tuple[str, ...]] = {
@@ -45,6 +50,15 @@ RULE_KEYS: dict[str, tuple[str, ...]] = {
     # ε-sweep jobs train every ε of the grid; a u-sweep job's ε is in its id
     "train_job:eps_sweep": (*_TRAIN, "wddp.eps_grid"),
     "train_job:u_sweep": _TRAIN,
+    # the other studies: each job reads its study's section (the ADMM job only the keys of
+    # mpdp.studies.admm.schema.TRAIN_KEYS; a least-squares job only its own experiment)
+    "admm_job": ("root_seed", *(f"admm.{k}" for k in _ADMM_TRAIN)),
+    "admm_figure": ("admm",),
+    "voting_train": ("root_seed", "voting"),
+    "voting_figure": ("voting.h1_M", "voting.h2_eps", "voting.delta_p", "voting.delta_thm4"),
+    **{f"ls_experiment:{exp}": ("root_seed", *(f"ls.{k}" for k in _LS_COMMON), f"ls.{exp}")
+       for exp in ("ls_1", "ls_2", "ls_3")},
+    "audit_table": ("root_seed", "audit"),
 }
 
 #: preprocessing keys that only one data set's preparation reads

@@ -1,6 +1,5 @@
 # Zhang–Zhu ADMM study (spec E4): one training job per topology (all mechanisms), one table, figures.
 # Logic in src/mpdp/studies/admm; adapters in workflow/scripts/admm_*.py.
-from mpdp.studies.admm.schema import TRAIN_KEYS as ADMM_TRAIN_KEYS
 
 ADMM = CFG.get("admm") or {}
 ADMM_ON = bool(ADMM) and ADMM["dataset"] in AVAILABLE
@@ -64,9 +63,9 @@ rule admm_job:
         "data/benchmarks/admm_job/{topology}.tsv"
     params:
         code=CODE["admm_train"],
-        settings=lambda wc: {"root_seed": CFG["root_seed"], **{k: ADMM[k] for k in ADMM_TRAIN_KEYS}},
+        settings=lambda wc: rule_keys.settings(CFG, "admm_job"),
     conda:
-        "../../environment.yml"
+        "../envs/mpdp.yaml"
     script:
         "../scripts/admm_job.py"
 
@@ -79,7 +78,7 @@ rule admm_collect:
     log:
         "logs/admm_collect.log",
     conda:
-        "../../environment.yml"
+        "../envs/mpdp.yaml"
     script:
         "../scripts/admm_collect.py"
 
@@ -94,9 +93,9 @@ rule admm_figure:
         "logs/admm_figure/{zz_fig}.log",
     params:
         code=CODE["admm_figures"],
-        settings=lambda wc: ADMM,
+        settings=lambda wc: rule_keys.settings(CFG, "admm_figure"),
     conda:
-        "../../environment.yml"
+        "../envs/mpdp.yaml"
     script:
         "../scripts/admm_figure.py"
 
@@ -110,8 +109,8 @@ rule admm_fit_table:
         "logs/admm_figure/zz_table.log",
     params:
         code=CODE["admm_figures"],
-        settings=lambda wc: ADMM,
+        settings=lambda wc: rule_keys.settings(CFG, "admm_figure"),
     conda:
-        "../../environment.yml"
+        "../envs/mpdp.yaml"
     script:
         "../scripts/admm_figure.py"

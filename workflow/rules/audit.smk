@@ -30,9 +30,10 @@ rule audit_table:
     params:
         code=source_hash("audit"),
         datasets=AUDIT_DATASETS,
-        settings=lambda wc: {"root_seed": CFG["root_seed"], "audit": CFG["audit"], "available": AVAILABLE},
+        settings=lambda wc: rule_keys.settings(CFG, "audit_table"),
+        available=AVAILABLE,
     conda:
-        "../../environment.yml"
+        "../envs/mpdp.yaml"
     script:
         "../scripts/audit_table.py"
 
@@ -48,6 +49,6 @@ rule audit_figure:
     params:
         code=source_hash("audit_figure"),
     conda:
-        "../../environment.yml"
+        "../envs/mpdp.yaml"
     script:
         "../scripts/audit_figure.py"

@@ -28,10 +28,10 @@ rule ls_experiment_1:
         "data/benchmarks/ls/ls_1.tsv"
     params:
         code=LS_CODE["ls"],
-        settings=lambda wc: ls_plan.experiment_settings(CFG, "ls_1"),
+        settings=lambda wc: rule_keys.settings(CFG, "ls_experiment:ls_1"),
         experiment="ls_1",
     conda:
-        "../../environment.yml"
+        "../envs/mpdp.yaml"
     script:
         "../scripts/ls_experiment.py"
 
@@ -47,10 +47,10 @@ rule ls_experiment:
         "data/benchmarks/ls/{ls_exp}.tsv"
     params:
         code=LS_CODE["ls"],
-        settings=lambda wc: ls_plan.experiment_settings(CFG, wc.ls_exp),
+        settings=lambda wc: rule_keys.settings(CFG, f"ls_experiment:{wc.ls_exp}"),
         experiment=lambda wc: wc.ls_exp,
     conda:
-        "../../environment.yml"
+        "../envs/mpdp.yaml"
     script:
         "../scripts/ls_experiment.py"
 
@@ -66,7 +66,7 @@ rule ls_figure:
     params:
         code=LS_CODE["ls_figures"],
     conda:
-        "../../environment.yml"
+        "../envs/mpdp.yaml"
     script:
         "../scripts/ls_figure.py"
 
@@ -81,7 +81,7 @@ rule ls_claims:
     params:
         code=LS_CODE["ls_figures"],
     conda:
-        "../../environment.yml"
+        "../envs/mpdp.yaml"
     script:
         "../scripts/ls_claims.py"
 

@@ -5,6 +5,9 @@ rule report_html:
     input:
         results=[f"data/results/wddp/{ds}.parquet" for ds in AVAILABLE],
         cards=[card(ds) for ds in AVAILABLE],
+        # read next to each results table (CV curves, θ* accuracy and its λ-sensitivity)
+        etas=[f"data/results/wddp/eta/{ds}.json" for ds in AVAILABLE],
+        optima=[f"data/results/wddp/optimum/{ds}.npz" for ds in AVAILABLE],
         figures=all_figure_files(),
         diagnostics="reports/figures/noise_diagnostics.png",
         ls=ls_plan.all_outputs(CFG),  # least-squares study (empty when the config has no ls:)

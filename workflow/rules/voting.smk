@@ -27,9 +27,9 @@ rule voting_train:
         table=r"(kddcup99|adult|bank|breast_cancer|credit_card)(_multiclass)?",
     params:
         code=CODE["voting_train"],
-        settings=lambda wc: {"root_seed": CFG["root_seed"], **CFG["voting"]},
+        settings=lambda wc: rule_keys.settings(CFG, "voting_train"),
     conda:
-        "../../environment.yml"
+        "../envs/mpdp.yaml"
     script:
         "../scripts/voting_train.py"
 
@@ -46,9 +46,9 @@ rule voting_figure:
         vfig="|".join(VOTING_FIGURES),
     params:
         code=CODE["voting_figures"],
-        settings=lambda wc: {k: CFG["voting"][k] for k in ("h1_M", "h2_eps", "delta_p", "delta_thm4")},
+        settings=lambda wc: rule_keys.settings(CFG, "voting_figure"),
     conda:
-        "../../environment.yml"
+        "../envs/mpdp.yaml"
     script:
         "../scripts/voting_figure.py"
 
