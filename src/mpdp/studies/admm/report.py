@@ -37,7 +37,7 @@ I11 = (
     "(\u201cdynamic α-DP\u201d): each release is α-DP given the history. It gives no composition over "
     "iterations, so after t iterations a node has spent tα under basic composition; the optimal "
     "composition of t pure (α, 0) steps (dp-accounting's PLD, and the exact Kairouz–Oh–Viswanath "
-    "formula) at δ = {delta:g} is smaller but still grows with t. Both are in the table and on the figures."
+    "formula) at δ = {delta:g} is at most tα and still grows with t. Both are in the table and on the figures."
 )
 
 CAPTIONS = {
