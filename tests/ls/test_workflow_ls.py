@@ -1,14 +1,13 @@
 """`snakemake ls` end to end on the smoke profile (tiny: CI), in a temporary working directory,
 and the report's least-squares section built from its outputs."""
 
-import os
 import re
 import subprocess
-import sys
 from pathlib import Path
 
 import pandas as pd
 import pytest
+from workflow_helpers import run_snakemake, workflow_dir
 
 from mpdp import config
 from mpdp.report.build import render_report
@@ -16,7 +15,6 @@ from mpdp.studies.ls import experiment
 from mpdp.studies.ls import report as ls_report
 
 ROOT = Path(__file__).resolve().parents[2]
-SNAKEMAKE = [sys.executable, "-m", "snakemake"]
 SMOKE = ["--configfile", "config/smoke.yaml", "--cores", "2"]
 
 pytestmark = pytest.mark.slow
@@ -25,19 +23,12 @@ pytestmark = pytest.mark.slow
 def _snakemake(workdir: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess:
     # ls needs no raw data: no mirror, so the data sets count as downloadable, and a run that
     # tried to download one would fail (no network in CI); nothing is fetched for these targets
-    env = {k: v for k, v in os.environ.items() if k != "MPDP_DATA_MIRROR"}
-    proc = subprocess.run([*SNAKEMAKE, *args], cwd=workdir, env=env, capture_output=True, text=True)
-    if check and proc.returncode != 0:
-        pytest.fail(f"snakemake {' '.join(args)} failed:\n{proc.stdout[-4000:]}\n{proc.stderr[-4000:]}")
-    return proc
+    return run_snakemake(workdir, *args, env={"MPDP_DATA_MIRROR": None}, check=check)
 
 
 @pytest.fixture(scope="module")
 def workdir(tmp_path_factory) -> Path:
-    work = tmp_path_factory.mktemp("ls_workflow")
-    for name in ("Snakefile", "workflow", "config", "notebooks", "environment.yml"):
-        (work / name).symlink_to(ROOT / name)
-    return work
+    return workflow_dir(tmp_path_factory.mktemp("ls_workflow"))
 
 
 def test_ls_1_target_schedules_only_ls_1(workdir):

@@ -5,11 +5,11 @@ Offline: the raw files come from the mirror ($MPDP_DATA_MIRROR, default ../share
 
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
+from workflow_helpers import run_snakemake, workflow_dir
 
 from mpdp import results
 from mpdp.studies.voting.figures import FIGURE_IDS
@@ -21,25 +21,16 @@ SMOKE = ["--configfile", "config/smoke.yaml", "--cores", "2", "--config", "datas
 
 pytestmark = [
     pytest.mark.slow,
-    pytest.mark.skipif(not MIRROR.is_dir(), reason=f"raw-data mirror {MIRROR} not found"),
 ]
 
 
 def _snakemake(workdir: Path, *args: str) -> subprocess.CompletedProcess:
-    env = {**os.environ, "MPDP_DATA_MIRROR": str(MIRROR)}
-    proc = subprocess.run([sys.executable, "-m", "snakemake", *args], cwd=workdir, env=env,
-                          capture_output=True, text=True)
-    if proc.returncode != 0:
-        pytest.fail(f"snakemake {' '.join(args)} failed:\n{proc.stdout[-4000:]}\n{proc.stderr[-4000:]}")
-    return proc
+    return run_snakemake(workdir, *args, env={"MPDP_DATA_MIRROR": str(MIRROR)})
 
 
 @pytest.fixture(scope="module")
-def workdir(tmp_path_factory) -> Path:
-    work = tmp_path_factory.mktemp("voting_workflow")
-    for name in ("Snakefile", "workflow", "config", "notebooks", "environment.yml"):
-        (work / name).symlink_to(ROOT / name)
-    return work
+def workdir(tmp_path_factory, mirror) -> Path:
+    return workflow_dir(tmp_path_factory.mktemp("voting_workflow"))
 
 
 def test_one_figure_target_schedules_only_voting_jobs(workdir):

@@ -3,40 +3,31 @@
 import os
 import re
 import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
+from workflow_helpers import run_snakemake, workflow_dir
 
 from mpdp.studies.admm.train import read_table
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 MIRROR = Path(os.environ.get("MPDP_DATA_MIRROR", ROOT.parent / "shared" / "datasets"))
-SNAKEMAKE = [sys.executable, "-m", "snakemake"]
 SMOKE = ["--configfile", "config/smoke.yaml", "--cores", "2"]
 
 pytestmark = [
     pytest.mark.slow,
-    pytest.mark.skipif(not (MIRROR / "adult").is_dir(), reason=f"raw-data mirror {MIRROR} has no adult/"),
 ]
 
 
 def _snakemake(workdir: Path, *args: str) -> subprocess.CompletedProcess:
-    env = {**os.environ, "MPDP_DATA_MIRROR": str(MIRROR)}
-    proc = subprocess.run([*SNAKEMAKE, *args], cwd=workdir, env=env, capture_output=True, text=True)
-    if proc.returncode != 0:
-        pytest.fail(f"snakemake {' '.join(args)} failed:\n{proc.stdout[-4000:]}\n{proc.stderr[-4000:]}")
-    return proc
+    return run_snakemake(workdir, *args, env={"MPDP_DATA_MIRROR": str(MIRROR)})
 
 
 @pytest.fixture(scope="module")
-def workdir(tmp_path_factory) -> Path:
-    work = tmp_path_factory.mktemp("workflow_admm")
-    for name in ("Snakefile", "workflow", "config", "notebooks", "environment.yml"):
-        (work / name).symlink_to(ROOT / name)
-    return work
+def workdir(tmp_path_factory, mirror) -> Path:
+    return workflow_dir(tmp_path_factory.mktemp("workflow_admm"))
 
 
 def test_one_figure_target_schedules_only_that_figure(workdir):
