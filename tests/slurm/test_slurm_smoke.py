@@ -17,6 +17,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from mpdp import config
+from mpdp.studies.wddp.figure_spec import variants_for
+
 ROOT = Path(__file__).resolve().parents[2]
 MIRROR = Path(os.environ.get("MPDP_DATA_MIRROR", ROOT.parent / "shared" / "datasets"))
 IN_CI = os.environ.get("CI", "").lower() in {"1", "true", "yes"}
@@ -104,7 +107,8 @@ def test_slurm_run_equals_local_run(cluster, tmp_path):
 
     pd.testing.assert_frame_equal(_results(local), _results(slurm), check_exact=True)
     figures = sorted(p.name for p in (local / "reports" / "figures").glob("fig07*"))
-    assert len(figures) == 6  # three variants, png + pdf
+    variants = variants_for(config.load(ROOT / "config" / "smoke.yaml"))
+    assert figures == sorted(f"fig07{v}.{ext}" for v in variants for ext in ("png", "pdf"))
     for name in figures:
         assert filecmp.cmp(local / "reports" / "figures" / name,
                            slurm / "reports" / "figures" / name, shallow=False), name
