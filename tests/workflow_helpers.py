@@ -13,9 +13,27 @@ from pathlib import Path
 import pytest
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
+MIRROR_ENV = "MPDP_DATA_MIRROR"
 SNAKEMAKE = [sys.executable, "-m", "snakemake"]
 #: what a working directory needs of the repository (linked, so edits are seen at once)
 WORKFLOW_FILES = ("Snakefile", "workflow", "config", "notebooks", "environment.yml")
+
+
+def mirror_path() -> Path:
+    """The raw-data mirror: ``$MPDP_DATA_MIRROR`` or ``../shared/datasets`` beside the repo."""
+    return Path(os.environ.get(MIRROR_ENV) or REPO_ROOT / ".." / "shared" / "datasets").resolve()
+
+
+def require_mirror() -> Path:
+    """The mirror folder; skip the test without it, fail it under CI (``CI`` set), where the
+    end-to-end and real-data tests must not vanish from a green run unnoticed."""
+    path = mirror_path()
+    if not path.is_dir():
+        reason = f"raw-data mirror {path} absent (set ${MIRROR_ENV} to a folder laid out like ../shared/datasets)"
+        if os.environ.get("CI"):
+            pytest.fail(f"{reason}; CI is set, so the end-to-end and real-data tests must run")
+        pytest.skip(reason)
+    return path
 
 
 def workflow_dir(path: Path) -> Path:

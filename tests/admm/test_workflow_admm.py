@@ -1,6 +1,5 @@
 """The ADMM study end to end on the smoke profile (`snakemake zz`), offline with the mirror."""
 
-import os
 import re
 import subprocess
 from pathlib import Path
@@ -8,21 +7,18 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from workflow_helpers import run_snakemake, workflow_dir
+from workflow_helpers import mirror_path, run_snakemake, workflow_dir
 
 from mpdp.studies.admm.train import read_table
 
 ROOT = Path(__file__).resolve().parents[2]
-MIRROR = Path(os.environ.get("MPDP_DATA_MIRROR", ROOT.parent / "shared" / "datasets"))
 SMOKE = ["--configfile", "config/smoke.yaml", "--cores", "2"]
 
-pytestmark = [
-    pytest.mark.slow,
-]
+pytestmark = pytest.mark.slow
 
 
 def _snakemake(workdir: Path, *args: str) -> subprocess.CompletedProcess:
-    return run_snakemake(workdir, *args, env={"MPDP_DATA_MIRROR": str(MIRROR)})
+    return run_snakemake(workdir, *args, env={"MPDP_DATA_MIRROR": str(mirror_path())})
 
 
 @pytest.fixture(scope="module")

@@ -3,29 +3,25 @@
 Offline: the raw files come from the mirror ($MPDP_DATA_MIRROR, default ../shared/datasets).
 """
 
-import os
 import subprocess
 from pathlib import Path
 
 import numpy as np
 import pytest
-from workflow_helpers import run_snakemake, workflow_dir
+from workflow_helpers import mirror_path, run_snakemake, workflow_dir
 
 from mpdp import results
 from mpdp.studies.voting.figures import FIGURE_IDS
 from mpdp.studies.voting.plan import EXTRA_COLUMNS
 
 ROOT = Path(__file__).resolve().parents[2]
-MIRROR = Path(os.environ.get("MPDP_DATA_MIRROR", ROOT.parent / "shared" / "datasets"))
 SMOKE = ["--configfile", "config/smoke.yaml", "--cores", "2", "--config", "datasets=[kddcup99]"]
 
-pytestmark = [
-    pytest.mark.slow,
-]
+pytestmark = pytest.mark.slow
 
 
 def _snakemake(workdir: Path, *args: str) -> subprocess.CompletedProcess:
-    return run_snakemake(workdir, *args, env={"MPDP_DATA_MIRROR": str(MIRROR)})
+    return run_snakemake(workdir, *args, env={"MPDP_DATA_MIRROR": str(mirror_path())})
 
 
 @pytest.fixture(scope="module")
