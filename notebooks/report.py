@@ -37,6 +37,9 @@ from mpdp import config as mpdp_config
 from mpdp.figures.plot import cv_curves_png, load_tables, table1_frame
 from mpdp.report import provenance, sections
 from mpdp.report.build import CONTEXT_ENV
+from mpdp.studies.admm import report as zz_report
+from mpdp.studies.ls import report as ls_report
+from mpdp.studies.voting import report as voting_report
 from mpdp.studies.wddp.claims import READINGS, survival_sentence
 from mpdp.studies.wddp.figure_spec import (
     ACCOUNTANT_NOTES,
@@ -59,6 +62,11 @@ warnings = sections.data_warnings(CFG, CARDS, TABLES, UNAVAILABLE)
 if warnings:
     display(HTML(sections.callout(warnings, "warning")))
 CLAIMS = {reading: sections.claims_check(TABLES, reading) for reading in READINGS}
+ZZ = zz_report.load(CTX)
+VOTING = voting_report.load(CTX.get("voting"))
+LS = ls_report.load(CTX.get("ls"))
+ZZ_CLAIMS = zz_report.claims(ZZ["frame"], CFG) if ZZ is not None else None
+VOTING_CLAIMS = voting_report.claims_table(VOTING.tables, CFG) if VOTING.tables else None
 
 # %% [markdown]
 # ## Claims check at a glance
@@ -85,6 +93,17 @@ else:
             )
         )
     )
+
+# %% [markdown]
+# The other papers' claims (sections 8–10 give each claim's statistic, interval and note):
+# how many data sets or settings pass, fail or are inconclusive.
+
+# %%
+display(HTML(sections.html_table(sections.studies_at_a_glance({
+    "Zhang–Zhu ADMM (S-001, §8)": ZZ_CLAIMS,
+    "Hamm et al. voting (S-004, §9)": VOTING_CLAIMS,
+    "least-squares write-up (S-002, §10)": LS.claims if LS is not None else None,
+}))))
 
 # %% [markdown]
 # ## 1. How to reproduce it
@@ -388,9 +407,6 @@ display(HTML(sections.html_table(sections.table1_summary(table1_frame(TABLES))))
 # `data/results/admm/<dataset>.parquet` when the report is built.
 
 # %%
-from mpdp.studies.admm import report as zz_report  # noqa: E402
-
-ZZ = zz_report.load(CTX)
 if ZZ is None:
     display(
         HTML(
@@ -439,7 +455,7 @@ if ZZ is not None:
             "algorithm is better (I-11): measured here, not assumed."
         )
     )
-    display(HTML(sections.html_table(zz_report.claims(ZZ_TABLE, CFG))))
+    display(HTML(sections.html_table(ZZ_CLAIMS)))
     display(Markdown("Spread across repetitions of the final loss (claim Z2):"))
     display(HTML(sections.html_table(zz_report.spread(ZZ_TABLE, ZZ_CFG["main_topology"]))))
     display(Markdown("### Deviations and [REC] choices of this study"))
@@ -459,9 +475,6 @@ if ZZ is not None:
 # whole protocol is a reconstruction [REC].
 
 # %%
-from mpdp.studies.voting import report as voting_report  # noqa: E402
-
-VOTING = voting_report.load(CTX.get("voting"))
 if not VOTING.tables:
     display(HTML(sections.callout(
         "The voting study was not run (no data/results/voting tables): "
@@ -497,7 +510,7 @@ if VOTING.tables:
 
 # %%
 if VOTING.tables:
-    display(HTML(sections.html_table(voting_report.claims_table(VOTING.tables, CFG))))
+    display(HTML(sections.html_table(VOTING_CLAIMS)))
     display(HTML(sections.html_table(voting_report.ledger(VOTING.tables))))
     display(Markdown("### Reconstructed and open choices of this study"))
     display(HTML(sections.html_table(pd.DataFrame(
@@ -518,9 +531,6 @@ if VOTING.tables:
 # diabetes regression set.
 
 # %%
-from mpdp.studies.ls import report as ls_report  # noqa: E402
-
-LS = ls_report.load(CTX.get("ls"))
 if LS is None:
     display(HTML(sections.callout(
         "The least-squares study was not run (no `ls:` section in the config, or its outputs are "

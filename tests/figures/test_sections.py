@@ -183,3 +183,19 @@ def test_cv_curves_and_choices_from_the_eta_tables(tmp_path):
     assert set(table["selected with (pooled group)"]) == {"wyx/central"} and len(table) == 2
     assert cv_curves_png(got_scores, got_chosen).startswith(b"\x89PNG")
     assert sections.cv_scores({"adult": str(tmp_path / "bank.parquet")})[0].empty
+
+
+def test_studies_at_a_glance_counts_verdicts_and_names_missing_studies() -> None:
+    claims = pd.DataFrame(
+        {
+            "claim_id": ["Z1", "Z1", "Z2"],
+            "claim": ["faster with larger α", "faster with larger α", "DVP oscillates less"],
+            "verdict": ["PASS", "FAIL", "INCONCLUSIVE"],
+        }
+    )
+    table = sections.studies_at_a_glance({"ADMM": claims, "voting": None, "ls": claims.iloc[:0]})
+    admm = table[table["study"] == "ADMM"].set_index("id")
+    assert admm.loc["Z1", ["PASS", "FAIL", "INCONCLUSIVE"]].tolist() == [1, 1, 0]
+    assert admm.loc["Z2", ["PASS", "FAIL", "INCONCLUSIVE"]].tolist() == [0, 0, 1]
+    missing = table[table["study"].isin(["voting", "ls"])]
+    assert len(missing) == 2 and (missing["claim"] == "not run in this build").all()

@@ -383,6 +383,27 @@ def verdict_summary(claims: pd.DataFrame) -> pd.DataFrame:
     return counts.rename(columns={"claim_id": "id"}).reset_index(drop=True)
 
 
+def studies_at_a_glance(claims_by_study: Mapping[str, pd.DataFrame | None]) -> pd.DataFrame:
+    """One row per (study, claim): how many data sets / settings PASS, FAIL or are INCONCLUSIVE.
+
+    ``claims_by_study`` maps a study's name to its claims table (:data:`mpdp.claims.COLUMNS`);
+    a study that did not run (None or empty) gets one row saying so, so the glance table never
+    hides a missing study.
+    """
+    frames = []
+    for study, claims in claims_by_study.items():
+        if claims is None or claims.empty:
+            frames.append(pd.DataFrame([{"study": study, "id": "—", "claim": "not run in this build",
+                                         "PASS": 0, "FAIL": 0, "INCONCLUSIVE": 0}]))
+            continue
+        counts = verdict_summary(claims)
+        counts.insert(0, "study", study)
+        frames.append(counts)
+    if not frames:
+        return pd.DataFrame(columns=["study", "id", "claim", "PASS", "FAIL", "INCONCLUSIVE"])
+    return pd.concat(frames, ignore_index=True)
+
+
 # --------------------------------------------------------------------------------------------
 # per-figure observations
 # --------------------------------------------------------------------------------------------
