@@ -94,6 +94,19 @@ def test_full_config_plans_quickly(workdir):
     assert seconds < 120, f"planning the full grid took {seconds:.0f} s"  # ~20 s on 2 busy cores
 
 
+def test_multiclass_label_arrays_are_declared_outputs_and_inputs(workdir):
+    """Issue 12: no hidden reads under data/. KDDCup99's class arrays come from rule
+    prepare_multiclass, and the multiclass voting job declares them as inputs."""
+    proc = _snakemake(workdir, "data/results/voting/kddcup99_multiclass.parquet", "-n", *SMOKE,
+                      "--config", "datasets=[kddcup99]")
+    blocks = {m[1]: m[2] for m in re.finditer(r"^rule (\w+):\n((?:\s+\S.*\n)+)", proc.stdout, re.M)}
+    assert "prepare" not in blocks
+    for rule, line in (("prepare_multiclass", "output"), ("voting_train", "input")):
+        declared = re.search(rf"^\s+{line}: (.*)$", blocks[rule], re.M)[1]
+        assert "data/processed/kddcup99/y_class_train.npy" in declared, (rule, declared)
+        assert "data/processed/kddcup99/y_class_test.npy" in declared, (rule, declared)
+
+
 def test_a_config_with_a_small_epsilon_plans_its_jobs(workdir):
     """Issue 13: eps = 1e-05 gave the job id u_m8_e1e-05_u1, which the wildcard refused."""
     override = "wddp={u_settings: [{m: 8, eps: 0.00001}]}"

@@ -5,6 +5,8 @@ from pathlib import Path
 
 from mpdp import config as mpdp_config
 from mpdp.data import fetch as mpdp_fetch
+from mpdp.data import prepare as mpdp_prepare
+from mpdp.data import registry as mpdp_registry
 from mpdp.errors import MpdpError
 from mpdp.studies.wddp.figure_spec import FIGURES, variants_for
 from mpdp.provenance_hash import source_hash
@@ -62,7 +64,11 @@ wildcard_constraints:
     figname=r"fig\d\d(-pr|-exact|-eq)?",
 
 
-PROCESSED_ARRAYS = ("X_train.npy", "y_train.npy", "X_test.npy", "y_test.npy")
+PROCESSED_ARRAYS = tuple(f"{name}.npy" for name in mpdp_prepare.ARRAYS)
+# KDDCup99's 5-class label arrays (voting study, spec M13): outputs of rule prepare_multiclass
+CLASS_ARRAY_FILES = tuple(f"{name}.npy" for name in mpdp_prepare.CLASS_ARRAYS)
+MULTICLASS_DATA = "|".join(mpdp_prepare.MULTICLASS_DATASETS)
+BINARY_DATA = "|".join(ds for ds in mpdp_registry.DATASETS if ds not in mpdp_prepare.MULTICLASS_DATASETS)
 
 
 def card(ds):
@@ -104,7 +110,7 @@ STUDY_BENCHMARKS = []
 
 def processed_arrays_of(ds):
     """The arrays of data set ``ds`` (declared inputs of a job that loads it, see below)."""
-    return [f"data/processed/{ds}/{name}" for name in PROCESSED_ARRAYS]
+    return [f"data/processed/{ds}/{name}" for name in mpdp_prepare.array_files(ds)]
 
 
 def benchmark_files():

@@ -27,6 +27,8 @@ rule prepare:
     output:
         card="data/processed/{dataset}/card.json",
         arrays=multiext("data/processed/{dataset}/", *PROCESSED_ARRAYS),
+    wildcard_constraints:
+        dataset=BINARY_DATA,
     log:
         "logs/prepare/{dataset}.log",
     benchmark:
@@ -38,6 +40,16 @@ rule prepare:
         "../envs/mpdp.yaml"
     script:
         "../scripts/prepare.py"
+
+
+# Data sets with a multiclass label (KDDCup99) also write its class arrays; declaring them here
+# lets the jobs that read them declare them as inputs (no hidden reads under data/).
+use rule prepare as prepare_multiclass with:
+    output:
+        card="data/processed/{dataset}/card.json",
+        arrays=multiext("data/processed/{dataset}/", *PROCESSED_ARRAYS, *CLASS_ARRAY_FILES),
+    wildcard_constraints:
+        dataset=MULTICLASS_DATA,
 
 
 rule partition:

@@ -30,6 +30,10 @@ from mpdp.seeding import rng
 
 ARRAYS = ("X_train", "y_train", "X_test", "y_test")
 CLASS_ARRAYS = ("y_class_train", "y_class_test")
+#: data sets whose parser yields a multiclass label (KDDCup99's 5 classes, spec E5): their
+#: preparation also writes :data:`CLASS_ARRAYS`, declared as outputs of the workflow's
+#: ``prepare_multiclass`` rule so that a job reading them declares them as inputs
+MULTICLASS_DATASETS: tuple[str, ...] = ("kddcup99",)
 CARD = "card.json"
 
 
@@ -260,6 +264,8 @@ def prepare(
     out_dir = Path(out_dir)
     (out_dir / CARD).unlink(missing_ok=True)
     arrays = {"X_train": x[train], "y_train": y[train], "X_test": x[test], "y_test": y[test]}
+    if (parsed.classes is not None) != (dataset_id in MULTICLASS_DATASETS):
+        raise InputDataError(f"{dataset_id}: a multiclass label is expected exactly for {MULTICLASS_DATASETS}")
     if parsed.classes is not None:
         classes = parsed.classes[rows]
         arrays |= {"y_class_train": classes[train], "y_class_test": classes[test]}
@@ -389,3 +395,9 @@ def _check_shapes(
                 f"{out_dir / name}.npy has shape {array.shape} and dtype {array.dtype}, but "
                 f"{CARD} says {shape} and {np.dtype(dtype)}. {redo}"
             )
+
+
+def array_files(dataset_id: str) -> tuple[str, ...]:
+    """File names of the arrays :func:`prepare` writes for ``dataset_id`` (workflow outputs)."""
+    names = ARRAYS + (CLASS_ARRAYS if dataset_id in MULTICLASS_DATASETS else ())
+    return tuple(f"{name}.npy" for name in names)
