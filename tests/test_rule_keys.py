@@ -84,10 +84,11 @@ def test_a_training_batch_runs_on_its_declared_keys(experiment):
     assert np.isfinite(out.thetas).all()
 
 
-def test_cross_validation_runs_on_its_declared_keys():
+@pytest.mark.parametrize("per_accountant", [False, True])  # the full config selects η per accountant
+def test_cross_validation_runs_on_its_declared_keys(per_accountant):
     cfg = _smoke()
     cfg["wddp"].update(T=5, eta=None, eta_grid=[0.05, 1.0])
-    cfg["wddp"]["cv"].update(folds=2, seeds=1, ref_m=2)
+    cfg["wddp"]["cv"].update(folds=2, seeds=1, ref_m=2, per_accountant=per_accountant)
     keys = rule_keys.keys_for("learning_rates", cfg)
     assert keys == rule_keys.RULE_KEYS["learning_rates:cv"]
     X, y = _problem()

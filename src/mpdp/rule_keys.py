@@ -46,6 +46,7 @@ RULE_KEYS: dict[str, tuple[str, ...]] = {
         "root_seed", "wddp.eta", "wddp.modes", "wddp.cv", "wddp.eta_grid", "wddp.accountants",
         "wddp.tau_frac", "wddp.T", "wddp.delta", "wddp.G", "wddp.lambda", "wddp.noise_sharing",
         "wddp.init_std", "wddp.dtype", "wddp.dedup", "wddp.equal_privacy",
+        "wddp.extra_accountant_modes",  # read when cv.per_accountant selects η per accountant
     ),
     # ε-sweep jobs train every ε of the grid; a u-sweep job's ε is in its id
     "train_job:eps_sweep": (*_TRAIN, "wddp.eps_grid"),
