@@ -48,8 +48,9 @@ def test_every_mechanism_one_row_per_key_at_the_target(all_rows, bench_cfg):
     assert (ref["optimal_gap"] == 0).all() and np.isinf(ref["eps_total"]).all()
     assert (frame["optimal_gap"] >= -1e-7).all() and frame["accuracy"].between(0, 1).all()
     # paired repetitions: every mechanism of a (m, u, rep) sees the same partition sizes
-    sizes = frame.groupby(["m", "u", "rep"])[["n", "n_min", "n_max"]].nunique()
+    sizes = frame.groupby(["m", "u", "rep"])[["n", "n_min", "n_max", "partition"]].nunique()
     assert (sizes == 1).all().all()
+    assert frame.groupby(["m", "u"])["partition"].nunique().eq(b["reps"]).all()  # reps differ
     # one selection budget: the same candidates × seeds for every tuned mechanism
     budgets = {len(v["candidates"]) * v["seeds"] for k, v in hp.items() if k != "nonprivate"}
     assert budgets == {2}
@@ -79,7 +80,7 @@ def test_gradient_noise_off_is_plain_gradient_descent(bench_cfg, bench_data):
     b, g = cfg["benchmark"], cfg["benchmark"]["gradient"]
     eta, m, u = 1.0, 4, 3
     settings = [("wyx", 1.0, eta), ("wddp_literal", 1.0, eta), ("jayaraman_per_round", 1.0, eta)]
-    keys, thetas, _, sizes = train._gradient_batch(cfg, "synthetic", bench_data.X, bench_data.y, m, u,
+    keys, thetas, _, _ = train._gradient_batch(cfg, "synthetic", bench_data.X, bench_data.y, m, u,
                                                    settings, 1, "grid", noise_scale=0.0)
     part = plan.partitions(cfg, "synthetic", bench_data.n, m, u, 1, "grid")
     parties = part.party_indices(0)

@@ -17,6 +17,7 @@ Every mechanism of a data set sees the same data:
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -145,3 +146,14 @@ def reference_cell(cfg: Mapping[str, Any]) -> tuple[int, int, float]:
     """(m, u, ε) of the hyper-parameter selection (spec E10: m = 8, u = 1, ε = 1)."""
     ref = cfg["benchmark"]["reference"]
     return int(ref["m"]), int(ref["u"]), float(ref["epsilon"])
+
+
+def fingerprint(part: PartitionSet, rep: int) -> str:
+    """A short hash of repetition ``rep``'s party index arrays (the ``partition`` column).
+
+    Rows of different mechanisms with equal fingerprints trained on the same parties, which is
+    what the paired comparison over repetitions needs.
+    """
+    digest = hashlib.sha256(np.ascontiguousarray(part.sizes[rep], dtype=np.int64).tobytes())
+    digest.update(np.ascontiguousarray(part.order[rep], dtype=np.int64).tobytes())
+    return digest.hexdigest()[:16]

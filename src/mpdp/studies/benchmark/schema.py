@@ -64,6 +64,7 @@ EXTRA_COLUMNS: dict[str, str] = {
     "hparam": "string",  # name of the tuned hyper-parameter (eta | lambda | admm_penalty | none)
     "hparam_value": "float64",  # its frozen value (selected at the reference cell)
     "noise_norm": "float64",  # ‖noise‖ actually drawn (output/voting); NaN where not one draw
+    "partition": "string",  # fingerprint of the (m, u, rep) partition: equal across mechanisms
 }
 
 #: the cells of the grid: the ranking compares mechanisms within each

@@ -40,6 +40,7 @@ from mpdp import io, results
 from mpdp.mechanisms import admm as zz
 from mpdp.mechanisms import output_perturbation as op
 from mpdp.models import logistic
+from mpdp.partition import PartitionSet
 from mpdp.seeding import rng
 from mpdp.studies.benchmark import calibration as calib
 from mpdp.studies.benchmark import plan
@@ -123,7 +124,7 @@ def _gradient_batch(cfg: Mapping[str, Any], dataset: str, X: np.ndarray, y: np.n
                     u: int, settings: Sequence[tuple[str, float, float]], reps: int,
                     tag: str, noise_scale: float = 1.0) -> tuple[list[tuple[str, float, float, int]],
                                                                  np.ndarray, list[calib.Ledger],
-                                                                 np.ndarray]:
+                                                                 PartitionSet]:
     """Train settings (mechanism, ε, η) × reps on one cell's partitions, one engine batch.
 
     Columns in that order; all central/per-round columns share one block over the rows.
@@ -142,7 +143,7 @@ def _gradient_batch(cfg: Mapping[str, Any], dataset: str, X: np.ndarray, y: np.n
     res = train_batch(runs, X, y, part, theta0, cfg["root_seed"], dtype=g["dtype"], dedup=True,
                       noise_scale=noise_scale)
     ledgers = [calib.gradient_ledger(r, part.sizes[r.rep]) for r in runs]
-    return keys, res.thetas, ledgers, part.sizes
+    return keys, res.thetas, ledgers, part
 
 
 def run_gradient(cfg: Mapping[str, Any], dataset: str, data: plan.BenchmarkData, log: logging.Logger,
@@ -172,14 +173,15 @@ def run_gradient(cfg: Mapping[str, Any], dataset: str, data: plan.BenchmarkData,
     for m, u in plan.cells(cfg, data.n)[0]:
         start = time.perf_counter()
         settings = [(mech, float(e), hp[mech]["chosen"]) for mech in mechs for e in b["eps_grid"]]
-        keys, theta, ledgers, sizes = _gradient_batch(cfg, dataset, data.X, data.y, m, u, settings,
+        keys, theta, ledgers, part = _gradient_batch(cfg, dataset, data.X, data.y, m, u, settings,
                                                       b["reps"], "grid", noise_scale)
         seconds = (time.perf_counter() - start) / theta.shape[1]
         out = _outcome(opt, theta, b["lambda"])
         init = opt.loss(np.stack([initial_point(cfg["root_seed"], f"benchmark:{dataset}", r, data.p,
                                                 g["init_std"]) for _, _, _, r in keys], axis=1), b["lambda"])
         for i, ((mech, eps, eta, rep), led) in enumerate(zip(keys, ledgers, strict=True)):
-            rows.append({**base, **_mech_row(mech, led, eps), **calib.size_summary(sizes[rep]),
+            rows.append({**base, **_mech_row(mech, led, eps), **calib.size_summary(part.sizes[rep]),
+                         "partition": plan.fingerprint(part, rep),
                          "mode": calib.GRADIENT[mech][1], "m": m, "u": float(u), "rep": rep,
                          "eta": eta, "eta_source": "tuned", "T": g["T"], "lambda": b["lambda"],
                          "dtype": g["dtype"], "hparam": "eta", "hparam_value": eta,
@@ -256,6 +258,7 @@ def run_output(cfg: Mapping[str, Any], dataset: str, data: plan.BenchmarkData, l
             parts = part.party_indices(rep)
             sizes = calib.size_summary(part.sizes[rep])
             common = {**base, **sizes, "mode": "output_perturbation", "m": m, "u": float(u), "rep": rep,
+                      "partition": plan.fingerprint(part, rep),
                       "T": 0, "dtype": "float64"}
             for eps in b["eps_grid"]:
                 cell_rows.append({**common, **_mech_row("nonprivate", calib.NONPRIVATE, eps),
@@ -353,6 +356,7 @@ def run_admm(cfg: Mapping[str, Any], dataset: str, data: plan.BenchmarkData, log
                 led = calib.Ledger(led.accountant, float(res.sensitivity[k]), math.nan, float(res.zeta[k]),
                                    led.alpha_step, led.eps_total, led.delta_total, led.scope)
                 cell_rows.append({**base, **sizes, **_mech_row(mech, led, eps), "mode": "decentralised",
+                                  "partition": plan.fingerprint(part, rep),
                                   "m": m, "u": float(u), "rep": rep, "T": a["T"], "lambda": lam,
                                   "dtype": "float64", "hparam": "admm_penalty", "hparam_value": pen,
                                   **{key: float(v[k]) for key, v in out.items()}})
