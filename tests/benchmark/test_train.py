@@ -130,3 +130,20 @@ def test_admm_noise_off_converges_to_the_pooled_optimum(bench_cfg, bench_data):
     noisy, _, _ = train._admm_batch(cfg, "synthetic", bench_data.X, bench_data.y, part.party_indices(0),
                                     m, u, 0, [("dvp", 1.0, 1.0)], "grid")
     assert np.abs(noisy[:, 0] - star).max() > 1e-3
+
+
+def test_cells_too_small_are_skipped_with_a_reason(bench_cfg):
+    bench_cfg["benchmark"].update({"m_grid": [2, 32], "u_grid": [1, 9], "min_party_size": 20})
+    kept, skipped = plan.cells(bench_cfg, 400)
+    assert kept == [(2, 1), (2, 9)]  # 32 parties of 400 records: 12 or 2 records in the small ones
+    assert len(skipped) == 2 and all("min_party_size" in s for s in skipped)
+
+
+def test_unequal_selection_budgets_are_a_config_error(bench_cfg):
+    from mpdp import config
+    from mpdp.errors import ConfigError
+
+    raw = dict(bench_cfg)
+    raw["benchmark"]["admm"]["penalty_candidates"] = [0.1, 1.0, 10.0]
+    with pytest.raises(ConfigError, match="same selection budget"):
+        config.validate(raw)

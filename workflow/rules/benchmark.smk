@@ -8,6 +8,12 @@ from mpdp.studies.benchmark import plan as benchmark_plan
 BENCHMARK = CFG.get("benchmark") or {}
 BENCHMARK_DATASETS = benchmark_plan.datasets(CFG, AVAILABLE) if BENCHMARK else []
 BENCHMARK_GROUPS = tuple(benchmark_plan.JOB_GROUPS)
+_BENCHMARK_ABSENT = [ds for ds in BENCHMARK.get("datasets", []) if ds not in BENCHMARK_DATASETS]
+if BENCHMARK and _BENCHMARK_ABSENT:
+    sys.stderr.write(
+        f"mpdp: benchmark tables skip data sets {_BENCHMARK_ABSENT}: not among the available data "
+        "sets (config key 'datasets', or their raw files are missing).\n"
+    )
 BENCHMARK_CODE = source_hash("benchmark_train")
 STUDY_BENCHMARKS.extend(
     f"data/benchmarks/benchmark/{ds}/{group}.tsv" for ds in BENCHMARK_DATASETS for group in BENCHMARK_GROUPS

@@ -37,6 +37,7 @@ import numpy as np
 import pandas as pd
 
 from mpdp import io, results
+from mpdp.errors import InputDataError
 from mpdp.mechanisms import admm as zz
 from mpdp.mechanisms import output_perturbation as op
 from mpdp.models import logistic
@@ -385,6 +386,10 @@ def family_job(cfg: Mapping[str, Any], dataset: str, group: str, processed_dir: 
              dataset, data.n, data.n_available, len(data.X_aux), data.p, kept)
     for reason in skipped:
         log.info("%s: cell skipped: %s", dataset, reason)
+    if not kept:
+        raise InputDataError(f"benchmark: no (m, u) cell of benchmark.m_grid x benchmark.u_grid leaves "
+                             f">= benchmark.min_party_size records per party in the {data.n} private "
+                             f"records of {dataset}; lower m_grid, u_grid or min_party_size")
     rows, hp = FAMILY_RUNNERS[group](cfg, dataset, data, log)
     frame = results.to_frame(rows, EXTRA_COLUMNS)
     results.write(frame, out, EXTRA_COLUMNS)
