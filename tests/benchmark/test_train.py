@@ -147,3 +147,13 @@ def test_unequal_selection_budgets_are_a_config_error(bench_cfg):
     raw["benchmark"]["admm"]["penalty_candidates"] = [0.1, 1.0, 10.0]
     with pytest.raises(ConfigError, match="same selection budget"):
         config.validate(raw)
+
+
+def test_table_paths_function_lists_configured_available_tables(bench_cfg):
+    paths = plan.table_paths_function(bench_cfg, ["adult", "breast_cancer"])
+    assert paths() == ["data/results/benchmark/breast_cancer.parquet"]
+    other = {k: v for k, v in bench_cfg.items() if k != "benchmark"}
+    assert paths(other) == []
+    bench_cfg["benchmark"]["datasets"] = ["adult", "bank", "breast_cancer"]
+    assert paths(bench_cfg) == ["data/results/benchmark/adult.parquet",
+                                "data/results/benchmark/breast_cancer.parquet"]

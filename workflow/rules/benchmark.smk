@@ -20,12 +20,9 @@ STUDY_BENCHMARKS.extend(
 )
 
 
-def benchmark_table_paths(config=None):
-    """The configured data/results/benchmark/{ds}.parquet paths (available data sets only)."""
-    cfg = CFG if config is None else mpdp_config.validate(dict(config))
-    if not cfg.get("benchmark"):
-        return []
-    return [benchmark_plan.table_path(ds) for ds in benchmark_plan.datasets(cfg, AVAILABLE)]
+#: benchmark_table_paths(config=None) -> the configured data/results/benchmark/{ds}.parquet
+#: paths of the available data sets (for the figure/report rules of the analysis)
+benchmark_table_paths = benchmark_plan.table_paths_function(CFG, AVAILABLE)
 
 
 wildcard_constraints:

@@ -18,13 +18,14 @@ Every mechanism of a data set sees the same data:
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from mpdp.config import validate
 from mpdp.data.prepare import load
 from mpdp.errors import ConfigError
 from mpdp.partition import PartitionSet, make_partitions, two_group_sizes
@@ -67,6 +68,23 @@ def table_path(dataset: str) -> str:
 def hparams_path(dataset: str) -> str:
     """The hyper-parameter selection record next to the table."""
     return f"data/results/benchmark/{dataset}.hparams.json"
+
+
+def table_paths_function(default_cfg: Mapping[str, Any], available: Sequence[str]
+                         ) -> Callable[[Mapping[str, Any] | None], list[str]]:
+    """``benchmark_table_paths(config=None)`` of the workflow: the table paths of a config.
+
+    The returned function maps a (raw or validated) config, by default ``default_cfg``, to the
+    ``data/results/benchmark/<ds>.parquet`` paths of its configured, available data sets (none
+    without a ``benchmark:`` section).
+    """
+    def benchmark_table_paths(config: Mapping[str, Any] | None = None) -> list[str]:
+        cfg = default_cfg if config is None else validate(dict(config))
+        if not cfg.get("benchmark"):
+            return []
+        return [table_path(ds) for ds in datasets(cfg, available)]
+
+    return benchmark_table_paths
 
 
 def datasets(cfg: Mapping[str, Any], available: Sequence[str]) -> list[str]:
