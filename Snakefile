@@ -20,6 +20,7 @@ include: "workflow/rules/voting.smk"
 include: "workflow/rules/admm.smk"
 include: "workflow/rules/report.smk"
 include: "workflow/rules/audit.smk"
+include: "workflow/rules/benchmark.smk"
 
 
 rule all:

@@ -114,6 +114,14 @@ def _cross_checks(cfg: dict[str, Any]) -> None:
             raise ConfigError(f"config key 'wddp.u_settings.{i}': repeats the setting m = {key[0]}, "
                               f"eps = {key[1]!r}")
         seen.add(key)
+    b = cfg.get("benchmark")
+    if b:
+        sizes = {k: len(v) for k, v in (("benchmark.gradient.eta_candidates", b["gradient"]["eta_candidates"]),
+                                        ("benchmark.output.lambda_candidates", b["output"]["lambda_candidates"]),
+                                        ("benchmark.admm.penalty_candidates", b["admm"]["penalty_candidates"]))}
+        if len(set(sizes.values())) > 1:
+            raise ConfigError(f"config keys {sorted(sizes)}: every mechanism must get the same "
+                              f"selection budget (spec E10), got candidate counts {sizes}")
     a = cfg.get("admm")
     if a and a["main_topology"] not in a["topologies"]:
         raise ConfigError(

@@ -42,6 +42,12 @@ STAGE_SOURCES: dict[str, tuple[str, ...]] = {
     "admm_train": ("mechanisms/admm.py", "models", "privacy", "studies/admm/train.py",
                    "studies/admm/schema.py", "seeding.py", "results.py", "data/prepare.py"),
     "admm_figures": ("figures/style.py", "studies/admm", "claims.py", "results.py"),
+    # cross-paper benchmark tables (issue 10): reuses the gradient, voting and ADMM training code
+    "benchmark_train": ("studies/benchmark/plan.py", "studies/benchmark/calibration.py",
+                        "studies/benchmark/train.py", "studies/benchmark/schema.py",
+                        "studies/wddp/batch.py", "studies/voting/train.py", "studies/voting/plan.py",
+                        "engine.py", "models", "mechanisms", "privacy", "partition.py", "seeding.py",
+                        "results.py", "data/prepare.py", "bounds.py"),
 }
 
 

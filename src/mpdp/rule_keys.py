@@ -60,6 +60,9 @@ RULE_KEYS: dict[str, tuple[str, ...]] = {
     **{f"ls_experiment:{exp}": ("root_seed", *(f"ls.{k}" for k in _LS_COMMON), f"ls.{exp}")
        for exp in ("ls_1", "ls_2", "ls_3")},
     "audit_table": ("root_seed", "audit"),
+    # cross-paper benchmark (spec E10): every job reads the whole section (grid, selection)
+    "benchmark_job": ("root_seed", "benchmark"),
+    "benchmark_collect": ("benchmark.reference", "benchmark.val_frac", "benchmark.tune_seeds"),
 }
 
 #: preprocessing keys that only one data set's preparation reads

@@ -58,6 +58,13 @@ EXTRA_COLUMNS: dict[str, str] = {
     "public_data": "boolean",  # True for Hamm's methods (public unlabeled pool)
     "eps_total": "float64",  # accounted ε of the whole released transcript at delta_total
     "delta_total": "float64",  # δ of that statement (0 for pure-DP releases)
+    # added by the training code (branch bench)
+    "beta": "float64",  # N-L2 parameter actually used (output/voting: ε/Δ; ADMM: mean ζ)
+    "alpha_step": "float64",  # ADMM: per-iteration pure-DP budget α of every node release
+    "hparam": "string",  # name of the tuned hyper-parameter (eta | lambda | admm_penalty | none)
+    "hparam_value": "float64",  # its frozen value (selected at the reference cell)
+    "noise_norm": "float64",  # ‖noise‖ actually drawn (output/voting); NaN where not one draw
+    "partition": "string",  # fingerprint of the (m, u, rep) partition: equal across mechanisms
 }
 
 #: the cells of the grid: the ranking compares mechanisms within each

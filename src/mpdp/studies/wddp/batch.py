@@ -61,8 +61,13 @@ def train_batch(
     dtype: str = "float32",
     dedup: bool = True,
     progress: Callable[[int], None] | None = None,
+    noise_scale: float = 1.0,
 ) -> BatchResult:
-    """Train ``runs`` (all on ``partition``; ``run.rep`` indexes its repetitions)."""
+    """Train ``runs`` (all on ``partition``; ``run.rep`` indexes its repetitions).
+
+    ``noise_scale`` multiplies every column's calibrated σ (test hook: 0 switches the noise off
+    and gives the family's non-private trajectories; the calibrations returned are unchanged).
+    """
     if not runs:
         raise ValueError("train_batch needs at least one run")
     T = runs[0].T
@@ -84,7 +89,7 @@ def train_batch(
 
     def add_column(run: RunSpec, party: int | None, cal: Calibration) -> int:
         col_eta.append(run.eta)
-        col_sigma.append(cal.party_sigma(party))
+        col_sigma.append(cal.party_sigma(party) * noise_scale)
         col_seed.append(seed_sequence(root_seed, *run.noise_key(party)))
         col_theta0.append(theta0_by_rep[run.rep])
         return len(col_eta) - 1

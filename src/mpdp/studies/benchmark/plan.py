@@ -1,0 +1,177 @@
+"""Plan of the cross-paper benchmark (spec experiments.md E10): data, cells, partitions.
+
+Every mechanism of a data set sees the same data:
+
+- the **auxiliary pool** (``aux_frac`` of the training rows, [REC]) is public and unlabeled; only
+  Hamm's methods use it (spec M11, M12, ``public_data = true``); it is removed from every
+  mechanism's private data so that all mechanisms train on the same private pool;
+- the **private pool** is the rest, capped at ``max_train_records`` by a seeded uniform
+  subsample [REC knob, the same for every mechanism];
+- the **partition** of a cell (m, u) and repetition ``rep`` is the two-group design of spec
+  E2.2 (u = 1: equal sizes), drawn from ``rng(root_seed, "partition", "benchmark:<dataset>",
+  "two_group", m, u, rep)``: every mechanism (every family job) gets the same partition for a
+  repetition, so repetitions pair across mechanisms;
+- the **validation split** (``val_frac`` of the private pool, [REC]) is used only by the
+  non-private hyper-parameter selection at the reference cell (spec E10 "Hyper-parameters").
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from mpdp.config import validate
+from mpdp.data.prepare import load
+from mpdp.errors import ConfigError
+from mpdp.partition import PartitionSet, make_partitions, two_group_sizes
+from mpdp.seeding import rng
+from mpdp.studies.benchmark.schema import MECHANISMS
+
+#: the job groups of a data set (one Snakemake job each): which mechanisms each trains
+JOB_GROUPS: dict[str, tuple[str, ...]] = {
+    "gradient": tuple(m.id for m in MECHANISMS if m.family == "gradient"),
+    "output": tuple(m.id for m in MECHANISMS if m.family in ("reference", "output", "voting")),
+    "admm": tuple(m.id for m in MECHANISMS if m.family == "admm"),
+}
+
+
+@dataclass(frozen=True)
+class BenchmarkData:
+    """The arrays of one data set, split as in the module docstring (labels ±1, ‖x‖ ≤ 1)."""
+
+    X: np.ndarray  # private pool (float64)
+    y: np.ndarray
+    X_aux: np.ndarray  # public unlabeled pool (Hamm)
+    X_test: np.ndarray
+    y_test: np.ndarray
+    n_available: int  # private records before the cap
+
+    @property
+    def n(self) -> int:
+        return len(self.y)
+
+    @property
+    def p(self) -> int:
+        return self.X.shape[1]
+
+
+def table_path(dataset: str) -> str:
+    """The benchmark table of ``dataset`` (workflow output)."""
+    return f"data/results/benchmark/{dataset}.parquet"
+
+
+def hparams_path(dataset: str) -> str:
+    """The hyper-parameter selection record next to the table."""
+    return f"data/results/benchmark/{dataset}.hparams.json"
+
+
+def table_paths_function(default_cfg: Mapping[str, Any], available: Sequence[str]
+                         ) -> Callable[[Mapping[str, Any] | None], list[str]]:
+    """``benchmark_table_paths(config=None)`` of the workflow: the table paths of a config.
+
+    The returned function maps a (raw or validated) config, by default ``default_cfg``, to the
+    ``data/results/benchmark/<ds>.parquet`` paths of its configured, available data sets (none
+    without a ``benchmark:`` section).
+    """
+    def benchmark_table_paths(config: Mapping[str, Any] | None = None) -> list[str]:
+        cfg = default_cfg if config is None else validate(dict(config))
+        if not cfg.get("benchmark"):
+            return []
+        return [table_path(ds) for ds in datasets(cfg, available)]
+
+    return benchmark_table_paths
+
+
+def datasets(cfg: Mapping[str, Any], available: Sequence[str]) -> list[str]:
+    """The configured benchmark data sets that are available, in config order."""
+    return [ds for ds in cfg["benchmark"]["datasets"] if ds in available]
+
+
+def split_pools(n_train: int, cfg: Mapping[str, Any], dataset: str) -> tuple[np.ndarray, np.ndarray, int]:
+    """Sorted (auxiliary, private) row indices into the training rows, and the uncapped size.
+
+    The pool is ``ceil(aux_frac · n_train)`` rows of one seeded permutation; the private pool
+    is the rest, capped at ``max_train_records`` by a seeded uniform subsample [REC].
+    """
+    b = cfg["benchmark"]
+    n_aux = int(np.ceil(round(b["aux_frac"] * n_train, 9)))
+    if not 0 < n_aux < n_train - 1:
+        raise ConfigError(f"benchmark.aux_frac = {b['aux_frac']} leaves no private data in {dataset}")
+    perm = rng(cfg["root_seed"], "benchmark", "aux", dataset).permutation(n_train)
+    aux, priv = np.sort(perm[:n_aux]), perm[n_aux:]
+    n_available = len(priv)
+    cap = b["max_train_records"]
+    if cap is not None and n_available > cap:
+        priv = rng(cfg["root_seed"], "benchmark", "cap", dataset).permutation(priv)[:cap]
+    return aux, np.sort(priv), n_available
+
+
+def load_data(cfg: Mapping[str, Any], dataset: str, processed_dir: Path) -> BenchmarkData:
+    """Load a prepared data set and split it (module docstring)."""
+    data = load(Path(processed_dir))
+    X_train = np.asarray(data.X_train, dtype=np.float64)
+    y_train = np.asarray(data.y_train, dtype=np.float64)
+    aux, priv, n_available = split_pools(len(y_train), cfg, dataset)
+    return BenchmarkData(
+        X_train[priv], y_train[priv], X_train[aux],
+        np.asarray(data.X_test, dtype=np.float64), np.asarray(data.y_test, dtype=np.float64),
+        n_available,
+    )
+
+
+def validation_split(n: int, cfg: Mapping[str, Any], dataset: str) -> tuple[np.ndarray, np.ndarray]:
+    """Sorted (fit, validation) indices into the private pool for the hyper-parameter selection."""
+    n_val = int(np.ceil(round(cfg["benchmark"]["val_frac"] * n, 9)))
+    perm = rng(cfg["root_seed"], "benchmark", "validation", dataset).permutation(n)
+    return np.sort(perm[n_val:]), np.sort(perm[:n_val])
+
+
+def cells(cfg: Mapping[str, Any], n: int) -> tuple[list[tuple[int, int]], list[str]]:
+    """Feasible (m, u) cells for ``n`` private records, and one reason per skipped cell.
+
+    A cell is skipped when its smallest party would hold fewer than ``min_party_size`` records
+    (spec E10 "skip a (data set, m) where a party would be too small").
+    """
+    b = cfg["benchmark"]
+    keep, skipped = [], []
+    for m in b["m_grid"]:
+        for u in b["u_grid"]:
+            if m % 2 or m < 2:
+                skipped.append(f"m = {m}: the two-group design needs an even m >= 2")
+                continue
+            a = n // ((m // 2) * (1 + u))
+            if a < b["min_party_size"]:
+                skipped.append(f"(m = {m}, u = {u}): smallest party {a} < min_party_size "
+                               f"{b['min_party_size']} of {n} private records")
+                continue
+            keep.append((int(m), int(u)))
+    return keep, skipped
+
+
+def partitions(cfg: Mapping[str, Any], dataset: str, n: int, m: int, u: int, reps: int,
+               tag: str = "grid") -> PartitionSet:
+    """The two-group partitions of a cell for repetitions 0..reps-1 (same for every mechanism)."""
+    two_group_sizes(n, m, u)  # readable error when infeasible
+    return make_partitions(n, "two_group", m, u, reps, cfg["root_seed"], f"benchmark:{tag}:{dataset}")
+
+
+def reference_cell(cfg: Mapping[str, Any]) -> tuple[int, int, float]:
+    """(m, u, ε) of the hyper-parameter selection (spec E10: m = 8, u = 1, ε = 1)."""
+    ref = cfg["benchmark"]["reference"]
+    return int(ref["m"]), int(ref["u"]), float(ref["epsilon"])
+
+
+def fingerprint(part: PartitionSet, rep: int) -> str:
+    """A short hash of repetition ``rep``'s party index arrays (the ``partition`` column).
+
+    Rows of different mechanisms with equal fingerprints trained on the same parties, which is
+    what the paired comparison over repetitions needs.
+    """
+    digest = hashlib.sha256(np.ascontiguousarray(part.sizes[rep], dtype=np.int64).tobytes())
+    digest.update(np.ascontiguousarray(part.order[rep], dtype=np.int64).tobytes())
+    return digest.hexdigest()[:16]

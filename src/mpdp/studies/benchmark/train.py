@@ -1,0 +1,420 @@
+"""Training of the benchmark (spec E10): one job per (data set, job group), then a collect.
+
+No mechanism is re-implemented; each family reuses its study's engine:
+
+- ``gradient`` (M2, M3.1, M3.2, M4.1, M4.2): :func:`mpdp.studies.wddp.batch.train_batch`, i.e.
+  :func:`mpdp.engine.noisy_gd` blocks — all per-round/central columns of a cell share one
+  block over the private pool with per-column record weights; literal runs use one block per
+  (repetition, party). Columns = mechanisms × ε × repetitions.
+- ``output`` (M1a reference, M5, M6a, M6b, M11, M12): local exact minimisers, votes and global
+  minimisers of :mod:`mpdp.studies.voting.train` once per (cell, repetition, λ); the ε grid only
+  draws N-L2 noise (:mod:`mpdp.mechanisms.output_perturbation`).
+- ``admm`` (M9, M10): :func:`mpdp.mechanisms.admm.run_batch` on the m parties as nodes of a
+  ring, columns = mechanisms × ε.
+
+Hyper-parameters (spec E10): every mechanism tunes **one** knob (gradient: step size η;
+output/voting: λ; ADMM: the penalty η) over the same number of candidates and the same
+``tune_seeds`` seeds, on a non-private validation split of the private pool at the reference
+cell (m, u, ε) = ``benchmark.reference``; the best mean validation accuracy is frozen for
+the grid. The selection's own privacy cost is excluded (recorded in the hparams json).
+
+Results: one row per (mechanism, ε, m, u, rep) in the common schema plus
+:data:`mpdp.studies.benchmark.schema.EXTRA_COLUMNS`. ``optimal_gap`` = L_D(θ) − L_D(θ*) on the
+whole private pool with the run's λ (θ* of M1a, :func:`mpdp.models.logistic.solve_optimum`).
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import math
+import time
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from mpdp import io, results
+from mpdp.errors import InputDataError
+from mpdp.mechanisms import admm as zz
+from mpdp.mechanisms import output_perturbation as op
+from mpdp.models import logistic
+from mpdp.partition import PartitionSet
+from mpdp.seeding import rng
+from mpdp.studies.benchmark import calibration as calib
+from mpdp.studies.benchmark import plan
+from mpdp.studies.benchmark.schema import EXTRA_COLUMNS, MECHANISM_BY_ID
+from mpdp.studies.voting import train as voting
+from mpdp.studies.wddp.batch import initial_point, train_batch
+
+PROTOCOL = (
+    "one knob per mechanism (gradient: step size eta; output/voting: lambda; ADMM: penalty), "
+    "the same number of candidates x tune_seeds for every mechanism, chosen by mean accuracy on a "
+    "non-private validation split of the private pool at the reference cell, frozen for the grid; "
+    "the privacy cost of this selection is excluded"
+)
+
+
+class Optimum:
+    """θ*(λ) of the pooled private data (spec M1a), cached per λ, with L_D and test accuracy."""
+
+    def __init__(self, data: plan.BenchmarkData) -> None:
+        self.data = data
+
+    @functools.cache  # noqa: B019 (one instance per job)
+    def theta(self, lam: float) -> np.ndarray:
+        return logistic.solve_optimum(self.data.X, self.data.y, lam)
+
+    def loss(self, theta: np.ndarray, lam: float) -> np.ndarray:
+        """L_D(θ) = mean logistic loss + (λ/2)‖θ‖² on the private pool, θ (p,) or (p, K)."""
+        return np.asarray(logistic.loss(theta, self.data.X, self.data.y, lam))
+
+    def optimal_loss(self, lam: float) -> float:
+        return float(self.loss(self.theta(lam), lam))
+
+
+def _base_row(cfg: Mapping[str, Any], dataset: str, data: plan.BenchmarkData) -> dict[str, Any]:
+    b = cfg["benchmark"]
+    y = data.y_test
+    majority = max(np.mean(y == 1.0), np.mean(y == -1.0))
+    return {"dataset": dataset, "experiment": "benchmark", "noise_sharing": "independent",
+            "delta": float(b["delta"]), "G": float(b["G"]), "p": data.p, "synthetic": False,
+            "majority_rate": float(majority)}
+
+
+def _mech_row(mechanism: str, ledger: calib.Ledger, epsilon: float) -> dict[str, Any]:
+    spec = MECHANISM_BY_ID[mechanism]
+    return {"mechanism": mechanism, "family": spec.family, "privacy_unit": spec.privacy_unit,
+            "public_data": spec.public_data, "accountant": ledger.accountant,
+            "epsilon": float(epsilon), "eps_claimed": float(epsilon),
+            "eps_accounted": ledger.eps_total, "eps_accounted_scope": ledger.scope,
+            "eps_total": ledger.eps_total, "delta_total": ledger.delta_total,
+            "sensitivity": ledger.sensitivity, "sigma": ledger.sigma, "beta": ledger.beta,
+            "alpha_step": ledger.alpha_step}
+
+
+def _outcome(opt: Optimum, thetas: np.ndarray, lam: float) -> dict[str, np.ndarray]:
+    """Accuracy, L_D, L_D(θ*), gap and θ*'s accuracy for the columns of ``thetas`` (p, K)."""
+    data = opt.data
+    train = opt.loss(thetas, lam)
+    best = opt.optimal_loss(lam)
+    return {"accuracy": np.asarray(logistic.accuracy(thetas, data.X_test, data.y_test)),
+            "train_loss": train, "optimal_loss": np.full(thetas.shape[1], best),
+            "optimal_gap": train - best,
+            "optimal_accuracy": np.full(thetas.shape[1], logistic.accuracy(opt.theta(lam), data.X_test,
+                                                                            data.y_test))}
+
+
+def _choose(candidates: Sequence[float], scores: np.ndarray) -> float:
+    """The candidate of best mean validation accuracy (ties: the first in config order)."""
+    return float(candidates[int(np.argmax(scores))])
+
+
+def _val_accuracy(thetas: np.ndarray, X: np.ndarray, y: np.ndarray) -> np.ndarray:
+    return np.asarray(logistic.accuracy(thetas, X, y))
+
+
+# ---------------------------------------------------------------------------------------------
+# gradient family
+# ---------------------------------------------------------------------------------------------
+
+
+def _gradient_batch(cfg: Mapping[str, Any], dataset: str, X: np.ndarray, y: np.ndarray, m: int,
+                    u: int, settings: Sequence[tuple[str, float, float]], reps: int,
+                    tag: str, noise_scale: float = 1.0) -> tuple[list[tuple[str, float, float, int]],
+                                                                 np.ndarray, list[calib.Ledger],
+                                                                 PartitionSet]:
+    """Train settings (mechanism, ε, η) × reps on one cell's partitions, one engine batch.
+
+    Columns in that order; all central/per-round columns share one block over the rows.
+    """
+    b, g = cfg["benchmark"], cfg["benchmark"]["gradient"]
+    part = plan.partitions(cfg, dataset, len(y), m, u, reps, tag)
+    keys, runs = [], []
+    for mech, eps, eta in settings:
+        for rep in range(reps):
+            keys.append((mech, eps, eta, rep))
+            runs.append(calib.gradient_runspec(mech, dataset, eps, b["delta"], g["T"], eta,
+                                               b["lambda"], b["G"], m, u, rep,
+                                               experiment=f"benchmark_{tag}"))
+    theta0 = {rep: initial_point(cfg["root_seed"], f"benchmark:{dataset}", rep, X.shape[1], g["init_std"])
+              for rep in range(reps)}
+    res = train_batch(runs, X, y, part, theta0, cfg["root_seed"], dtype=g["dtype"], dedup=True,
+                      noise_scale=noise_scale)
+    ledgers = [calib.gradient_ledger(r, part.sizes[r.rep]) for r in runs]
+    return keys, res.thetas, ledgers, part
+
+
+def run_gradient(cfg: Mapping[str, Any], dataset: str, data: plan.BenchmarkData, log: logging.Logger,
+                 noise_scale: float = 1.0) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """Tune η at the reference cell, then train every gradient mechanism on the grid."""
+    b, g = cfg["benchmark"], cfg["benchmark"]["gradient"]
+    mechs = plan.JOB_GROUPS["gradient"]
+    m_ref, u_ref, eps_ref = plan.reference_cell(cfg)
+    fit, val = plan.validation_split(data.n, cfg, dataset)
+    start = time.perf_counter()
+    cands = [float(e) for e in g["eta_candidates"]]
+    keys, thetas, _, _ = _gradient_batch(cfg, dataset, data.X[fit], data.y[fit], m_ref, u_ref,
+                                         [(mech, eps_ref, e) for mech in mechs for e in cands],
+                                         b["tune_seeds"], "tune", noise_scale)
+    acc = _val_accuracy(thetas, data.X[val], data.y[val])
+    frame = pd.DataFrame(keys, columns=["mechanism", "epsilon", "candidate", "seed"]).assign(acc=acc)
+    scores = frame.groupby(["mechanism", "candidate"], sort=False)["acc"].mean()
+    hp = {mech: {"hparam": "eta", "candidates": cands, "seeds": b["tune_seeds"],
+                 "val_accuracy": [float(scores[(mech, c)]) for c in cands],
+                 "chosen": _choose(cands, np.array([scores[(mech, c)] for c in cands]))}
+          for mech in mechs}
+    log.info("%s gradient: tuned eta in %.1f s: %s", dataset, time.perf_counter() - start,
+             {k: v["chosen"] for k, v in hp.items()})
+    opt = Optimum(data)
+    base = _base_row(cfg, dataset, data)
+    rows: list[dict[str, Any]] = []
+    for m, u in plan.cells(cfg, data.n)[0]:
+        start = time.perf_counter()
+        settings = [(mech, float(e), hp[mech]["chosen"]) for mech in mechs for e in b["eps_grid"]]
+        keys, theta, ledgers, part = _gradient_batch(cfg, dataset, data.X, data.y, m, u, settings,
+                                                      b["reps"], "grid", noise_scale)
+        seconds = (time.perf_counter() - start) / theta.shape[1]
+        out = _outcome(opt, theta, b["lambda"])
+        init = opt.loss(np.stack([initial_point(cfg["root_seed"], f"benchmark:{dataset}", r, data.p,
+                                                g["init_std"]) for _, _, _, r in keys], axis=1), b["lambda"])
+        for i, ((mech, eps, eta, rep), led) in enumerate(zip(keys, ledgers, strict=True)):
+            rows.append({**base, **_mech_row(mech, led, eps), **calib.size_summary(part.sizes[rep]),
+                         "partition": plan.fingerprint(part, rep),
+                         "mode": calib.GRADIENT[mech][1], "m": m, "u": float(u), "rep": rep,
+                         "eta": eta, "eta_source": "tuned", "T": g["T"], "lambda": b["lambda"],
+                         "dtype": g["dtype"], "hparam": "eta", "hparam_value": eta,
+                         "init_loss": float(init[i]), "seconds": seconds,
+                         **{k: float(v[i]) for k, v in out.items()}})
+        log.info("%s gradient (m=%d, u=%d): %d runs in %.1f s", dataset, m, u, theta.shape[1],
+                 seconds * theta.shape[1])
+    return rows, hp
+
+
+# ---------------------------------------------------------------------------------------------
+# output / voting family (+ the non-private reference θ*)
+# ---------------------------------------------------------------------------------------------
+
+
+def _output_models(data: plan.BenchmarkData, X: np.ndarray, y: np.ndarray, parts: list[np.ndarray],
+                   lam: float) -> dict[str, np.ndarray]:
+    """The exact pre-noise release of every output mechanism for one partition and λ."""
+    task = voting.Task(data.X_aux, np.zeros(len(data.X_aux)), X, y, data.X_test, data.y_test, 2)
+    W_loc = voting.local_models(task, parts, lam)
+    vote_t, soft_t = voting.vote_targets(voting.predict(W_loc, data.X_aux, 2), 2)
+    w_vote, w_soft = voting.global_models(data.X_aux, [vote_t, soft_t], lam, 2)
+    w_avg = W_loc.mean(axis=0)
+    return {"jayaraman_output": w_avg, "pathak": w_avg, "param_avg": w_avg,
+            "hamm_vote": w_vote, "hamm_soft": w_soft}
+
+
+def _output_release(cfg: Mapping[str, Any], dataset: str, mech: str, w: np.ndarray, eps: float,
+                    lam: float, m: int, u: int, n_min: int, rep: int, tag: str,
+                    noise: bool = True) -> tuple[np.ndarray, calib.Ledger, float]:
+    """θ + η with η ~ N-L2(ε/Δ₂) (spec §0.4) from the run's own stream; the ledger; ‖η‖."""
+    ledger, cal = calib.output_ledger(mech, eps, w.size, lam, m, n_min)
+    gen = rng(cfg["root_seed"], "benchmark", tag, "output_noise", dataset, mech, m, u, float(eps), rep)
+    eta = op.draw_noise(gen, cal, w.shape) if noise else np.zeros_like(w)
+    return w + eta, ledger, float(np.linalg.norm(eta))
+
+
+def run_output(cfg: Mapping[str, Any], dataset: str, data: plan.BenchmarkData, log: logging.Logger,
+               noise: bool = True) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """Tune λ at the reference cell, then release every output/voting mechanism on the grid."""
+    b = cfg["benchmark"]
+    mechs = [m for m in plan.JOB_GROUPS["output"] if m != "nonprivate"]
+    m_ref, u_ref, eps_ref = plan.reference_cell(cfg)
+    fit, val = plan.validation_split(data.n, cfg, dataset)
+    cands = [float(x) for x in b["output"]["lambda_candidates"]]
+    start = time.perf_counter()
+    part = plan.partitions(cfg, dataset, len(fit), m_ref, u_ref, b["tune_seeds"], "tune")
+    acc = {mech: np.zeros((len(cands), b["tune_seeds"])) for mech in mechs}
+    for s in range(b["tune_seeds"]):
+        parts = part.party_indices(s)
+        for c, lam in enumerate(cands):
+            models = _output_models(data, data.X[fit], data.y[fit], parts, lam)
+            for mech in mechs:
+                theta, _, _ = _output_release(cfg, dataset, mech, models[mech], eps_ref, lam, m_ref, u_ref,
+                                              int(part.sizes[s].min()), s, "tune", noise)
+                acc[mech][c, s] = _val_accuracy(theta, data.X[val], data.y[val])
+    hp: dict[str, Any] = {mech: {"hparam": "lambda", "candidates": cands, "seeds": b["tune_seeds"],
+                                 "val_accuracy": acc[mech].mean(axis=1).tolist(),
+                                 "chosen": _choose(cands, acc[mech].mean(axis=1))} for mech in mechs}
+    hp["nonprivate"] = {"hparam": "none", "candidates": [], "seeds": 0, "val_accuracy": [],
+                        "chosen": float(b["lambda"])}
+    log.info("%s output: tuned lambda in %.1f s: %s", dataset, time.perf_counter() - start,
+             {k: v["chosen"] for k, v in hp.items()})
+    opt = Optimum(data)
+    base = _base_row(cfg, dataset, data)
+    rows: list[dict[str, Any]] = []
+    lam_np = float(b["lambda"])
+    np_out = _outcome(opt, opt.theta(lam_np)[:, None], lam_np)
+    for m, u in plan.cells(cfg, data.n)[0]:
+        start = time.perf_counter()
+        part = plan.partitions(cfg, dataset, data.n, m, u, b["reps"], "grid")
+        cell_rows = []
+        for rep in range(b["reps"]):
+            parts = part.party_indices(rep)
+            sizes = calib.size_summary(part.sizes[rep])
+            common = {**base, **sizes, "mode": "output_perturbation", "m": m, "u": float(u), "rep": rep,
+                      "partition": plan.fingerprint(part, rep),
+                      "T": 0, "dtype": "float64"}
+            for eps in b["eps_grid"]:
+                cell_rows.append({**common, **_mech_row("nonprivate", calib.NONPRIVATE, eps),
+                                  "mode": "central", "lambda": lam_np, "hparam": "none",
+                                  "hparam_value": math.nan, **{k: float(v[0]) for k, v in np_out.items()}})
+            for lam in sorted({hp[mech]["chosen"] for mech in mechs}):
+                models = _output_models(data, data.X, data.y, parts, lam)
+                for mech in [x for x in mechs if hp[x]["chosen"] == lam]:
+                    released, info = [], []
+                    for eps in b["eps_grid"]:
+                        theta, led, norm = _output_release(cfg, dataset, mech, models[mech], float(eps), lam,
+                                                           m, u, sizes["n_min"], rep, "grid", noise)
+                        released.append(theta)
+                        info.append((float(eps), led, norm))
+                    out = _outcome(opt, np.stack(released, axis=1), lam)
+                    for i, (eps, led, norm) in enumerate(info):
+                        cell_rows.append({**common, **_mech_row(mech, led, eps), "lambda": lam,
+                                          "hparam": "lambda", "hparam_value": lam, "noise_norm": norm,
+                                          **{k: float(v[i]) for k, v in out.items()}})
+        seconds = (time.perf_counter() - start) / max(len(cell_rows), 1)
+        rows += [{**r, "seconds": seconds} for r in cell_rows]
+        log.info("%s output (m=%d, u=%d): %d rows in %.1f s", dataset, m, u, len(cell_rows),
+                 seconds * len(cell_rows))
+    return rows, hp
+
+
+# ---------------------------------------------------------------------------------------------
+# ADMM family
+# ---------------------------------------------------------------------------------------------
+
+
+def _admm_batch(cfg: Mapping[str, Any], dataset: str, X: np.ndarray, y: np.ndarray,
+                parts: list[np.ndarray], m: int, u: int, rep: int, settings: Sequence[tuple[str, float, float]],
+                tag: str, noise: bool = True) -> tuple[np.ndarray, zz.BatchResult, list[calib.Ledger]]:
+    """DVP/PVP runs ``settings`` = (mechanism, ε, penalty) on the parties as ring nodes.
+
+    ρ = λ·C^R·m so that CR-ERM's minimiser is θ*(λ) for equal node sizes (spec M8: J/(C^R m) =
+    L_D). Returns the node average of the final released iterates (p, K), the batch result and
+    the ledgers.
+    """
+    b, a = cfg["benchmark"], cfg["benchmark"]["admm"]
+    rho = float(b["lambda"]) * a["C_R"] * m
+    ledgers = [calib.admm_ledger(eps, a["T"], b["delta"], a["accountant"]) for _, eps, _ in settings]
+    runs = [zz.ADMMRun(mech, rho, float(pen), led.alpha_step, rep)
+            for (mech, _, pen), led in zip(settings, ledgers, strict=True)]
+    nodes = [(np.ascontiguousarray(X[idx]), y[idx]) for idx in parts]
+
+    def rng_for(run: zz.ADMMRun) -> np.random.Generator:
+        return rng(cfg["root_seed"], "benchmark", tag, "admm_noise", dataset, run.mechanism, m, u,
+                   float(run.alpha), float(run.penalty), run.rep)
+
+    res = zz.run_batch(nodes, a["topology"], runs, a["T"], rng_for, lambda rel: {}, [a["T"]], a["C_R"],
+                       noise=noise)
+    return np.mean(np.stack(res.released), axis=0), res, ledgers
+
+
+def run_admm(cfg: Mapping[str, Any], dataset: str, data: plan.BenchmarkData, log: logging.Logger,
+             noise: bool = True) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """Tune the ADMM penalty at the reference cell, then run DVP and PVP on the grid."""
+    b, a = cfg["benchmark"], cfg["benchmark"]["admm"]
+    mechs = plan.JOB_GROUPS["admm"]
+    m_ref, u_ref, eps_ref = plan.reference_cell(cfg)
+    fit, val = plan.validation_split(data.n, cfg, dataset)
+    cands = [float(x) for x in a["penalty_candidates"]]
+    start = time.perf_counter()
+    part = plan.partitions(cfg, dataset, len(fit), m_ref, u_ref, b["tune_seeds"], "tune")
+    acc = {mech: np.zeros((len(cands), b["tune_seeds"])) for mech in mechs}
+    for s in range(b["tune_seeds"]):
+        settings = [(mech, eps_ref, c) for mech in mechs for c in cands]
+        theta, _, _ = _admm_batch(cfg, dataset, data.X[fit], data.y[fit], part.party_indices(s), m_ref, u_ref,
+                                  s, settings, "tune", noise)
+        scores = _val_accuracy(theta, data.X[val], data.y[val])
+        for k, (mech, _, c) in enumerate(settings):
+            acc[mech][cands.index(c), s] = scores[k]
+    hp = {mech: {"hparam": "admm_penalty", "candidates": cands, "seeds": b["tune_seeds"],
+                 "val_accuracy": acc[mech].mean(axis=1).tolist(),
+                 "chosen": _choose(cands, acc[mech].mean(axis=1))} for mech in mechs}
+    log.info("%s admm: tuned penalty in %.1f s: %s", dataset, time.perf_counter() - start,
+             {k: v["chosen"] for k, v in hp.items()})
+    opt = Optimum(data)
+    base = _base_row(cfg, dataset, data)
+    lam = float(b["lambda"])
+    rows: list[dict[str, Any]] = []
+    for m, u in plan.cells(cfg, data.n)[0]:
+        start = time.perf_counter()
+        part = plan.partitions(cfg, dataset, data.n, m, u, b["reps"], "grid")
+        settings = [(mech, float(eps), hp[mech]["chosen"]) for mech in mechs for eps in b["eps_grid"]]
+        cell_rows = []
+        for rep in range(b["reps"]):
+            theta, res, ledgers = _admm_batch(cfg, dataset, data.X, data.y, part.party_indices(rep), m, u, rep,
+                                              settings, "grid", noise)
+            out = _outcome(opt, theta, lam)
+            sizes = calib.size_summary(part.sizes[rep])
+            for k, ((mech, eps, pen), led) in enumerate(zip(settings, ledgers, strict=True)):
+                led = calib.Ledger(led.accountant, float(res.sensitivity[k]), math.nan, float(res.zeta[k]),
+                                   led.alpha_step, led.eps_total, led.delta_total, led.scope)
+                cell_rows.append({**base, **sizes, **_mech_row(mech, led, eps), "mode": "decentralised",
+                                  "partition": plan.fingerprint(part, rep),
+                                  "m": m, "u": float(u), "rep": rep, "T": a["T"], "lambda": lam,
+                                  "dtype": "float64", "hparam": "admm_penalty", "hparam_value": pen,
+                                  **{key: float(v[k]) for key, v in out.items()}})
+        seconds = (time.perf_counter() - start) / max(len(cell_rows), 1)
+        rows += [{**r, "seconds": seconds} for r in cell_rows]
+        log.info("%s admm (m=%d, u=%d): %d runs in %.1f s", dataset, m, u, len(cell_rows),
+                 seconds * len(cell_rows))
+    return rows, hp
+
+
+# ---------------------------------------------------------------------------------------------
+# jobs
+# ---------------------------------------------------------------------------------------------
+
+FAMILY_RUNNERS: dict[str, Callable[..., tuple[list[dict[str, Any]], dict[str, Any]]]] = {
+    "gradient": run_gradient, "output": run_output, "admm": run_admm,
+}
+
+
+def family_job(cfg: Mapping[str, Any], dataset: str, group: str, processed_dir: Path, out: Path,
+               hparams_out: Path, log: logging.Logger) -> None:
+    """One Snakemake job: every mechanism of ``group`` on every cell of ``dataset``."""
+    data = plan.load_data(cfg, dataset, processed_dir)
+    kept, skipped = plan.cells(cfg, data.n)
+    log.info("%s: %d private records (of %d before the cap), %d auxiliary, p = %d; cells %s",
+             dataset, data.n, data.n_available, len(data.X_aux), data.p, kept)
+    for reason in skipped:
+        log.info("%s: cell skipped: %s", dataset, reason)
+    if not kept:
+        raise InputDataError(f"benchmark: no (m, u) cell of benchmark.m_grid x benchmark.u_grid leaves "
+                             f">= benchmark.min_party_size records per party in the {data.n} private "
+                             f"records of {dataset}; lower m_grid, u_grid or min_party_size")
+    rows, hp = FAMILY_RUNNERS[group](cfg, dataset, data, log)
+    frame = results.to_frame(rows, EXTRA_COLUMNS)
+    results.write(frame, out, EXTRA_COLUMNS)
+    io.write_json({"group": group, "mechanisms": hp, "skipped_cells": skipped,
+                   "n_private": data.n, "n_private_before_cap": data.n_available,
+                   "n_aux": len(data.X_aux)}, hparams_out)
+
+
+def collect(dataset: str, cfg: Mapping[str, Any], parts: Sequence[Path], hparams: Sequence[Path],
+            out: Path, hparams_out: Path) -> None:
+    """Concatenate a data set's job parts into its table and one hyper-parameter record."""
+    frame = pd.concat([results.read(p, EXTRA_COLUMNS) for p in parts], ignore_index=True)
+    order = {m: i for i, m in enumerate(MECHANISM_BY_ID)}
+    frame = (frame.assign(_o=frame["mechanism"].map(order))
+             .sort_values(["_o", "epsilon", "m", "u", "rep"], kind="stable").drop(columns="_o"))
+    results.write(frame.reset_index(drop=True), out, EXTRA_COLUMNS)
+    records = [io.read_json(h) for h in hparams]
+    m_ref, u_ref, eps_ref = plan.reference_cell(cfg)
+    io.write_json({
+        "dataset": dataset, "protocol": PROTOCOL, "privacy_cost_of_selection": "excluded",
+        "reference_cell": {"m": m_ref, "u": u_ref, "epsilon": eps_ref},
+        "val_frac": cfg["benchmark"]["val_frac"], "tune_seeds": cfg["benchmark"]["tune_seeds"],
+        "mechanisms": {k: v for r in records for k, v in r["mechanisms"].items()},
+        "skipped_cells": records[0]["skipped_cells"] if records else [],
+        "n_private": records[0]["n_private"] if records else None,
+        "n_private_before_cap": records[0]["n_private_before_cap"] if records else None,
+        "n_aux": records[0]["n_aux"] if records else None,
+    }, hparams_out)

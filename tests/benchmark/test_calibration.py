@@ -1,0 +1,86 @@
+"""Calibration to the common target (spec E10 table) against independent computations."""
+
+from __future__ import annotations
+
+import math
+
+import dp_accounting
+import numpy as np
+import pytest
+from dp_accounting.pld import common, privacy_loss_distribution
+
+from mpdp.privacy.pure_dp import composed_pure_epsilon
+from mpdp.studies.benchmark import calibration as calib
+
+DELTA = 1e-5
+
+
+def _pld_gaussian_epsilon(multiplier: float, T: int, delta: float) -> float:
+    """ε of T Gaussian releases with σ/Δ = multiplier, straight from dp-accounting's PLD."""
+    pld = privacy_loss_distribution.from_gaussian_mechanism(
+        multiplier, value_discretization_interval=1e-4)
+    return pld.self_compose(T).get_epsilon_for_delta(delta)
+
+
+@pytest.mark.parametrize("eps", [0.1, 1.0, 10.0])
+@pytest.mark.parametrize("mech", ["wyx", "wddp_per_round", "jayaraman_per_round"])
+def test_per_round_sigma_is_sqrtT_delta_zstar(mech, eps):
+    sizes = [30, 90, 30, 90]
+    T = 50
+    run = calib.gradient_runspec(mech, "d", eps, DELTA, T, 1.0, 1e-3, 1.0, 4, 3, 0)
+    led = calib.gradient_ledger(run, sizes)
+    n_eff = 4 * 30 if mech.startswith("jayaraman") else sum(sizes)
+    delta_sens = 2.0 / n_eff
+    z_star = dp_accounting.get_sigma_gaussian(eps, DELTA)  # analytic Gaussian, independent
+    assert led.sensitivity == pytest.approx(delta_sens)
+    assert led.sigma == pytest.approx(math.sqrt(T) * delta_sens * z_star, rel=1e-8)
+    # the whole transcript really is (eps, delta): PLD of T Gaussian steps, computed directly
+    assert _pld_gaussian_epsilon(led.sigma / delta_sens, T, DELTA) == pytest.approx(eps, rel=2e-3)
+    assert led.eps_total == pytest.approx(eps, rel=1e-6) and led.eps_total <= eps * (1 + 1e-9)
+    assert led.delta_total == DELTA
+
+
+@pytest.mark.parametrize("mech", ["wddp_literal", "jayaraman_literal"])
+def test_literal_is_calibrated_per_party_to_its_own_size(mech):
+    sizes = np.array([25, 75, 25, 75])
+    T, eps = 40, 1.0
+    run = calib.gradient_runspec(mech, "d", eps, DELTA, T, 1.0, 1e-3, 1.0, 4, 3, 0)
+    led = calib.gradient_ledger(run, sizes)
+    z_star = dp_accounting.get_sigma_gaussian(eps, DELTA)
+    # largest σ is the smallest party's: σ_j = √T (2G/n_j) z*
+    assert led.sigma == pytest.approx(math.sqrt(T) * 2.0 / 25 * z_star, rel=1e-8)
+    assert led.scope == "worst_party"
+    assert led.eps_total == pytest.approx(eps, rel=1e-6)
+
+
+@pytest.mark.parametrize("T", [1, 10, 30])
+@pytest.mark.parametrize("eps", [0.1, 1.0, 10.0])
+def test_admm_alpha_composes_to_the_target(T, eps):
+    led = calib.admm_ledger(eps, T, DELTA)
+    alpha = led.alpha_step
+    # independent: dp-accounting's PLD of T (α, 0) steps, and the exact KOV composition
+    pld = privacy_loss_distribution.from_privacy_parameters(
+        common.DifferentialPrivacyParameters(alpha, 0.0), value_discretization_interval=alpha * 1e-3)
+    assert pld.self_compose(T).get_epsilon_for_delta(DELTA) == pytest.approx(eps, rel=2e-3)
+    assert composed_pure_epsilon(alpha, T, DELTA, "exact") <= eps * (1 + 1e-9)
+    assert led.eps_total == pytest.approx(eps, rel=1e-3) and led.eps_total <= eps * (1 + 1e-9)
+    assert alpha >= eps / T * (1 - 1e-12)  # never worse than basic composition
+    if T == 1:
+        assert alpha == pytest.approx(eps, rel=1e-9)
+    assert led.delta_total == DELTA and led.accountant == "pure_pld"
+
+
+@pytest.mark.parametrize(("mech", "expected"), [
+    ("jayaraman_output", lambda lam, m, n1: 2.0 / (m * n1 * lam)),  # M5
+    ("pathak", lambda lam, m, n1: 2.0 / (n1 * lam)),  # M6a
+    ("param_avg", lambda lam, m, n1: 2.0 / (m * lam)),  # M6b
+    ("hamm_vote", lambda lam, m, n1: 2.0 / lam),  # M11
+    ("hamm_soft", lambda lam, m, n1: 2.0 / (m * lam)),  # M12
+])
+def test_output_family_is_pure_eps_at_the_target(mech, expected):
+    lam, m, n1, eps = 0.01, 8, 37, 0.3
+    led, cal = calib.output_ledger(mech, eps, 11, lam, m, n1)
+    assert led.sensitivity == pytest.approx(expected(lam, m, n1))
+    assert led.beta == pytest.approx(eps / expected(lam, m, n1))
+    assert led.eps_total == pytest.approx(eps) and led.delta_total == 0.0
+    assert cal.noise == "l2_laplace"

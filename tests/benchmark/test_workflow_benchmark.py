@@ -1,0 +1,60 @@
+"""`snakemake benchmark_tables` end to end on the smoke profile with Breast Cancer.
+
+Offline: the raw files come from the mirror ($MPDP_DATA_MIRROR, default ../shared/datasets).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+from workflow_helpers import mirror_path, run_snakemake, workflow_dir
+
+from mpdp import results
+from mpdp.studies.benchmark.schema import EXTRA_COLUMNS, MECHANISM_BY_ID
+
+SMOKE = ["--configfile", "config/smoke.yaml", "--cores", "2", "--config", "datasets=[breast_cancer]"]
+KEY = ["mechanism", "epsilon", "m", "u", "rep"]
+
+pytestmark = pytest.mark.slow
+
+
+def _snakemake(workdir: Path, *args: str) -> subprocess.CompletedProcess:
+    return run_snakemake(workdir, *args, env={"MPDP_DATA_MIRROR": str(mirror_path())})
+
+
+@pytest.fixture(scope="module")
+def workdir(tmp_path_factory, mirror) -> Path:
+    return workflow_dir(tmp_path_factory.mktemp("benchmark_workflow"))
+
+
+def test_benchmark_tables_end_to_end(workdir):
+    proc = _snakemake(workdir, "benchmark_tables", "-n", *SMOKE)
+    out = proc.stdout + proc.stderr
+    assert "benchmark_job" in out and "train_job" not in out and "voting_train" not in out
+    _snakemake(workdir, "benchmark_tables", *SMOKE)
+    table = results.read(workdir / "data/results/benchmark/breast_cancer.parquet", EXTRA_COLUMNS)
+    assert list(table.columns) == list(results.columns(EXTRA_COLUMNS))
+    assert set(table["mechanism"]) == set(MECHANISM_BY_ID)
+    assert (table["experiment"] == "benchmark").all() and (table["dataset"] == "breast_cancer").all()
+    assert not table.duplicated(KEY).any()
+    # 13 mechanisms × 2 ε × (m ∈ {2, 4}) × (u ∈ {1, 3}) × R = 2
+    assert len(table) == len(MECHANISM_BY_ID) * 2 * 4 * 2
+    assert set(table["m"]) == {2, 4} and set(table["u"]) == {1.0, 3.0} and set(table["rep"]) == {0, 1}
+    private = table[table["mechanism"] != "nonprivate"]
+    np.testing.assert_allclose(private["eps_total"], private["epsilon"], rtol=1e-3)
+    assert (private["delta_total"].isin([0.0, 1e-5])).all() and private["accountant"].notna().all()
+    # paired repetitions: the same partition for every mechanism of a (m, u, rep)
+    assert (table.groupby(["m", "u", "rep"])[["n", "n_min", "n_max", "partition"]].nunique() == 1).all().all()
+    assert table.groupby(["m", "u"])["partition"].nunique().eq(2).all()
+    assert (table["optimal_gap"] >= -1e-7).all()
+    assert (table.loc[table["mechanism"] == "nonprivate", "optimal_gap"] == 0).all()
+    hp = json.loads((workdir / "data/results/benchmark/breast_cancer.hparams.json").read_text())
+    assert hp["privacy_cost_of_selection"] == "excluded"
+    assert set(hp["mechanisms"]) == set(MECHANISM_BY_ID)
+    # a second run has nothing to do
+    proc = _snakemake(workdir, "benchmark_tables", "-n", *SMOKE)
+    assert "benchmark_job" not in proc.stdout

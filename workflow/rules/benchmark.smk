@@ -1,0 +1,71 @@
+# Cross-paper benchmark (spec E10, issue 10): the TABLES. One coarse job per (data set, job
+# group: gradient | output | admm), then one collect per data set. Logic in
+# src/mpdp/studies/benchmark; adapters in workflow/scripts/benchmark_*.py. The figures, the
+# report section and the umbrella target `benchmark` are defined elsewhere (not here).
+from mpdp.provenance_hash import source_hash
+from mpdp.studies.benchmark import plan as benchmark_plan
+
+BENCHMARK = CFG.get("benchmark") or {}
+BENCHMARK_DATASETS = benchmark_plan.datasets(CFG, AVAILABLE) if BENCHMARK else []
+BENCHMARK_GROUPS = tuple(benchmark_plan.JOB_GROUPS)
+_BENCHMARK_ABSENT = [ds for ds in BENCHMARK.get("datasets", []) if ds not in BENCHMARK_DATASETS]
+if BENCHMARK and _BENCHMARK_ABSENT:
+    sys.stderr.write(
+        f"mpdp: benchmark tables skip data sets {_BENCHMARK_ABSENT}: not among the available data "
+        "sets (config key 'datasets', or their raw files are missing).\n"
+    )
+BENCHMARK_CODE = source_hash("benchmark_train")
+STUDY_BENCHMARKS.extend(
+    f"data/benchmarks/benchmark/{ds}/{group}.tsv" for ds in BENCHMARK_DATASETS for group in BENCHMARK_GROUPS
+)
+
+
+#: benchmark_table_paths(config=None) -> the configured data/results/benchmark/{ds}.parquet
+#: paths of the available data sets (for the figure/report rules of the analysis)
+benchmark_table_paths = benchmark_plan.table_paths_function(CFG, AVAILABLE)
+
+
+wildcard_constraints:
+    bgroup="|".join(BENCHMARK_GROUPS),
+
+
+rule benchmark_tables:
+    input:
+        benchmark_table_paths(),
+
+
+rule benchmark_job:
+    input:
+        card=lambda wc: card(wc.ds),
+        arrays=lambda wc: processed_arrays_of(wc.ds),
+    output:
+        table="data/results/benchmark/parts/{ds}/{bgroup}.parquet",
+        hparams="data/results/benchmark/parts/{ds}/{bgroup}.hparams.json",
+    log:
+        "logs/benchmark_job/{ds}/{bgroup}.log",
+    benchmark:
+        "data/benchmarks/benchmark/{ds}/{bgroup}.tsv"
+    params:
+        code=BENCHMARK_CODE,
+        settings=lambda wc: rule_keys.settings(CFG, "benchmark_job"),
+    conda:
+        "../envs/mpdp.yaml"
+    script:
+        "../scripts/benchmark_job.py"
+
+
+rule benchmark_collect:
+    input:
+        tables=lambda wc: [f"data/results/benchmark/parts/{wc.ds}/{g}.parquet" for g in BENCHMARK_GROUPS],
+        hparams=lambda wc: [f"data/results/benchmark/parts/{wc.ds}/{g}.hparams.json" for g in BENCHMARK_GROUPS],
+    output:
+        table="data/results/benchmark/{ds}.parquet",
+        hparams="data/results/benchmark/{ds}.hparams.json",
+    log:
+        "logs/benchmark_collect/{ds}.log",
+    params:
+        settings=lambda wc: rule_keys.settings(CFG, "benchmark_collect"),
+    conda:
+        "../envs/mpdp.yaml"
+    script:
+        "../scripts/benchmark_collect.py"

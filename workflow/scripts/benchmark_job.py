@@ -1,0 +1,15 @@
+"""Snakemake script: one benchmark job (spec E10): every mechanism of a job group on one data set."""
+from pathlib import Path
+
+from mpdp import config
+from mpdp.runner import run_step
+from mpdp.studies.benchmark.train import family_job
+
+sm = snakemake  # noqa: F821  (injected by Snakemake)
+cfg = config.validate(sm.config)
+ds, group = sm.wildcards.ds, sm.wildcards.bgroup
+run_step(
+    lambda log: family_job(cfg, ds, group, Path(sm.input.card).parent, Path(sm.output.table),
+                           Path(sm.output.hparams), log),
+    sm.log[0], f"benchmark {ds} {group}",
+)
