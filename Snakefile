@@ -18,9 +18,10 @@ include: "workflow/rules/figures.smk"
 include: "workflow/rules/ls.smk"
 include: "workflow/rules/voting.smk"
 include: "workflow/rules/admm.smk"
-include: "workflow/rules/report.smk"
 include: "workflow/rules/audit.smk"
 include: "workflow/rules/benchmark.smk"
+include: "workflow/rules/benchmark_figures.smk"
+include: "workflow/rules/report.smk"
 
 
 rule all:
@@ -29,3 +30,4 @@ rule all:
         "reports/report.html",
         all_figure_files(),
         ADMM_OUTPUTS,
+        BENCHMARK_FIGURE_FILES,

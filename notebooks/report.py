@@ -38,6 +38,7 @@ from mpdp.figures.plot import cv_curves_png, load_tables, table1_frame
 from mpdp.report import provenance, sections
 from mpdp.report.build import CONTEXT_ENV
 from mpdp.studies.admm import report as zz_report
+from mpdp.studies.benchmark import report as xp_report
 from mpdp.studies.ls import report as ls_report
 from mpdp.studies.voting import report as voting_report
 from mpdp.studies.wddp.claims import READINGS, survival_sentence
@@ -67,6 +68,8 @@ VOTING = voting_report.load(CTX.get("voting"))
 LS = ls_report.load(CTX.get("ls"))
 ZZ_CLAIMS = zz_report.claims(ZZ["frame"], CFG) if ZZ is not None else None
 VOTING_CLAIMS = voting_report.claims_table(VOTING.tables, CFG) if VOTING.tables else None
+XP = xp_report.load(CTX.get("xp"))
+XP_CLAIMS = xp_report.paper_comparisons(XP) if XP is not None else None
 
 # %% [markdown]
 # ## Claims check at a glance
@@ -95,7 +98,7 @@ else:
     )
 
 # %% [markdown]
-# The other papers' claims (sections 8–10 give each claim's statistic, interval and note):
+# The other papers' claims and their comparisons re-checked on one footing (sections 8–10 and 12 give each claim's statistic, interval and note):
 # how many data sets or settings pass, fail or are inconclusive.
 
 # %%
@@ -103,6 +106,7 @@ display(HTML(sections.html_table(sections.studies_at_a_glance({
     "Zhang–Zhu ADMM (S-001, §8)": ZZ_CLAIMS,
     "Hamm et al. voting (S-004, §9)": VOTING_CLAIMS,
     "least-squares write-up (S-002, §10)": LS.claims if LS is not None else None,
+    "each paper's comparison at equal accounted privacy (cross-paper benchmark, §12)": XP_CLAIMS,
 }))))
 
 # %% [markdown]
@@ -660,3 +664,44 @@ else:
         )
     display(Markdown("\n".join(f"- {line}" for line in audit_report.findings(AUDIT_TABLE))))
     display(HTML(sections.html_table(audit_report.summary(AUDIT_TABLE))))
+
+
+# %% [markdown]
+# ## 12. All mechanisms on one footing (cross-paper benchmark)
+#
+# No seed compares its mechanism with the others on equal terms: each uses its own privacy
+# unit, its own accounting and its own data. Here every mechanism of sections 1–9 runs on the
+# same data sets, parties and grid of ε × m × u, calibrated so that everything it releases (its
+# whole transcript, not only the final model) is (ε, δ)-DP for one record under the tightest
+# accountant available (spec experiments.md E10). The lines below, the leaderboard and the
+# verdicts are computed from `data/results/benchmark/<dataset>.parquet` when the report is built.
+
+# %%
+if XP is None:
+    display(HTML(sections.callout(
+        "The cross-paper benchmark was not part of this build (no `benchmark:` section or no "
+        "available data set): run `snakemake --cores all benchmark`.", "note")))
+else:
+    display(Markdown("### The common footing"))
+    display(Markdown("\n".join(f"- {line}" for line in xp_report.footing(XP, CFG))))
+    display(Markdown("### Leaderboard"))
+    display(Markdown(xp_report.leader_sentence(XP) + " A mechanism is *tied* in a cell when it is not "
+                     "significantly worse than the cell's best (one-sided paired t-test over repetitions, "
+                     "Holm-corrected within the cell at 0.05); party-level mechanisms are over-protected "
+                     "relative to the record-level ones, which is part of the comparison."))
+    display(HTML(sections.html_table(xp_report.leaderboard(XP))))
+    display(Markdown("### What changes relative to each paper's own conclusions"))
+    display(Markdown("Each paper's comparison re-checked here at equal *accounted* privacy (the ε of "
+                     "the whole transcript equals the target, see above): accuracy of the mechanism "
+                     "the paper favours minus its competitor, paired by repetition and averaged over "
+                     "the grid; PASS = the paper's conclusion holds, FAIL = the opposite holds."))
+    display(HTML(sections.html_table(XP_CLAIMS)))
+    for xp_name, xp_caption in xp_report.CAPTIONS.items():
+        xp_path = XP.figures.get(xp_name)
+        display(Markdown(f"**{xp_name}.** {xp_caption}"))
+        if xp_path:
+            display(Image(filename=xp_path, alt=f"{xp_name}: {xp_caption}"))
+        else:
+            display(HTML(sections.callout(f"{xp_name} was not built.", "warning")))
+    display(Markdown("### [REC] choices of the benchmark (reconstructions, not from a seed)"))
+    display(HTML(sections.html_table(xp_report.rec_choices(CFG))))

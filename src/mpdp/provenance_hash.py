@@ -24,7 +24,8 @@ STAGE_SOURCES: dict[str, tuple[str, ...]] = {
     "figures": ("figures", "studies/wddp/figure_spec.py", "bounds.py", "results.py"),
     "report": ("report", "claims.py", "studies/wddp/claims.py", "figures",
                "studies/wddp/figure_spec.py", "bounds.py", "results.py", "studies/ls",
-               "studies/voting", "studies/admm", "audit/report.py", "audit/figure.py"),
+               "studies/voting", "studies/admm", "audit/report.py", "audit/figure.py",
+               "studies/benchmark"),
     # least-squares study (issue 9): experiment tables, then figures and claims
     "ls": ("studies/ls/__init__.py", "studies/ls/data.py", "studies/ls/experiment.py",
            "studies/ls/theory.py", "mechanisms/least_squares.py", "privacy", "claims.py",
@@ -41,13 +42,16 @@ STAGE_SOURCES: dict[str, tuple[str, ...]] = {
                        "results.py"),
     "admm_train": ("mechanisms/admm.py", "models", "privacy", "studies/admm/train.py",
                    "studies/admm/schema.py", "seeding.py", "results.py", "data/prepare.py"),
-    "admm_figures": ("figures/style.py", "studies/admm", "claims.py", "results.py"),
+    "admm_figures": ("figures/style.py", "figures/bands.py", "studies/admm", "claims.py", "results.py"),
     # cross-paper benchmark tables (issue 10): reuses the gradient, voting and ADMM training code
     "benchmark_train": ("studies/benchmark/plan.py", "studies/benchmark/calibration.py",
                         "studies/benchmark/train.py", "studies/benchmark/schema.py",
                         "studies/wddp/batch.py", "studies/voting/train.py", "studies/voting/plan.py",
                         "engine.py", "models", "mechanisms", "privacy", "partition.py", "seeding.py",
                         "results.py", "data/prepare.py", "bounds.py"),
+    "benchmark_figures": ("studies/benchmark/figures.py", "studies/benchmark/ranking.py",
+                          "studies/benchmark/schema.py", "figures/style.py", "figures/bands.py",
+                          "figures/plot.py", "results.py"),
 }
 
 

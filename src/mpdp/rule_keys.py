@@ -63,6 +63,7 @@ RULE_KEYS: dict[str, tuple[str, ...]] = {
     # cross-paper benchmark (spec E10): every job reads the whole section (grid, selection)
     "benchmark_job": ("root_seed", "benchmark"),
     "benchmark_collect": ("benchmark.reference", "benchmark.val_frac", "benchmark.tune_seeds"),
+    "benchmark_figure": ("benchmark.reference", "benchmark.delta"),
 }
 
 #: preprocessing keys that only one data set's preparation reads

@@ -58,3 +58,42 @@ def test_benchmark_tables_end_to_end(workdir):
     # a second run has nothing to do
     proc = _snakemake(workdir, "benchmark_tables", "-n", *SMOKE)
     assert "benchmark_job" not in proc.stdout
+
+
+def test_benchmark_target_draws_the_four_figures_from_the_tables(workdir):
+    """`snakemake benchmark` = tables + xp_eps, xp_m, xp_u, xp_rank (png and pdf)."""
+    _snakemake(workdir, "benchmark", *SMOKE)
+    for name in ("xp_eps", "xp_m", "xp_u", "xp_rank"):
+        for ext in ("png", "pdf"):
+            assert (workdir / f"reports/figures/{name}.{ext}").stat().st_size > 10_000, (name, ext)
+    proc = _snakemake(workdir, "xp_rank", "-n", *SMOKE)
+    assert "benchmark_figure" not in proc.stdout  # up to date
+
+
+def test_report_section_numbers_come_from_the_tables(workdir):
+    from mpdp import config
+    from mpdp.studies.benchmark import ranking
+    from mpdp.studies.benchmark import report as xp_report
+
+    tables = [str(workdir / "data/results/benchmark/breast_cancer.parquet")]
+    hparams = [str(workdir / "data/results/benchmark/breast_cancer.hparams.json")]
+    bench = xp_report.load({"tables": tables, "hparams": hparams, "figures": {}})
+    assert bench is not None and xp_report.load({"tables": []}) is None
+    cfg = config.load(workdir / "config" / "smoke.yaml")
+    footing = "\n".join(xp_report.footing(bench, cfg))
+    assert "excluded" in footing and "replace one record" in footing
+    board = xp_report.leaderboard(bench)
+    cells = bench.table.groupby(["epsilon", "m", "u"]).ngroups
+    assert (board["cells"] == cells).all()
+    assert board["best"].sum() == cells  # exactly one best mechanism per cell
+    ranked = ranking.cell_ranking(bench.table)
+    assert "nonprivate" not in set(ranked["mechanism"])
+    comparisons = xp_report.paper_comparisons(bench)
+    assert set(comparisons["claim_id"]) == {c[0] for c in xp_report.PAPER_CLAIMS}
+    assert comparisons["verdict"].isin(["PASS", "FAIL", "INCONCLUSIVE"]).all()
+    # the estimate is the paired accuracy difference averaged over the grid
+    t = bench.table
+    a = t[t["mechanism"] == "dvp"].set_index(["epsilon", "m", "u", "rep"])["accuracy"]
+    b = t[t["mechanism"] == "pvp"].set_index(["epsilon", "m", "u", "rep"])["accuracy"]
+    zz = comparisons[comparisons["claim_id"] == "XP-ZZ"].iloc[0]
+    assert zz["estimate"] == pytest.approx((a - b).groupby(level="rep").mean().mean())

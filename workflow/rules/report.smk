@@ -18,6 +18,9 @@ rule report_html:
         notebook="notebooks/report.py",
         voting_tables=[voting_plan.table_path(t) for t in VOTING_TABLES],
         voting_figures=voting_figure_files(("png",)),
+        benchmark_tables=benchmark_table_paths(),
+        benchmark_hparams=[p.replace(".parquet", ".hparams.json") for p in benchmark_table_paths()],
+        benchmark_figures=[f for f in BENCHMARK_FIGURE_FILES if f.endswith(".png")],
     output:
         "reports/report.html",
     log:

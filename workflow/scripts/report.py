@@ -45,6 +45,12 @@ def step(log):
             "tables": {Path(p).stem: str(Path(p).resolve()) for p in sm.input.voting_tables},
             "figures": {Path(p).stem: str(Path(p).resolve()) for p in sm.input.voting_figures},
         },
+        # the cross-paper benchmark (E10): tables, selection records, figures
+        "xp": {
+            "tables": [str(Path(p).resolve()) for p in sm.input.benchmark_tables],
+            "hparams": [str(Path(p).resolve()) for p in sm.input.benchmark_hparams],
+            "figures": {Path(p).stem: str(Path(p).resolve()) for p in sm.input.benchmark_figures},
+        },
     }
     for ds in context["unavailable"]:
         context["results"].setdefault(ds, None)

@@ -18,10 +18,10 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
-from scipy import stats  # noqa: E402
 
 from mpdp.errors import InputDataError  # noqa: E402
 from mpdp.figures import style  # noqa: E402
+from mpdp.figures.bands import summarise  # noqa: E402
 from mpdp.figures.plot import save_figure  # noqa: E402
 from mpdp.io import atomic_path  # noqa: E402
 from mpdp.studies.admm.tradeoff import alpha_star, fit_g, fit_table  # noqa: E402
@@ -30,15 +30,6 @@ from mpdp.studies.admm.train import read_table  # noqa: E402
 PRIVATE = ("dvp", "pvp")
 I11_NOTE = ("α is per node and per iteration (\u201cdynamic α-DP\u201d); the paper gives no composition "
             "over iterations (I-11): cumulative loss shown as tα (basic) and PLD at δ = {delta:g}")
-
-
-def summarise(frame: pd.DataFrame, by: list[str], value: str) -> pd.DataFrame:
-    """Mean, 95 % t-interval bounds and count of ``value`` over repetitions, per ``by``."""
-    grouped = frame.groupby(by, sort=True)[value]
-    out = grouped.agg(["mean", "std", "count"]).reset_index()
-    half = stats.t.ppf(0.975, np.maximum(out["count"] - 1, 1)) * out["std"].fillna(0.0) / np.sqrt(out["count"])
-    out["lo"], out["hi"] = out["mean"] - half, out["mean"] + half
-    return out
 
 
 def checkpoint_iterations(wanted: list[int], available: np.ndarray) -> list[int]:

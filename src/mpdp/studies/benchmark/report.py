@@ -1,0 +1,159 @@
+"""Report section "All mechanisms on one footing" (spec experiments.md E10; issue 10).
+
+Every number is computed from the benchmark tables and the selection records
+(``<dataset>.hparams.json``) when the report is built.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from mpdp import claims
+from mpdp.studies.benchmark import ranking
+from mpdp.studies.benchmark.figures import label, read_tables
+from mpdp.studies.benchmark.schema import MECHANISM_BY_ID
+
+CAPTIONS: dict[str, str] = {
+    "xp_eps": "Test accuracy (top) and optimality gap against the pooled θ* of the same λ (bottom) "
+              "versus the record-level ε, at the reference m and u; every mechanism calibrated so that "
+              "its whole released transcript is (ε, δ)-DP.",
+    "xp_m": "The same versus the number of parties m, at the reference ε and u.",
+    "xp_u": "The same versus the size unevenness u, at the reference ε and m.",
+    "xp_rank": "Best mechanism of every cell of the grid (colour) and the number of mechanisms not "
+               "significantly worse than it (paired over repetitions, Holm-corrected).",
+}
+
+#: each paper's own comparison, re-checked on the common footing: (id, paper, claim, better, worse)
+PAPER_CLAIMS: tuple[tuple[str, str, str, str, str], ...] = (
+    ("XP-WDDP-lit", "WD-DP (S-000)", "WD-DP Alg. 1 beats Jayaraman's gradient perturbation (local)",
+     "wddp_literal", "jayaraman_literal"),
+    ("XP-WDDP-pr", "WD-DP (S-000)", "WD-DP beats Jayaraman's gradient perturbation (per-round)",
+     "wddp_per_round", "jayaraman_per_round"),
+    ("XP-ZZ", "Zhang–Zhu (S-001)", "DVP has lower misclassification than PVP", "dvp", "pvp"),
+    ("XP-Hamm-soft", "Hamm et al. (S-004)", "soft vote (Alg. 2) beats majority vote (Alg. 1)",
+     "hamm_soft", "hamm_vote"),
+    ("XP-Hamm-avg", "Hamm et al. (S-004)", "soft vote (Alg. 2) beats party-level parameter averaging",
+     "hamm_soft", "param_avg"),
+)
+
+
+@dataclass(frozen=True)
+class Benchmark:
+    """What the report reads of the benchmark: the tables, selection records and figures."""
+
+    table: pd.DataFrame
+    hparams: list[dict[str, Any]]
+    figures: dict[str, str]
+
+
+def load(ctx: dict[str, Any] | None) -> Benchmark | None:
+    """The benchmark's outputs, or None when the benchmark was not part of this build."""
+    if not ctx or not ctx.get("tables"):
+        return None
+    tables = [p for p in ctx["tables"] if Path(p).is_file()]
+    if not tables:
+        return None
+    hparams = [json.loads(Path(p).read_text()) for p in ctx.get("hparams", []) if Path(p).is_file()]
+    figures = {k: v for k, v in ctx.get("figures", {}).items() if Path(v).is_file()}
+    return Benchmark(read_tables(tables), hparams, figures)
+
+
+def footing(bench: Benchmark, cfg: dict[str, Any]) -> list[str]:
+    """The common footing in a few computed lines (unit, δ, accountants, check, selection, knobs)."""
+    t = bench.table
+    private = t[t["family"] != "reference"]
+    lines = []
+    units = private.groupby("privacy_unit")["mechanism"].unique()
+    unit_text = "; ".join(f"{u}: {', '.join(sorted(m))}" for u, m in units.items())
+    lines.append("**Privacy unit**: replace one record of one party (record-level, bounded DP); "
+                 f"mechanisms with a party-level guarantee run at their party-level ε, which implies the "
+                 f"record-level one ({unit_text}).")
+    acc = private.groupby("family")["accountant"].unique()
+    deltas = sorted({float(d) for d in private["delta_total"].dropna()})
+    lines.append("**Accounting of the whole transcript** (accountant per family): "
+                 + "; ".join(f"{fam}: {', '.join(sorted(a))}" for fam, a in acc.items())
+                 + f". δ of the statements: {', '.join(f'{d:g}' for d in deltas)} (0 = pure ε-DP).")
+    finite = private[np.isfinite(private["eps_total"])]
+    rel = (finite["eps_total"] - finite["epsilon"]).abs() / finite["epsilon"]
+    lines.append(f"**Equal real privacy**: over all {len(finite)} private runs the accounted ε of the "
+                 f"transcript differs from the target by at most {100 * rel.max():.2g} % (relative).")
+    if bench.hparams:
+        h = bench.hparams[0]
+        caps = ", ".join(f"{r['dataset']} {r['n_private']} of {r['n_private_before_cap']}" for r in bench.hparams)
+        lines.append(f"**Hyper-parameters**: {h['protocol']} (reference cell {h['reference_cell']}). The "
+                     f"selection's privacy cost is **{h['privacy_cost_of_selection']}**: it is not part of "
+                     "the accounted ε.")
+        lines.append(f"**Private records per data set** ([REC] cap `benchmark.max_train_records`, one "
+                     f"seeded uniform subsample shared by every mechanism): {caps}.")
+    b = cfg.get("benchmark", {})
+    if b:
+        lines.append(f"**Grid**: ε ∈ {b['eps_grid']}, m ∈ {b['m_grid']}, u ∈ {b['u_grid']}, "
+                     f"R = {b['reps']}; gradient mechanisms T = {b['gradient']['T']} steps, ADMM "
+                     f"T = {b['admm']['T']} iterations on a {b['admm']['topology']} (both [REC] time knobs).")
+    return lines
+
+
+def leaderboard(bench: Benchmark) -> pd.DataFrame:
+    """Per mechanism: cells, best, best-or-tied and their share, mean rank, with readable labels."""
+    board = ranking.leaderboard(ranking.cell_ranking(bench.table))
+    board.insert(0, "mechanism (spec)", [f"{label(m)} [{MECHANISM_BY_ID[m].spec}]" if m in MECHANISM_BY_ID
+                                         else m for m in board["mechanism"]])
+    board["share_best_or_tied"] = board["share_best_or_tied"].map(lambda v: f"{100 * v:.0f} %")
+    board["mean_rank"] = board["mean_rank"].round(2)
+    return board.drop(columns="mechanism")
+
+
+def leader_sentence(bench: Benchmark) -> str:
+    """Which mechanism is best or tied in the most cells, computed from the ranking."""
+    board = ranking.leaderboard(ranking.cell_ranking(bench.table))
+    if board.empty:
+        return "No competing mechanisms in the tables."
+    top = board.iloc[0]
+    return (f"Over {int(top['cells'])} cells, **{label(top['mechanism'])}** is best or not significantly "
+            f"worse than the best in {int(top['best_or_tied'])} cells ({100 * top['share_best_or_tied']:.0f} %), "
+            f"best outright in {int(top['best'])}.")
+
+
+def paper_comparisons(bench: Benchmark) -> pd.DataFrame:
+    """Each paper's own comparison re-checked on the common footing, per data set.
+
+    Statistic: accuracy(better) − accuracy(worse), paired by repetition within each cell, averaged
+    over all cells of the grid for each repetition; 95 % t-interval over repetitions; verdict PASS
+    when the interval is above 0 (the paper's claim holds), FAIL when below.
+    """
+    t = bench.table
+    rows = []
+    for cid, paper, text, better, worse in PAPER_CLAIMS:
+        for ds, sub in t.groupby("dataset", sort=True):
+            wide = sub[sub["mechanism"].isin([better, worse])].pivot_table(
+                index=[*ranking.CELL[1:], "rep"], columns="mechanism", values="accuracy")
+            if better not in wide or worse not in wide:
+                continue
+            diff = (wide[better] - wide[worse]).dropna()
+            per_rep = diff.groupby(level="rep").mean()
+            est, lo, hi = claims.t_interval(per_rep.to_numpy())
+            rows.append({"claim_id": cid, "paper": paper, "claim": text, "dataset": ds,
+                         "statistic": "mean accuracy difference over the grid", "estimate": est,
+                         "ci_low": lo, "ci_high": hi, "n_reps": len(per_rep), "cells": int(diff.index.droplevel(
+                             "rep").nunique()), "verdict": claims.verdict(lo, hi, "greater")})
+    return pd.DataFrame(rows)
+
+
+def rec_choices(cfg: dict[str, Any]) -> pd.DataFrame:
+    """The benchmark's [REC] settings as configured (reconstructions, not from a seed)."""
+    b = cfg.get("benchmark", {})
+    keys = {"lambda": "common λ", "aux_frac": "public pool fraction (Hamm)", "val_frac": "validation split",
+            "max_train_records": "cap on private records", "min_party_size": "smallest party (else skipped)",
+            "tune_seeds": "seeds per candidate"}
+    rows = [{"key": f"benchmark.{k}", "meaning": v, "value": b.get(k)} for k, v in keys.items() if k in b]
+    for fam, knob in (("gradient", "eta_candidates"), ("gradient", "T"), ("output", "lambda_candidates"),
+                      ("admm", "penalty_candidates"), ("admm", "T")):
+        if knob in b.get(fam, {}):
+            rows.append({"key": f"benchmark.{fam}.{knob}", "meaning": f"{fam} family", "value": b[fam][knob]})
+    return pd.DataFrame(rows)

@@ -1,0 +1,59 @@
+"""The benchmark's per-cell ranking: paired one-sided t-tests, Holm-corrected (spec E10)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+
+from mpdp.studies.benchmark import ranking
+
+
+def _table(columns: dict[str, np.ndarray], cell: tuple = ("toy", 1.0, 8, 1.0)) -> pd.DataFrame:
+    rows = []
+    for mech, acc in columns.items():
+        for rep, a in enumerate(acc):
+            rows.append(dict(zip(["dataset", "epsilon", "m", "u"], cell, strict=True),
+                             mechanism=mech, rep=rep, accuracy=float(a), synthetic=True))
+    return pd.DataFrame(rows)
+
+
+def test_holm_matches_the_step_down_definition():
+    p = np.array([0.01, 0.04, 0.03, 0.20])
+    # sorted 0.01, 0.03, 0.04, 0.20 -> 4*0.01, max(.., 3*0.03), max(.., 2*0.04), max(.., 1*0.2)
+    assert ranking.holm(p) == pytest.approx([0.04, 0.09, 0.09, 0.20])
+    assert ranking.holm(np.array([0.5, 0.6])).max() <= 1.0
+
+
+def test_identical_columns_tie_and_a_constant_shift_is_significant():
+    rng = np.random.default_rng(0)
+    base = 0.8 + 0.02 * rng.standard_normal(10)
+    table = _table({"a": base, "b": base.copy(), "c": base - 0.05, "nonprivate": base + 0.1})
+    ranked = ranking.cell_ranking(table).set_index("mechanism")
+    assert "nonprivate" not in ranked.index  # the reference is not a competitor
+    assert ranked["tied"].to_dict() == {"a": True, "b": True, "c": False}
+    assert ranked.loc["c", "p_value"] == 0.0
+
+
+def test_p_values_equal_scipy_paired_t_test_and_holm_decides_ties():
+    rng = np.random.default_rng(1)
+    best = 0.80 + 0.03 * rng.standard_normal(10)
+    close = best - 0.002 + 0.03 * np.tile([1.0, -1.0], 5)  # mean difference 0.002, sd 0.03
+    far = best - 0.05 + 0.01 * rng.standard_normal(10)
+    ranked = ranking.cell_ranking(_table({"best": best, "close": close, "far": far})).set_index("mechanism")
+    assert ranked.loc["best", "best"]
+    for name, other in (("close", close), ("far", far)):
+        expected = stats.ttest_rel(best, other, alternative="greater").pvalue
+        assert ranked.loc[name, "p_value"] == pytest.approx(expected)
+    assert ranked.loc["far", "p_holm"] == pytest.approx(min(1.0, 2 * ranked.loc["far", "p_value"]))
+    assert bool(ranked.loc["close", "tied"]) and not bool(ranked.loc["far", "tied"])
+
+
+def test_leaderboard_counts_best_and_ties_per_mechanism():
+    base = np.linspace(0.7, 0.8, 6)
+    t1 = _table({"a": base, "b": base - 0.1}, ("toy", 1.0, 8, 1.0))
+    t2 = _table({"a": base - 0.1, "b": base}, ("toy", 3.0, 8, 1.0))
+    board = ranking.leaderboard(ranking.cell_ranking(pd.concat([t1, t2]))).set_index("mechanism")
+    assert board.loc["a", ["cells", "best", "best_or_tied"]].tolist() == [2, 1, 1]
+    assert board.loc["b", "mean_rank"] == pytest.approx(1.5)

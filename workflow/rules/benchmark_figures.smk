@@ -1,0 +1,46 @@
+# Cross-paper benchmark (spec E10, issue 10): the FIGURES xp_eps, xp_m, xp_u, xp_rank from the
+# tables of workflow/rules/benchmark.smk, and the umbrella target `benchmark` (tables + figures;
+# the report section reads both). Logic in src/mpdp/studies/benchmark/{figures,ranking}.py.
+
+BENCHMARK_FIGURES = ("xp_eps", "xp_m", "xp_u", "xp_rank")
+BENCHMARK_FIGURE_FILES = (
+    [f"reports/figures/{f}.{ext}" for f in BENCHMARK_FIGURES for ext in ("png", "pdf")]
+    if BENCHMARK_DATASETS
+    else []
+)
+
+
+wildcard_constraints:
+    xpfig="|".join(BENCHMARK_FIGURES),
+
+
+rule benchmark:
+    input:
+        benchmark_table_paths(),
+        BENCHMARK_FIGURE_FILES,
+
+
+rule benchmark_figure:
+    input:
+        tables=benchmark_table_paths(),
+    output:
+        png="reports/figures/{xpfig}.png",
+        pdf="reports/figures/{xpfig}.pdf",
+    log:
+        "logs/benchmark_figure/{xpfig}.log",
+    params:
+        code=source_hash("benchmark_figures"),
+        settings=lambda wc: rule_keys.settings(CFG, "benchmark_figure"),
+    conda:
+        "../envs/mpdp.yaml"
+    script:
+        "../scripts/benchmark_figure.py"
+
+
+for _xpfig in BENCHMARK_FIGURES:
+
+    rule:
+        name:
+            _xpfig
+        input:
+            [f"reports/figures/{_xpfig}.{ext}" for ext in ("png", "pdf")],
