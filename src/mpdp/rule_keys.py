@@ -86,6 +86,8 @@ def keys_for(rule: str, cfg: Mapping[str, Any], dataset: str | None = None,
             raise ValueError("train_job keys depend on the experiment")
         rule = f"train_job:{experiment}"
     keys = RULE_KEYS[rule]
+    if rule == "audit_table" and cfg.get("benchmark"):  # δ of the Gaussian audits (spec A0)
+        keys = (*keys, "benchmark.delta")
     if rule == "prepare":
         if dataset is None:
             raise ValueError("prepare keys depend on the data set")

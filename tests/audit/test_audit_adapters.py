@@ -22,7 +22,8 @@ N_TRAIN = {"breast_cancer": 559, "adult": 36_000}
 
 def _ctx(canaries=1000, T=50, draws=100_000, bug=0.5) -> AuditContext:
     return AuditContext(
-        root_seed=0, beta=0.05, delta=1e-5, bug_noise_factor=bug, n_train=N_TRAIN,
+        root_seed=0, beta=0.05, delta=1e-5, bug_noise_factor={"many_draws": bug, "one_run": bug},
+        n_train=N_TRAIN,
         one_run={"canaries": canaries, "T": T, "eta": 0.1, "lambda": 1e-3, "G": 1.0},
         many_draws={"draws": draws, "f_sel": 0.2},
     )
@@ -164,7 +165,8 @@ def test_real_record_pair_on_prepared_data(tmp_path):
         np.save(tmp_path / f"{name}.npy", array)
     (tmp_path / "card.json").write_text(json.dumps({"n_train": n, "n_test": 10, "n_features": p}))
     ctx = AuditContext(
-        root_seed=0, beta=0.05, delta=1e-5, bug_noise_factor=0.5, n_train={"adult": n},
+        root_seed=0, beta=0.05, delta=1e-5, bug_noise_factor={"many_draws": 0.5, "one_run": 0.25},
+        n_train={"adult": n},
         one_run={}, many_draws={"draws": 200_000, "f_sel": 0.2}, processed={"adult": str(tmp_path)},
     )
     setting = {"mechanism": "nl2_output", "pair": "real_record", "dataset": "adult",

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from mpdp import config
 from mpdp.audit import table as audit_table
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -36,6 +37,13 @@ def test_snakemake_audit_on_smoke_profile(tmp_path):
     honest = table[~table["planted_bug"]]
     assert (honest["eps_lower"] <= honest["eps_accounted"]).all()
     bugs = table[table["planted_bug"]]
-    assert len(bugs) == 2 and (bugs["eps_lower"] > bugs["eps_claimed"]).all()
+    assert len(bugs) == 3 and (bugs["eps_lower"] > bugs["eps_claimed"]).all()
+    # every mechanism family is audited (DVP excepted: no separable noise stage)
+    assert {"wyx", "wddp_literal", "jayaraman_output", "pathak", "param_avg", "hamm_vote", "hamm_soft",
+            "pvp"} <= set(table["mechanism"])
+    # spec A0: the Gaussian audits use the benchmark's δ; single pure-DP releases δ = 0
+    smoke = config.load(ROOT / "config" / "smoke.yaml")
+    assert (table.loc[table["method"] == "one_run", "delta"] == smoke["benchmark"]["delta"]).all()
+    assert (table.loc[table["mechanism"] == "hamm_vote", "delta"] == 0).all()
     for ext in ("png", "pdf"):
         assert (tmp_path / "reports" / "figures" / f"audit_eps.{ext}").stat().st_size > 10_000

@@ -16,7 +16,8 @@ def step(log):
     for label in skipped:
         log.warning("audit setting skipped (its data set is not available): %s", label)
     processed = {ds: str(Path(path).parent) for ds, path in zip(sm.params.datasets, sm.input.cards, strict=True)}
-    ctx = table.context_from_config(cfg["audit"], cfg["root_seed"], n_train, processed)
+    ctx = table.context_from_config(cfg["audit"], cfg["root_seed"], n_train, processed,
+                                    (cfg.get("benchmark") or {}).get("delta"))
     table.write(table.run_settings(settings, ctx, log.info), sm.output[0])
 
 

@@ -51,7 +51,8 @@ class AuditContext:
     root_seed: int
     beta: float  # failure probability of the lower bound
     delta: float  # δ of the Gaussian mechanisms (spec A0: benchmark.delta)
-    bug_noise_factor: float  # noise std multiplier of planted-bug rows (spec A4)
+    #: noise std multiplier of planted-bug rows, per audit method (spec A4: one-run needs 1/4)
+    bug_noise_factor: Mapping[str, float]
     n_train: Mapping[str, int]  # training records per data set (from the data cards)
     one_run: Mapping[str, Any]  # defaults: canaries, T, eta, lambda, G, k_fractions
     many_draws: Mapping[str, Any]  # defaults: draws, f_sel
@@ -88,8 +89,9 @@ def setting_label(setting: Mapping[str, Any]) -> str:
     return " ".join(parts)
 
 
-def _noise_factor(setting: Mapping[str, Any], ctx: AuditContext) -> float:
-    return float(ctx.bug_noise_factor) if setting.get("planted_bug") else 1.0
+def _noise_factor(setting: Mapping[str, Any], ctx: AuditContext, method: str) -> float:
+    """The planted bug's noise multiplier for ``method`` (1 for an honest setting)."""
+    return float(ctx.bug_noise_factor[method]) if setting.get("planted_bug") else 1.0
 
 
 def _n_train(setting: Mapping[str, Any], ctx: AuditContext) -> int:
@@ -173,7 +175,7 @@ class GradientCanaryAdapter:
             weight = 1.0 / sizes[party]
         else:
             weight = float(mech.aggregation_weights(sizes)[party] / sizes[party])
-        factor = _noise_factor(setting, ctx)
+        factor = _noise_factor(setting, ctx, self.method)
         sigma_used = cal.sigma * factor
         signs = rng(ctx.root_seed, "audit", "signs", self.id, label, bool(setting.get("planted_bug"))).choice(
             np.array([-1, 1]), size=c
@@ -289,39 +291,53 @@ class L2OutputPerturbationAdapter:
 
     def run(self, setting: Mapping[str, Any], ctx: AuditContext) -> dict[str, Any]:
         start = time.perf_counter()
-        label = setting_label(setting)
-        bug = bool(setting.get("planted_bug"))
         a, a_prime, sensitivity, note = self.pair(setting, ctx)
         epsilon = float(setting["epsilon"])
-        factor = _noise_factor(setting, ctx)
-        b = l2_laplace_beta(epsilon, sensitivity) / factor
-        draws = int(setting.get("draws", ctx.many_draws["draws"]))
-        p = a.size
-        out_d = a + l2_laplace(rng(ctx.root_seed, "audit", "draws_d", self.id, label, bug), b, p, draws)
-        out_p = a_prime + l2_laplace(rng(ctx.root_seed, "audit", "draws_d'", self.id, label, bug), b, p, draws)
+        row = nl2_audit_row(self.id, self.privacy_unit, setting, ctx, a, a_prime,
+                            l2_laplace_beta(epsilon, sensitivity), sensitivity)
+        return row | {"eps_accounted": epsilon, "eps_accounted_scope": "aggregate", "accountant": "pure",
+                      "n": setting.get("n"), "data": note, "seconds": time.perf_counter() - start}
 
-        def score(o: np.ndarray) -> np.ndarray:
-            # rounded to 1e-9 Δ: the likelihood-ratio score is constant (±d) outside the
-            # segment [a', a], but its floating-point rounding there depends on the output's
-            # magnitude, which differs between D and D' (Mironov 2012); unrounded, a threshold
-            # between two rounding levels tests the float lattice, not the calibration
-            raw = np.linalg.norm(o - a_prime, axis=1) - np.linalg.norm(o - a, axis=1)
-            return np.round(raw / (SCORE_GRID * sensitivity)) * (SCORE_GRID * sensitivity)
 
-        result = many_draws_audit(
-            score(out_d), score(out_p), rng(ctx.root_seed, "audit", "split", self.id, label, bug),
-            ctx.beta, 0.0, float(ctx.many_draws["f_sel"]),
-        )
-        d = float(np.linalg.norm(a - a_prime))
-        return {
-            "mechanism": self.id, "setting": label, "method": self.method,
-            "dataset": setting.get("dataset"), "privacy_unit": self.privacy_unit,
-            "planted_bug": bug, "noise_factor": factor,
-            "eps_claimed": epsilon, "eps_accounted": epsilon, "eps_accounted_scope": "aggregate",
-            "accountant": "pure", "delta": 0.0, "beta": ctx.beta, "eps_lower": result.eps_lower,
-            "eps_up": b * d, "mu": None, "eps_gdp": None, "noise": 1.0 / b, "T": 1,
-            "trials": draws, "k": None, "guesses": None, "correct": None,
-            "tp": result.tp, "fp": result.fp, "threshold": result.threshold,
-            "n_min": None, "n": setting.get("n"), "data": note,
-            "seconds": time.perf_counter() - start,
-        }
+def nl2_audit_row(mechanism: str, privacy_unit: str, setting: Mapping[str, Any], ctx: AuditContext,
+                  a: np.ndarray, a_prime: np.ndarray, rate: float, sensitivity: float) -> dict[str, Any]:
+    """Many-draws audit (spec A1) of one N-L2 release ``a + η`` against ``a' + η``.
+
+    ``rate`` is the N-L2 parameter b of the mechanism's calibration (divided here by the
+    planted-bug factor); the noise is drawn N times per side from independent streams and the
+    score is the likelihood ratio ‖o − a'‖ − ‖o − a‖ (spec A1 step 1). Pure ε-DP: δ = 0 (spec
+    A0); the ceiling is ε_up = b·‖a − a'‖. Returns the audit columns common to every N-L2
+    release; the caller adds the ledger (``eps_accounted`` …) and the data note.
+    """
+    label = setting_label(setting)
+    bug = bool(setting.get("planted_bug"))
+    epsilon = float(setting["epsilon"])
+    factor = _noise_factor(setting, ctx, "many_draws")
+    b = rate / factor
+    draws = int(setting.get("draws", ctx.many_draws["draws"]))
+    p = a.size
+    out_d = a + l2_laplace(rng(ctx.root_seed, "audit", "draws_d", mechanism, label, bug), b, p, draws)
+    out_p = a_prime + l2_laplace(rng(ctx.root_seed, "audit", "draws_d'", mechanism, label, bug), b, p, draws)
+
+    def score(o: np.ndarray) -> np.ndarray:
+        # rounded to 1e-9 Δ: the likelihood-ratio score is constant (±d) outside the
+        # segment [a', a], but its floating-point rounding there depends on the output's
+        # magnitude, which differs between D and D' (Mironov 2012); unrounded, a threshold
+        # between two rounding levels tests the float lattice, not the calibration
+        raw = np.linalg.norm(o - a_prime, axis=1) - np.linalg.norm(o - a, axis=1)
+        return np.round(raw / (SCORE_GRID * sensitivity)) * (SCORE_GRID * sensitivity)
+
+    result = many_draws_audit(
+        score(out_d), score(out_p), rng(ctx.root_seed, "audit", "split", mechanism, label, bug),
+        ctx.beta, 0.0, float(ctx.many_draws["f_sel"]),
+    )
+    d = float(np.linalg.norm(a - a_prime))
+    return {
+        "mechanism": mechanism, "setting": label, "method": "many_draws",
+        "dataset": setting.get("dataset"), "privacy_unit": privacy_unit,
+        "planted_bug": bug, "noise_factor": factor, "eps_claimed": epsilon,
+        "delta": 0.0, "beta": ctx.beta, "eps_lower": result.eps_lower,
+        "eps_up": b * d, "mu": None, "eps_gdp": None, "noise": 1.0 / b, "T": 1,
+        "trials": draws, "k": None, "guesses": None, "correct": None,
+        "tp": result.tp, "fp": result.fp, "threshold": result.threshold, "n_min": None,
+    }

@@ -31,7 +31,17 @@ _ADAPTER_LABELS = {
     "jayaraman_per_round": "Jayaraman per round",
     "jayaraman_literal": "Jayaraman (literal)",
     "nl2_output": "N-L2 output perturbation",
+    "jayaraman_output": "Jayaraman output perturbation",
+    "pathak": "Pathak averaging",
+    "param_avg": "party-level averaging",
+    "hamm_vote": "Hamm Alg. 1 (vote)",
+    "hamm_soft": "Hamm Alg. 2 (soft vote)",
+    "pvp": "PVP (one iteration)",
 }
+
+
+#: adapters of one cheap release (many-draws audit), drawn as triangles
+_MANY_DRAWS = ("nl2_output", "jayaraman_output", "pathak", "param_avg", "hamm_vote", "hamm_soft", "pvp")
 
 
 def adapter_label(mechanism: str) -> str:
@@ -48,7 +58,7 @@ def marker(mechanism: str) -> str:
     """Diamond for the literal local mode, triangle for many-draws releases, else a circle."""
     if mechanism.endswith("_literal"):
         return "D"
-    return "^" if mechanism.startswith("nl2") else "o"
+    return "^" if mechanism in _MANY_DRAWS else "o"
 
 
 def _panel(ax, table: pd.DataFrame, x_column: str, colours: dict[str, str], title: str) -> None:

@@ -1,7 +1,7 @@
 """The audit registry: mechanism id → adapter (spec audit.md; experiments.md E10).
 
 Every audit setting names a ``mechanism``; :func:`get` returns its adapter. To audit a new
-family (next: ADMM DVP/PVP, M9/M10; voting M11/M12 and party-level averaging M6b), write one
+family (DVP, M9, is the one left: objective perturbation has no separable noise stage), write one
 class with the :class:`~mpdp.audit.adapters.Adapter` interface — ``id``, ``method``
 (``many_draws`` for one cheap release whose exact pre-noise output can be computed once,
 ``one_run`` for iterative mechanisms that can carry canaries), ``privacy_unit`` (``party``
@@ -17,6 +17,7 @@ E.g. the voting family: the A3 M11/M12 pairs, solved once, noise redrawn — the
 from __future__ import annotations
 
 from mpdp.audit.adapters import Adapter, GradientCanaryAdapter, L2OutputPerturbationAdapter
+from mpdp.audit.release_adapters import OutputMechanismAdapter, PVPNoiseAdapter
 from mpdp.errors import ConfigError
 
 #: every auditable mechanism by id
@@ -49,5 +50,7 @@ for _adapter in (
     GradientCanaryAdapter("jayaraman_per_round", "jayaraman", "per_round"),
     GradientCanaryAdapter("jayaraman_literal", "jayaraman", "local_then_aggregate"),
     L2OutputPerturbationAdapter(),
+    *(OutputMechanismAdapter(mech) for mech in ("jayaraman_output", "pathak", "param_avg", "hamm_vote", "hamm_soft")),
+    PVPNoiseAdapter(),
 ):
     register(_adapter)
