@@ -81,9 +81,10 @@ def setting_label(setting: Mapping[str, Any]) -> str:
     for key in ("accountant",):
         if setting.get(key):
             parts.append(str(setting[key]))
-    for key in ("m", "u", "lambda", "n", "canaries"):
+    names = {"lambda": "λ", "parties": "M", "kappa": "κ"}
+    for key in ("m", "u", "lambda", "n", "parties", "T", "kappa", "canaries"):
         if setting.get(key) is not None:
-            parts.append(f"{'λ' if key == 'lambda' else key}={setting[key]:g}")
+            parts.append(f"{names.get(key, key)}={setting[key]:g}")
     if setting.get("placement") == "replace":
         parts.append("replace")
     return " ".join(parts)
