@@ -116,8 +116,8 @@ def test_results_are_reproducible(honest_table):
 def test_unknown_mechanism_is_a_one_line_config_error():
     from mpdp.errors import ConfigError
 
-    with pytest.raises(ConfigError, match="no audit adapter for mechanism 'dvp'"):
-        registry.get("dvp")
+    with pytest.raises(ConfigError, match="no audit adapter for mechanism 'no_such_mechanism'"):
+        registry.get("no_such_mechanism")
 
 
 def test_engine_linear_term_closed_form_and_default_unchanged():

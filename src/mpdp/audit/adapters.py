@@ -90,7 +90,7 @@ def setting_label(setting: Mapping[str, Any]) -> str:
     return " ".join(parts)
 
 
-def _noise_factor(setting: Mapping[str, Any], ctx: AuditContext, method: str) -> float:
+def noise_factor(setting: Mapping[str, Any], ctx: AuditContext, method: str) -> float:
     """The planted bug's noise multiplier for ``method`` (1 for an honest setting)."""
     return float(ctx.bug_noise_factor[method]) if setting.get("planted_bug") else 1.0
 
@@ -176,7 +176,7 @@ class GradientCanaryAdapter:
             weight = 1.0 / sizes[party]
         else:
             weight = float(mech.aggregation_weights(sizes)[party] / sizes[party])
-        factor = _noise_factor(setting, ctx, self.method)
+        factor = noise_factor(setting, ctx, self.method)
         sigma_used = cal.sigma * factor
         signs = rng(ctx.root_seed, "audit", "signs", self.id, label, bool(setting.get("planted_bug"))).choice(
             np.array([-1, 1]), size=c
@@ -313,7 +313,7 @@ def nl2_audit_row(mechanism: str, privacy_unit: str, setting: Mapping[str, Any],
     label = setting_label(setting)
     bug = bool(setting.get("planted_bug"))
     epsilon = float(setting["epsilon"])
-    factor = _noise_factor(setting, ctx, "many_draws")
+    factor = noise_factor(setting, ctx, "many_draws")
     b = rate / factor
     draws = int(setting.get("draws", ctx.many_draws["draws"]))
     p = a.size

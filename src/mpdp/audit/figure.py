@@ -37,11 +37,12 @@ _ADAPTER_LABELS = {
     "hamm_vote": "Hamm Alg. 1 (vote)",
     "hamm_soft": "Hamm Alg. 2 (soft vote)",
     "pvp": "PVP (one iteration)",
+    "dvp": "DVP (first iteration)",
 }
 
 
 #: adapters of one cheap release (many-draws audit), drawn as triangles
-_MANY_DRAWS = ("nl2_output", "jayaraman_output", "pathak", "param_avg", "hamm_vote", "hamm_soft", "pvp")
+_MANY_DRAWS = ("nl2_output", "jayaraman_output", "pathak", "param_avg", "hamm_vote", "hamm_soft", "pvp", "dvp")
 
 
 def adapter_label(mechanism: str) -> str:

@@ -1,7 +1,7 @@
 """The audit registry: mechanism id → adapter (spec audit.md; experiments.md E10).
 
 Every audit setting names a ``mechanism``; :func:`get` returns its adapter. To audit a new
-family (DVP, M9, is the one left: objective perturbation has no separable noise stage), write one
+family, write one
 class with the :class:`~mpdp.audit.adapters.Adapter` interface — ``id``, ``method``
 (``many_draws`` for one cheap release whose exact pre-noise output can be computed once,
 ``one_run`` for iterative mechanisms that can carry canaries), ``privacy_unit`` (``party``
@@ -17,7 +17,11 @@ E.g. the voting family: the A3 M11/M12 pairs, solved once, noise redrawn — the
 from __future__ import annotations
 
 from mpdp.audit.adapters import Adapter, GradientCanaryAdapter, L2OutputPerturbationAdapter
-from mpdp.audit.release_adapters import OutputMechanismAdapter, PVPNoiseAdapter
+from mpdp.audit.release_adapters import (
+    DVPFirstIterationAdapter,
+    OutputMechanismAdapter,
+    PVPNoiseAdapter,
+)
 from mpdp.errors import ConfigError
 
 #: every auditable mechanism by id
@@ -52,5 +56,6 @@ for _adapter in (
     L2OutputPerturbationAdapter(),
     *(OutputMechanismAdapter(mech) for mech in ("jayaraman_output", "pathak", "param_avg", "hamm_vote", "hamm_soft")),
     PVPNoiseAdapter(),
+    DVPFirstIterationAdapter(),
 ):
     register(_adapter)

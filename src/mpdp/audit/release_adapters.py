@@ -22,8 +22,15 @@ the mechanism's own calibration, and hands them to the many-draws audit
   is a lower bound for the whole transcript, which contains it (post-processing), so
   ε̂ ≤ α ≤ ε is the honest outcome; ε_up = α.
 
-DVP (M9, objective perturbation) has no noise stage that can be separated from an exact solve
-per draw; it is not audited here (the report lists it).
+- :class:`DVPFirstIterationAdapter` — ADMM with dual variable perturbation (M9, objective
+  perturbation): the first iteration's release of a node, f = argmin (C^R/B_p) Σ l(y xᵀf) +
+  ((κ_p + Φ)/2) f² + (C^R/B_p) ε f (the primal step of :func:`mpdp.mechanisms.admm.run_batch`
+  at t = 0, where the dual and the neighbours' iterates are 0), solved exactly for every draw
+  of ε by the batched Newton solver (:func:`mpdp.models.newton.solve`, one column per draw);
+  Φ and ζ from :func:`~mpdp.mechanisms.admm.dvp_calibration` at the per-iteration α. Pair
+  (p = 1): the node's B_p − 1 other records have x = 0 (no gradient); the audited record is
+  x = 1 with y = +1 in D and −1 in D'. Score: the release itself (it grows with y). Honest:
+  ε̂ ≤ α ≤ ε.
 """
 
 from __future__ import annotations
@@ -35,12 +42,22 @@ from typing import Any
 
 import numpy as np
 
-from mpdp.audit.adapters import AuditContext, nl2_audit_row, record_pair
+from mpdp.audit.adapters import (
+    AuditContext,
+    nl2_audit_row,
+    noise_factor,
+    record_pair,
+    setting_label,
+)
+from mpdp.audit.many_draws import many_draws_audit
 from mpdp.errors import ConfigError
 from mpdp.mechanisms import output_perturbation as op
-from mpdp.mechanisms.admm import pvp_sensitivity, pvp_zeta
+from mpdp.mechanisms.admm import dvp_calibration, pvp_sensitivity, pvp_zeta
+from mpdp.models import newton
 from mpdp.models.logistic import solve_optimum
 from mpdp.privacy.pure_dp import composed_pure_epsilon, per_step_alpha
+from mpdp.privacy.samplers import l2_laplace
+from mpdp.seeding import rng
 from mpdp.studies.voting.train import global_models, vote_targets
 
 
@@ -130,3 +147,53 @@ class PVPNoiseAdapter:
             "seconds": time.perf_counter() - start,
         }
 
+
+
+@dataclass(frozen=True)
+class DVPFirstIterationAdapter:
+    """Many-draws audit of DVP's first release at one node (spec M9, A1; exact solve per draw)."""
+
+    id: str = "dvp"
+    method: str = "many_draws"
+    privacy_unit: str = "record"
+
+    def releases(self, y: float, alpha: float, n: int, kappa: float, noise: np.ndarray,
+                 factor: float = 1.0) -> np.ndarray:
+        """f for every draw of the N-L2 noise (1 × N), on the node whose audited record has label y."""
+        cal = dvp_calibration(alpha, float(n), kappa)
+        scale = 1.0 / n  # C^R / B_p with C^R = 1 (the ADMM study's default)
+        eps = noise / (float(cal.zeta) / factor)  # unit-rate draws scaled to rate ζ/factor
+        res = newton.solve(np.ones((1, 1)), np.array([y]), scale, kappa + float(cal.phi), scale * eps)
+        return res.theta[0]
+
+    def run(self, setting: Mapping[str, Any], ctx: AuditContext) -> dict[str, Any]:
+        start = time.perf_counter()
+        T, n, kappa = _required(setting, "T", "n", "kappa")
+        T, n, kappa = int(T), int(n), float(kappa)
+        epsilon = float(setting["epsilon"])
+        label = setting_label(setting)
+        bug = bool(setting.get("planted_bug"))
+        factor = noise_factor(setting, ctx, self.method)
+        alpha = per_step_alpha(epsilon, T, ctx.delta, "pld")
+        draws = int(setting.get("draws", ctx.many_draws["draws"]))
+        unit = [l2_laplace(rng(ctx.root_seed, "audit", side, self.id, label, bug), 1.0, 1, draws)[:, 0]
+                for side in ("draws_d", "draws_d'")]
+        out_d = self.releases(1.0, alpha, n, kappa, unit[0][None, :], factor)
+        out_p = self.releases(-1.0, alpha, n, kappa, unit[1][None, :], factor)
+        result = many_draws_audit(out_d, out_p, rng(ctx.root_seed, "audit", "split", self.id, label, bug),
+                                  ctx.beta, 0.0, float(ctx.many_draws["f_sel"]))
+        cal = dvp_calibration(alpha, float(n), kappa)
+        return {
+            "mechanism": self.id, "setting": label, "method": self.method, "dataset": None,
+            "privacy_unit": self.privacy_unit, "planted_bug": bug, "noise_factor": factor,
+            "eps_claimed": epsilon, "eps_accounted": composed_pure_epsilon(alpha, T, ctx.delta, "pld"),
+            "eps_accounted_scope": "per_node", "accountant": "pure_pld", "delta": ctx.delta,
+            "beta": ctx.beta, "eps_lower": result.eps_lower, "eps_up": float("nan"), "mu": None,
+            "eps_gdp": None, "noise": 1.0 / float(cal.zeta), "T": T, "trials": draws, "k": None,
+            "guesses": None, "correct": None, "tp": result.tp, "fp": result.fp,
+            "threshold": result.threshold, "n_min": n, "n": n,
+            "data": (f"first of T = {T} releases of a node (B_p = {n}, κ_p = {kappa:g}, Φ = {float(cal.phi):.3g}), "
+                     f"spec A3-style record pair in p = 1, exact solve per draw; per-iteration α = "
+                     f"{alpha:.4g} bounds this release"),
+            "seconds": time.perf_counter() - start,
+        }

@@ -79,9 +79,8 @@ def findings(table: pd.DataFrame) -> list[str]:
         )
     audited = set(table["mechanism"])
     lines.append("Mechanisms audited: " + ", ".join(adapter_label(m) for m in sorted(audited)) + ". "
-                 "ADMM DVP (objective perturbation) is not audited: its noise cannot be separated "
-                 "from an exact solve per draw. PVP is audited on one iteration's release, a valid "
-                 "lower bound for its whole transcript (which contains that release).")
+                 "ADMM DVP and PVP are audited on one iteration's release of a node, a valid lower "
+                 "bound for their whole transcript (which contains that release).")
     literal = honest[honest["mechanism"].isin(["wddp_literal", "jayaraman_literal"])]
     for r in literal.itertuples():
         refuted = r.eps_lower > r.eps_claimed
