@@ -122,7 +122,8 @@ def plot_sweep(table: pd.DataFrame, name: str, reference: Mapping[str, Any], del
                     ax.set_yscale("log")
                 ax.set_xlabel(xlabel.format(delta=delta))
                 ax.set_ylabel("test accuracy" if metric == "accuracy" else "optimality gap L(θ) − L(θ*)")
-                held = ", ".join(f"{k} = {reference[k]:g}" for k in ("epsilon", "m", "u") if k != x)
+                held = ", ".join(f"{'ε' if k == 'epsilon' else k} = {reference[k]:g}"
+                                 for k in ("epsilon", "m", "u") if k != x)
                 ax.set_title(f"{ds} ({held})")
         handles, labels = axes[0, 0].get_legend_handles_labels()
         for ax in axes.flat:
