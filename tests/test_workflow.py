@@ -167,6 +167,13 @@ def test_whole_pipeline_builds_report(workdir):
     assert (pairs["accuracy"] - pairs["accuracy_wyx"]).abs().max() < 0.01
     assert ((pairs["optimal_gap"] / pairs["optimal_gap_wyx"]) - 1).abs().max() < 1e-3
     assert table["majority_rate"].between(0.5, 1).all()
+    # every study has its section, the cross-paper benchmark (issue 10) and the audit included
+    text = html.unescape(report.read_text(encoding="utf-8"))
+    for heading in ("8. Zhang &amp; Zhu", "9. Output perturbation and voting", "11. Empirical privacy audit",
+                    "12. All mechanisms on one footing", "Leaderboard",
+                    "What changes relative to each paper's own conclusions"):
+        assert html.unescape(heading) in text, heading
+    assert "was not part of this build" not in text and "xp_rank" in text
 
 
 def test_report_reproduce_command_rebuilds_exactly_this_report(workdir):

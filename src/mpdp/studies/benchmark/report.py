@@ -86,7 +86,9 @@ def footing(bench: Benchmark, cfg: dict[str, Any]) -> list[str]:
     if bench.hparams:
         h = bench.hparams[0]
         caps = ", ".join(f"{r['dataset']} {r['n_private']} of {r['n_private_before_cap']}" for r in bench.hparams)
-        lines.append(f"**Hyper-parameters**: {h['protocol']} (reference cell {h['reference_cell']}). The "
+        ref = h["reference_cell"]
+        cell = f"m = {ref['m']}, u = {ref['u']}, ε = {ref['epsilon']:g}"
+        lines.append(f"**Hyper-parameters**: {h['protocol']} (reference cell {cell}). The "
                      f"selection's privacy cost is **{h['privacy_cost_of_selection']}**: it is not part of "
                      "the accounted ε.")
         lines.append(f"**Private records per data set** ([REC] cap `benchmark.max_train_records`, one "
