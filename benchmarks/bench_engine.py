@@ -13,6 +13,12 @@ and prints the ratios and the projected wall time of ``--runs`` runs of ``--T`` 
 ``--n`` × ``--p`` problem. One run-step is counted as ``4 n p`` flops (two products of
 ``2 n p`` each). All measurements are interleaved in ``--repeats`` rounds and the best of
 each is kept. Run ``python benchmarks/bench_engine.py --help``.
+
+With ``--full`` it instead measures the whole training stage against its arithmetic (issue 12):
+the one-core dense-GEMM peak on Adult's rows, then ``snakemake --cores N train`` with every
+training rule forced to rerun (data preparation done beforehand, untimed); it sums the flops
+the jobs record (results column ``flops``, ``arithmetic_flops`` of the η tables) and prints the
+measured wall time, the bound ``flops / (N × peak)`` and their ratio.
 """
 
 from __future__ import annotations
@@ -21,6 +27,8 @@ import argparse
 import json
 import os
 import platform
+import subprocess
+import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -204,16 +212,25 @@ def main() -> None:
         help="project the training grid of this config (e.g. config/config.yaml) instead of --runs",
     )
     parser.add_argument("--jobs", type=int, default=2, help="parallel Snakemake jobs (default 2)")
+    parser.add_argument(
+        "--full", action="store_true",
+        help="time `snakemake --cores N train` in the current directory against the GEMM bound",
+    )
+    parser.add_argument("--cores", type=int, default=os.cpu_count(), help="--full: Snakemake cores")
+    parser.add_argument(
+        "--configfile", type=Path, default=None,
+        help="--full: Snakemake --configfile (default: the workflow's config/config.yaml)",
+    )
+    parser.add_argument(
+        "--target", type=float, default=1.4, help="--full: ratio to the bound to meet (default 1.4)"
+    )
     args = parser.parse_args()
+    if args.full:
+        full_pipeline(args)
+        return
 
     with threadpool_limits(limits=args.threads, user_api="blas"):
-        blas = [
-            f"{info['internal_api']} {info.get('version')} ({info['num_threads']} threads, "
-            f"{info.get('architecture')})"
-            for info in threadpool_info()
-            if info["user_api"] == "blas"
-        ]
-        print(f"machine: {cpu_name()}; BLAS: {', '.join(blas)}")
+        print(f"machine: {cpu_name()}; BLAS: {blas_description()}")
         rng = np.random.default_rng(args.seed)
         X, y, origin = load_problem(args.data, args.min_rows, args.seed)
         n, p = X.shape
@@ -277,6 +294,106 @@ def main() -> None:
     ]
     for label, flops_per_second in projections:
         print(f"    {label:<34s} {format_seconds(total_flops / flops_per_second):>8s}")
+
+
+#: the rules of the training stage that ``--full`` forces to rerun (workflow/rules/train.smk)
+TRAINING_RULES = ("optimum", "learning_rates", "train_job", "collect_results")
+#: one-core GEMM widths of the peak in ``--full`` (the engine's blocks have 1–500 columns)
+PEAK_K = (64, 128, 256, 512)
+
+
+def full_pipeline(args: argparse.Namespace) -> None:
+    """Wall time of ``snakemake --cores N train`` against ``flops / (N × one-core GEMM peak)``.
+
+    Runs in the current directory (a checkout with the raw data or ``MPDP_DATA_MIRROR``). The
+    process re-executes itself once with the environment of the pipeline's jobs
+    (:func:`mpdp.runner.job_environment`: one BLAS thread, the OpenBLAS kernel they use), so
+    the peak is measured with the kernels the jobs run.
+    """
+    from mpdp.runner import job_environment
+
+    env = {**os.environ, **job_environment()}
+    if any(os.environ.get(k) != v for k, v in job_environment().items()):
+        os.execve(sys.executable, [sys.executable, *sys.argv], env)
+    snakemake = [sys.executable, "-m", "snakemake", "--cores", str(args.cores), "train"]
+    if args.configfile is not None:
+        snakemake += ["--configfile", str(args.configfile)]
+    print(f"machine: {cpu_name()}; BLAS: {blas_description()}; {args.cores} cores used")
+    print("preparing data and partitions (untimed): " + " ".join(snakemake[2:]) + " --omit-from "
+          + " ".join(TRAINING_RULES[:2]), flush=True)
+    run_snakemake([*snakemake, "--omit-from", *TRAINING_RULES[:2], "--quiet", "rules"], env)
+    X, _, origin = load_problem(args.data, args.min_rows, args.seed)
+    print(f"\npeak: dense float32 GEMM pairs on {origin}, one thread, best of {args.repeats}")
+    rng = np.random.default_rng(args.seed)
+    with threadpool_limits(limits=1, user_api="blas"):
+        rates = best_rates({K: gemm_workload(X, K, args.steps, rng) for K in PEAK_K}, args.repeats)
+    for K, rate in rates.items():
+        print(f"    K={K:4d}: {rate / 1e9:6.1f} GFLOP/s")
+    peak = max(rates.values())
+
+    timed = [*snakemake, "--forcerun", *TRAINING_RULES, "--quiet", "rules"]
+    print("timed: " + " ".join(timed[2:]), flush=True)
+    since, start = time.time(), time.perf_counter()
+    run_snakemake(timed, env)
+    wall = time.perf_counter() - start
+
+    flops, cpu = training_work(Path("."), since)
+    bound = flops / (args.cores * peak)
+    print(f"\narithmetic: {flops / 1e12:.1f} TFLOP (the engine's products, 4 n_b p per column and "
+          f"step, CV included)")
+    for stage, seconds in cpu.items():
+        print(f"    {stage:<16s} {seconds / 60:7.1f} core-min (Snakemake job benchmarks)")
+    job_rate = flops / sum(cpu.values())
+    print(f"    flops per second of job time: {job_rate / 1e9:.1f} GFLOP/s per core "
+          f"({job_rate / peak:.0%} of the peak; loading, evaluation and the optimum included)")
+    ratio = wall / bound
+    print(f"\nmeasured: {format_seconds(wall)} wall (snakemake --cores {args.cores} train)")
+    print(f"bound:    {format_seconds(bound)} = {flops / 1e12:.1f} TFLOP / ({args.cores} cores x "
+          f"{peak / 1e9:.1f} GFLOP/s)")
+    print(f"ratio:    {ratio:.2f} (target <= {args.target}: {'met' if ratio <= args.target else 'NOT met'})")
+
+
+def run_snakemake(command: list[str], env: dict[str, str]) -> None:
+    """Run Snakemake; on failure exit with its status and a one-line message (no traceback)."""
+    status = subprocess.run(command, env=env).returncode
+    if status != 0:
+        sys.exit(f"bench_engine --full: `{' '.join(command[2:])}` failed with exit status {status}; "
+                 "see Snakemake's output above")
+
+
+def training_work(root: Path, since: float) -> tuple[float, dict[str, float]]:
+    """Flops recorded by the training stage and the wall seconds of its jobs, by rule.
+
+    Flops: the ``flops`` column of ``data/results/wddp/<data set>.parquet`` and the
+    ``arithmetic_flops`` of ``data/results/wddp/eta/<data set>.json``. Seconds: column ``s``
+    of the Snakemake benchmark files ``data/benchmarks/<rule>/...tsv`` written after ``since``
+    (a Unix time; older files belong to earlier runs). Jobs are single-threaded, so these are
+    core-seconds.
+    """
+    import pandas as pd
+
+    results = root / "data" / "results" / "wddp"
+    flops = sum(float(pd.read_parquet(p, columns=["flops"])["flops"].sum())
+                for p in sorted(results.glob("*.parquet")))
+    flops += sum(float(json.loads(p.read_text()).get("arithmetic_flops", 0.0))
+                 for p in sorted((results / "eta").glob("*.json")))
+    cpu = {}
+    for rule, folder in (("optimum", "optimum"), ("learning_rates", "learning_rates"),
+                         ("train_job", "train")):
+        files = [f for f in sorted((root / "data" / "benchmarks" / folder).rglob("*.tsv"))
+                 if f.stat().st_mtime >= since]
+        cpu[rule] = sum(float(pd.read_csv(f, sep="\t")["s"].sum()) for f in files)
+    return flops, cpu
+
+
+def blas_description() -> str:
+    """The BLAS libraries loaded, their versions, threads and kernels."""
+    return ", ".join(
+        f"{info['internal_api']} {info.get('version')} ({info['num_threads']} threads, "
+        f"{info.get('architecture')})"
+        for info in threadpool_info()
+        if info["user_api"] == "blas"
+    )
 
 
 def grid_projection(config_path: Path) -> tuple[float, str]:

@@ -13,7 +13,18 @@ from pathlib import Path
 import pytest
 from workflow_helpers import require_mirror
 
+from mpdp import engine
+
 
 @pytest.fixture(scope="session")
 def mirror() -> Path:
     return require_mirror()
+
+
+@pytest.fixture
+def small_tiles(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Engine tile thresholds scaled down so that blocks of a few hundred rows and a few
+    features have many row tiles (both tile rules of :func:`mpdp.engine.tile_rows`)."""
+    monkeypatch.setattr(engine, "SMALL_PRODUCT", 500)
+    monkeypatch.setattr(engine, "MIN_SMALL_TILE_ROWS", 8)
+    monkeypatch.setattr(engine, "CACHE_TILE_ROWS", 50)

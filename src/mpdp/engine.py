@@ -23,6 +23,14 @@ columns are trained alongside, so a run's trajectory is the same alone or in any
 BLAS rounding. Passing the same seed for several columns gives them the same noise (the
 ``noise_sharing: shared`` option of M3.1).
 
+Speed (issue 12, measured in ``benchmarks/README.md``): each block runs all ``T`` steps before
+the next one, and a step walks the block's rows in tiles (:func:`tile_rows`) sized for
+OpenBLAS's small-matrix kernel or the L2 cache, computing ``Z``, the coefficients and the
+tile's share of ``G`` while its rows are in cache. Skinny blocks (the party blocks of a
+u-sweep) keep their parameters transposed, and the step sizes are folded into the
+coefficient weights, so a step is two products and three elementwise passes per tile plus
+three updates of ``Θ``. The tiling changes only the order of the additions of ``G``.
+
 The engine sets no BLAS thread count (the caller does, e.g. with ``threadpoolctl``) and uses
 the CPU only.
 """
@@ -39,6 +47,50 @@ import numpy as np
 NOISE_BUFFER_VALUES = 1 << 20
 
 _ENGINE_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+
+#: Largest ``rows · p · k_b`` of a row tile's product ``X_tile Θ``. OpenBLAS (0.3.x, x86-64)
+#: multiplies products with M·N·K ≤ 10⁶ by its unpacked small-matrix kernel, which on skinny
+#: blocks (few columns) runs 2× faster than the packed GEMM of the whole block.
+SMALL_PRODUCT = 1_000_000
+#: Fewest rows of a small-kernel tile; fatter blocks use :data:`CACHE_TILE_ROWS` rows instead.
+MIN_SMALL_TILE_ROWS = 64
+#: Rows of a tile of a fat block (many columns): its rows stay in the L2 cache between the two
+#: products of a step, so the data is read from memory once per step instead of twice.
+CACHE_TILE_ROWS = 512
+#: Blocks with at most this many columns keep their parameters as ``(k_b, p)`` (see
+#: :class:`_BlockState`): ``Θᵀ Xᵀ`` with few rows runs 10–40 % faster than ``X Θ`` with few columns.
+TRANSPOSED_MAX_COLUMNS = 12
+
+
+def tile_rows(n_b: int, p: int, k_b: int) -> int:
+    """Rows per tile of a block's step (the last tile may be shorter by less than a tile count).
+
+    A step computes, tile by tile, ``Z_c = X_c Θ``, the coefficients and ``G += X_cᵀ S_c``. The
+    tile is as tall as the small-matrix bound :data:`SMALL_PRODUCT` allows, or
+    :data:`CACHE_TILE_ROWS` when that would be shorter than :data:`MIN_SMALL_TILE_ROWS`; the
+    rows are then spread evenly over the tiles. It depends only on the shapes, so a run's
+    arithmetic (and its rounding) is the same on every call with the same block.
+    """
+    rows = SMALL_PRODUCT // max(1, p * k_b)
+    if rows < MIN_SMALL_TILE_ROWS:
+        rows = CACHE_TILE_ROWS
+    if rows >= n_b:
+        return max(1, n_b)
+    tiles = -(-n_b // rows)
+    return -(-n_b // tiles)
+
+
+def column_flops(blocks: Sequence[Block], K: int, T: int) -> np.ndarray:
+    """Flops of the two products of :func:`noisy_gd` spent on each of its ``K`` columns.
+
+    Column ``k`` of a block with ``n_b`` rows costs ``4 n_b p T`` (two products of ``2 n_b p``
+    per step). The elementwise passes and the noise are not counted: the sum is the work the
+    dense-GEMM bound of ``benchmarks/bench_engine.py --full`` is computed for (spec E8).
+    """
+    flops = np.zeros(K, dtype=np.float64)
+    for block in blocks:
+        flops[block.columns] = 4.0 * block.X.shape[0] * block.X.shape[1] * T
+    return flops
 
 
 @dataclass(frozen=True, eq=False)
@@ -87,7 +139,16 @@ class Block:
 
 
 class _BlockState:
-    """Preallocated buffers and per-column constants of one block inside :func:`noisy_gd`."""
+    """Preallocated buffers and per-column constants of one block inside :func:`noisy_gd`.
+
+    Two layouts give the same arithmetic: ``(p, k_b)`` parameters (``Z = X Θ``, ``G = Xᵀ S``)
+    for blocks with many columns, and, for skinny blocks (at most
+    :data:`TRANSPOSED_MAX_COLUMNS` columns), ``(k_b, p)`` parameters (``Zᵀ = Θᵀ Xᵀ``,
+    ``Gᵀ = Sᵀ X``), whose products OpenBLAS multiplies faster when ``k_b`` is small. The step
+    sizes are folded into the coefficient weights (``S = −η w / (1 + exp z)``), so a step is
+    two products and three elementwise passes per row tile (:func:`tile_rows`) and three
+    updates of the parameters.
+    """
 
     def __init__(
         self,
@@ -105,58 +166,89 @@ class _BlockState:
         n_b, p = block.X.shape
         k_b = cols.size
         self.columns = cols
+        self.transposed = k_b <= TRANSPOSED_MAX_COLUMNS
         # Rows premultiplied by their label: z̃ = (y x)ᵀθ = y θᵀx and the data gradient is
         # Σ_i (−w_i / (1 + exp(z̃_i))) y_i x_i, so the label costs no elementwise pass.
-        self.yx = np.ascontiguousarray(block.y[:, None] * block.X, dtype=dtype)
-        w = block.weights.astype(dtype)
-        self.neg_w: np.ndarray | np.floating
+        yx = np.ascontiguousarray(block.y[:, None] * block.X, dtype=dtype)
+        eta_c = eta[cols]
+        # Coefficient weights −η_k w_ik as an (n_b, k_b) array, or (1, k_b) for equal weights.
+        w = np.asarray(block.weights, dtype=np.float64)
         if w.ndim == 1 and n_b > 0 and np.all(w == w[0]):
-            self.neg_w = -w[0]  # equal weights (e.g. 1/n_j): dividing by a scalar is faster
+            coef = (-w[0] * eta_c)[None, :]
         else:
-            self.neg_w = -(w[:, None] if w.ndim == 1 else w)
-        self.theta = np.ascontiguousarray(theta0[:, cols], dtype=dtype)
-        self.z = np.empty((n_b, k_b), dtype=dtype)
-        self.g = np.empty((p, k_b), dtype=dtype)
-        self.eta = eta[cols].astype(dtype)
-        self.decay = (1.0 - eta[cols] * lam).astype(dtype)
-        self.eta_sigma = eta[cols] * sigma[cols]
-        self.eta_linear = (
-            None
-            if linear_term is None
-            else np.ascontiguousarray(linear_term[:, cols] * eta[cols], dtype=dtype)
-        )
+            coef = -(w[:, None] if w.ndim == 1 else w) * eta_c[None, :]
+        coef = coef.astype(dtype)
+        theta = theta0[:, cols]
+        decay = 1.0 - eta_c * lam
+        eta_linear = None if linear_term is None else linear_term[:, cols] * eta_c
+        if self.transposed:
+            theta, decay, coef = theta.T, decay[:, None], coef.T
+            eta_linear = None if eta_linear is None else eta_linear.T
+        self.theta = np.ascontiguousarray(theta, dtype=dtype)
+        self.decay = decay.astype(dtype)
+        self.eta_linear = None if eta_linear is None else np.ascontiguousarray(eta_linear, dtype=dtype)
+        self.g = np.empty_like(self.theta)
+        self.g_tile = np.empty_like(self.theta)
+        self.tiles = [self._tile(yx, coef, a, min(n_b, a + rows))
+                      for rows in [tile_rows(n_b, p, k_b)] for a in range(0, max(n_b, 1), rows)]
+        self.eta_sigma = eta_c * sigma[cols]
         self.generators = [np.random.Generator(np.random.PCG64(seeds[k])) for k in cols]
         self.chunk = int(max(1, min(T, NOISE_BUFFER_VALUES // max(1, p * k_b))))
         self.draws = np.empty((k_b, self.chunk, p), dtype=np.float64)
-        self.scaled_noise = np.empty((self.chunk, p, k_b), dtype=dtype)
+        self.scaled_noise = np.empty((self.chunk, *self.theta.shape), dtype=dtype)
+
+    def _tile(self, yx: np.ndarray, coef: np.ndarray, start: int, stop: int) -> tuple[np.ndarray, ...]:
+        """Operands of rows ``start:stop``: (left, right) of ``Z``, ``Z``, weights, (left,
+        right) of ``G``; views of the block's arrays, or contiguous copies where that is faster."""
+        x = yx[start:stop]
+        k_b = self.theta.shape[0] if self.transposed else self.theta.shape[1]
+        if self.transposed:
+            z = np.empty((k_b, stop - start), dtype=yx.dtype)
+            weights = coef if coef.shape[1] == 1 else coef[:, start:stop]
+            return self.theta, np.ascontiguousarray(x.T), z, weights, z, x
+        z = np.empty((stop - start, k_b), dtype=yx.dtype)
+        weights = coef if coef.shape[0] == 1 else coef[start:stop]
+        return x, self.theta, z, weights, x.T, z
 
     def refill_noise(self, steps: int) -> None:
         """Draw the next ``steps`` noise vectors of every column, scaled by ``η_k σ_k``."""
         for j, generator in enumerate(self.generators):
             generator.standard_normal(out=self.draws[j, :steps])
+        draws = self.draws[:, :steps]
         np.multiply(
-            self.draws[:, :steps].transpose(1, 2, 0),
-            self.eta_sigma,
+            draws.transpose(1, 0, 2) if self.transposed else draws.transpose(1, 2, 0),
+            self.eta_sigma[:, None] if self.transposed else self.eta_sigma,
             out=self.scaled_noise[:steps],
             casting="same_kind",
         )
 
     def step(self, noise_index: int) -> None:
-        """One update ``θ ← (1 − ηλ)θ − η G − ησ z`` of all the block's columns, in place."""
-        z = self.z
-        np.matmul(self.yx, self.theta, out=z)
-        # Coefficient −w / (1 + exp(y θᵀx)); exp overflow gives inf and then exactly 0.
-        with np.errstate(over="ignore"):
+        """One update ``θ ← (1 − ηλ)θ − η G − ησ z`` of all the block's columns, in place.
+
+        The data gradient ``η G = Σ_c X_cᵀ S_c`` is accumulated over the row tiles. Call it
+        with floating-point overflow warnings off (``exp`` overflows to ``inf``, then the
+        coefficient is exactly 0).
+        """
+        theta, g, g_tile = self.theta, self.g, self.g_tile
+        for index, (left, right, z, weights, left_g, right_g) in enumerate(self.tiles):
+            np.matmul(left, right, out=z)
             np.exp(z, out=z)
-        np.add(z, 1.0, out=z)
-        np.divide(self.neg_w, z, out=z)
-        np.matmul(self.yx.T, z, out=self.g)
-        self.g *= self.eta
-        self.theta *= self.decay
-        self.theta -= self.g
+            np.add(z, 1.0, out=z)
+            np.divide(weights, z, out=z)
+            if index == 0:
+                np.matmul(left_g, right_g, out=g)
+            else:
+                np.matmul(left_g, right_g, out=g_tile)
+                g += g_tile
+        theta *= self.decay
+        theta -= g
         if self.eta_linear is not None:
-            self.theta -= self.eta_linear
-        self.theta -= self.scaled_noise[noise_index]
+            theta -= self.eta_linear
+        theta -= self.scaled_noise[noise_index]
+
+    def final(self) -> np.ndarray:
+        """The parameters as ``(p, k_b)``."""
+        return self.theta.T if self.transposed else self.theta
 
 
 def _validate_columns(blocks: Sequence[Block], K: int) -> None:
@@ -255,17 +347,18 @@ def noisy_gd(
     total, done, next_report = work.sum(), 0.0, 0.1
     for block, cost in zip(blocks, work, strict=True):
         state = _BlockState(block, theta0, eta, lam, sigma, noise_seeds, T, dtype, linear_term)
-        for t in range(T):
-            offset = t % state.chunk
-            if offset == 0:
-                state.refill_noise(min(state.chunk, T - t))
-            state.step(offset)
-            if progress is not None and (done + cost * (t + 1) / T) / total >= next_report - 1e-12:
-                fraction = (done + cost * (t + 1) / T) / total
-                progress(T if fraction >= 1 - 1e-12 else int(T * fraction))
-                next_report = np.floor(fraction * 10 + 1e-9) / 10 + 0.1
+        with np.errstate(over="ignore"):
+            for t in range(T):
+                offset = t % state.chunk
+                if offset == 0:
+                    state.refill_noise(min(state.chunk, T - t))
+                state.step(offset)
+                if progress is not None and (done + cost * (t + 1) / T) / total >= next_report - 1e-12:
+                    fraction = (done + cost * (t + 1) / T) / total
+                    progress(T if fraction >= 1 - 1e-12 else int(T * fraction))
+                    next_report = np.floor(fraction * 10 + 1e-9) / 10 + 0.1
         done += cost
-        theta_T[:, state.columns] = state.theta
+        theta_T[:, state.columns] = state.final()
     return theta_T
 
 

@@ -70,6 +70,9 @@ COLUMNS: dict[str, str] = {
     "predicted_gap": "float64",  # B1triple-prime quadratic-model noise floor (heuristic)
     "aggregation_bias": "float64",  # B3 bias floor b_F of the simple average (Jayaraman)
     "seconds": "float64",  # wall time of the run's share of its batch
+    # flops of the engine's two products for this run (4 n_b p T per column, spec E8); NaN
+    # where the run is not trained by mpdp.engine or the study does not record it
+    "flops": "float64",
     "synthetic": "boolean",  # True only for fixtures; never for real runs
 }
 

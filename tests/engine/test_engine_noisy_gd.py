@@ -301,3 +301,46 @@ def test_steps_allocate_no_rows_by_columns_arrays(dtype: type, per_column: bool)
     finally:
         tracemalloc.stop()
     assert peak < n * K * np.dtype(dtype).itemsize / 8
+
+
+@pytest.mark.parametrize("K", [3, 20])  # transposed (skinny) and (p, K) layouts
+@pytest.mark.parametrize("per_column", [False, True])
+def test_tiled_steps_match_the_literal_update(small_tiles: None, K: int, per_column: bool) -> None:
+    # issue 12: row tiles, the transposed layout and η folded into the coefficient weights
+    # change only the order of the additions of the gradient
+    n, p, T, lam = 237, 5, 25, 0.02
+    X, y = make_data(n, p, seed=20)
+    rng = np.random.default_rng(21)
+    w = rng.random((n, K)) / n if per_column else np.full(n, 1 / n)
+    theta0 = rng.standard_normal((p, K))
+    eta, sigma, ss = rng.uniform(0.2, 2.0, K), rng.uniform(0.0, 0.5, K), seeds(K, root=22)
+    block = Block(X, y, w, np.arange(K))
+    state = engine._BlockState(block, theta0, eta, lam, sigma, ss, T, np.dtype(np.float64))
+    assert len(state.tiles) > 3 and state.transposed == (K <= engine.TRANSPOSED_MAX_COLUMNS)
+    got = noisy_gd([block], theta0, eta, lam, sigma, ss, T, dtype=np.float64)
+    expected = np.stack(
+        [reference_run(theta0[:, k], X, y, w[:, k] if per_column else w, eta[k], lam, sigma[k],
+                       ss[k], T) for k in range(K)],
+        axis=1,
+    )
+    np.testing.assert_allclose(got, expected, atol=1e-12)
+
+
+@pytest.mark.parametrize(("n_b", "p", "k_b"), [(36177, 105, 6), (2260, 105, 6), (36177, 105, 120),
+                                               (36177, 105, 512), (50, 105, 6), (0, 3, 1), (1000, 10, 1)])
+def test_tiles_cover_the_rows_evenly_within_the_kernel_bound(n_b: int, p: int, k_b: int) -> None:
+    rows = engine.tile_rows(n_b, p, k_b)
+    tiles = [min(n_b, a + rows) - a for a in range(0, max(n_b, 1), rows)]
+    assert sum(tiles) == n_b
+    assert max(tiles) - min(tiles) < len(tiles)  # even: the last tile is short by < one per tile
+    small = engine.SMALL_PRODUCT // (p * k_b) >= engine.MIN_SMALL_TILE_ROWS
+    if small:
+        assert rows * p * k_b <= engine.SMALL_PRODUCT or rows == n_b  # OpenBLAS small kernel
+    else:
+        assert rows <= engine.CACHE_TILE_ROWS
+
+
+def test_column_flops_count_four_n_p_per_step() -> None:
+    blocks, theta0, _, _ = batch_problem()
+    flops = engine.column_flops(blocks, 5, T=7)
+    np.testing.assert_array_equal(flops, 4.0 * 4 * 7 * np.array([90, 40, 40, 90, 90]))

@@ -128,7 +128,7 @@ def test_per_round_wddp_and_wyx_tables_are_identical(problem):
         out = train_batch(runs, X, y, partition, theta0, root_seed=5, dtype="float64", dedup=True)
         refs = rep_references(X, y, partition, theta0, runs[0].lam, opt, need_simple_average=False)
         tables.append(result_rows(runs, out.calibrations, out.thetas, out.theta0, X, y, Xte, yte,
-                                  partition, refs, opt, "float64", 0.0))
+                                  partition, refs, opt, "float64", 0.0, out.flops))
     for a, b in zip(*tables, strict=True):
         for key in ("sigma", "eps_accounted", "accuracy", "optimal_gap", "train_loss", "bound_gap"):
             assert a[key] == pytest.approx(b[key], rel=1e-9, abs=1e-12), key

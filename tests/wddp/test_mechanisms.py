@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from training_helpers import make_run as _run
 
-from mpdp import mechanisms
+from mpdp import engine, mechanisms
 from mpdp.mechanisms import RunSpec
 from mpdp.partition import PartitionSet
 from mpdp.privacy import accounted_epsilon, noise_std
@@ -89,6 +89,33 @@ def test_run_alone_equals_run_in_batch(problem):
     alone = _train([target], X, y, part).thetas[:, 0]
     batch = _train(others[:2] + [target] + others[2:], X, y, part).thetas[:, 2]
     np.testing.assert_allclose(alone, batch, atol=1e-10)
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_restructured_blocks_equal_runs_trained_one_by_one(problem, small_tiles, dtype):
+    # issue 12: every run sharing a partition trains in one batch (both mechanisms, every
+    # accountant reading and ε of a repetition share each party block; all per-round runs
+    # share the pooled block), tiled, in both layouts; each must equal the run trained alone
+    X, y = problem
+    part = _partition(len(y), [40, 80, 110], reps=2, seed=3)
+    runs = [
+        _run(mechanism=mech, mode=mode, accountant=acc, m=3, rep=rep, epsilon=eps, experiment="u_sweep")
+        for mech in ("wddp", "jayaraman")
+        for mode, accountants in (("local_then_aggregate", ("ma16", "exact", "exact_per_party")),
+                                  ("per_round", ("ma16", "exact")))
+        for acc in accountants for eps in (0.5, 4.0) for rep in (0, 1)
+    ]
+    batch = train_batch(runs, X, y, part, {0: np.full(6, 0.01), 1: np.full(6, -0.02)}, root_seed=7,
+                        dtype=dtype, dedup=True)
+    # party blocks: 6 readings x 2 epsilons = 12 columns (transposed layout); pooled: 16 columns
+    assert sum(r.mode == "per_round" for r in runs) > engine.TRANSPOSED_MAX_COLUMNS
+    tol = 1e-12 if dtype == "float64" else 2e-5
+    for k, run in enumerate(runs):
+        alone = train_batch([run], X, y, part, {run.rep: np.full(6, 0.01 if run.rep == 0 else -0.02)},
+                            root_seed=7, dtype=dtype, dedup=True)
+        scale = max(1.0, np.abs(alone.thetas).max())
+        np.testing.assert_allclose(batch.thetas[:, k], alone.thetas[:, 0], rtol=0, atol=tol * scale)
+        assert batch.flops[k] == alone.flops[0] or run.mode == "per_round"
 
 
 def test_shared_noise_makes_parties_draw_the_same_noise():

@@ -65,9 +65,16 @@ def test_results_rows_have_nonnegative_gap_and_schema(problem):
     opt = compute_optimum(X, y, runs[0].lam)
     refs = rep_references(X, y, part, theta0, runs[0].lam, opt, need_simple_average=True)
     rows = result_rows(runs, batch.calibrations, batch.thetas, batch.theta0, X, y, Xte, yte,
-                       part, refs, opt, "float64", 0.0)
+                       part, refs, opt, "float64", 0.0, batch.flops)
     frame = results.to_frame(rows)
     assert (frame["optimal_gap"] >= -1e-9).all()
+    # engine arithmetic, 4 n_b p flops per column and step: a local run's party columns cover
+    # its repetition's 200 records; the per-round columns share one block over the union of
+    # both repetitions' records (zero weight on the other repetition's)
+    per_step = 4.0 * X.shape[1] * runs[0].T
+    local = frame["mode"] == "local_then_aggregate"
+    assert frame.loc[local, "flops"].eq(per_step * 200).all()
+    assert frame.loc[~local, "flops"].eq(per_step * np.unique(order).size).all()
     assert frame["n"].eq(200).all() and frame["n_min"].eq(50).all()
     assert frame["size_ratio"].eq(2.0).all()  # (1+u)/2 for the two-group design
     jay = frame[frame["mechanism"] == "jayaraman"]

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from mpdp import mechanisms
-from mpdp.engine import Block, deduplicate, noisy_gd
+from mpdp.engine import Block, column_flops, deduplicate, noisy_gd
 from mpdp.mechanisms import Calibration, RunSpec
 from mpdp.partition import PartitionSet
 from mpdp.seeding import rng, seed_sequence
@@ -25,11 +25,14 @@ from mpdp.seeding import rng, seed_sequence
 
 @dataclass(frozen=True)
 class BatchResult:
-    """Final parameters (p × K, float64) and the calibration of each run."""
+    """Final parameters (p × K, float64), the calibration and the engine work of each run."""
 
     thetas: np.ndarray
     calibrations: list[Calibration]
     theta0: np.ndarray  # (p × K) initial point of each run
+    #: (K,) flops of the engine's two products spent on each run (all its party columns), see
+    #: :func:`mpdp.engine.column_flops`; their sum is the batch's arithmetic
+    flops: np.ndarray
 
 
 def initial_point(root_seed: int, dataset: str, rep: int, p: int, init_std: float) -> np.ndarray:
@@ -142,4 +145,6 @@ def train_batch(
     )
     thetas = np.stack([final[:, cols] @ a for cols, a in run_cols], axis=1)
     theta0_runs = np.stack([theta0_by_rep[r.rep] for r in runs], axis=1)
-    return BatchResult(thetas=thetas, calibrations=calibrations, theta0=theta0_runs)
+    col_flops = column_flops(engine_blocks, len(col_eta), T)
+    flops = np.array([col_flops[cols].sum() for cols, _ in run_cols])
+    return BatchResult(thetas=thetas, calibrations=calibrations, theta0=theta0_runs, flops=flops)

@@ -108,6 +108,7 @@ def cross_validate(
     split_seed = int(rng(root, "cv-folds", dataset).integers(2**31 - 1))
     folds = StratifiedKFold(n_splits=cv["folds"], shuffle=True, random_state=split_seed)
     records = []
+    flops = 0.0
     for fold, (train_idx, val_idx) in enumerate(folds.split(X, y)):
         n_f, m = len(train_idx), cv["ref_m"]
         part_rng = rng(root, "cv-partition", dataset, fold)
@@ -131,6 +132,7 @@ def cross_validate(
         ]
         theta0 = {0: initial_point(root, dataset, fold, X.shape[1], w["init_std"])}
         result = train_batch(runs, X, y, partition, theta0, root, w["dtype"], w["dedup"])
+        flops += float(result.flops.sum())
         acc = np.atleast_1d(logistic.accuracy(result.thetas, X[val_idx], y[val_idx]))
         records += [
             {"mechanism": r.mechanism, "mode": r.mode, "accountant": r.accountant, "eta": r.eta,
@@ -165,6 +167,8 @@ def cross_validate(
                       "per_accountant": bool(cv.get("per_accountant", False)),
                       "accountant": reference_accountant(cfg)},
         "chosen": chosen,
+        # flops of the engine's products in the selection (benchmarks/bench_engine.py --full)
+        "arithmetic_flops": flops,
         "scores": scores.rename(columns={"mean": "mean_accuracy", "std": "std_accuracy"})
         .to_dict(orient="records"),
     }

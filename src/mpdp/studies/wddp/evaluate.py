@@ -124,9 +124,10 @@ def result_rows(
     runs: Sequence[RunSpec], calibrations: Sequence[Calibration], thetas: np.ndarray,
     theta0: np.ndarray, X: np.ndarray, y: np.ndarray, X_test: np.ndarray, y_test: np.ndarray,
     partition: PartitionSet, refs: dict[int, RepReference], optimum: Optimum, dtype: str,
-    seconds_per_run: float,
+    seconds_per_run: float, flops: np.ndarray,
 ) -> list[dict]:
-    """One results row per run (columns of :mod:`mpdp.results`)."""
+    """One results row per run (columns of :mod:`mpdp.results`); ``flops[k]`` is run ``k``'s
+    engine arithmetic (:attr:`mpdp.studies.wddp.batch.BatchResult.flops`)."""
     acc = np.atleast_1d(logistic.accuracy(thetas, X_test, y_test))
     majority = float(max(np.mean(y_test > 0), np.mean(y_test <= 0)))
     ref_acc = {rep: float(logistic.accuracy(ref.theta_star, X_test, y_test)) for rep, ref in refs.items()}
@@ -160,6 +161,7 @@ def result_rows(
             "accuracy": float(acc[k]), "train_loss": float(train_loss[k]),
             "optimal_loss": ref.loss_star, "optimal_gap": float(train_loss[k] - ref.loss_star),
             "init_loss": float(init_loss[k]), "seconds": seconds_per_run, "synthetic": False,
+            "flops": float(flops[k]),
             "majority_rate": majority, "optimal_accuracy": ref_acc[run.rep],
             **theory,
         })

@@ -108,7 +108,7 @@ def train_job(
     rows = result_rows(
         runs, batch.calibrations, batch.thetas, batch.theta0, X, y,
         np.asarray(data.X_test, dtype=np.float64), np.asarray(data.y_test, dtype=np.float64),
-        partition, refs, opt, w["dtype"], train_seconds / len(runs),
+        partition, refs, opt, w["dtype"], train_seconds / len(runs), batch.flops,
     )
     frame = results.to_frame(rows)
     results.write(frame, out)
@@ -123,7 +123,9 @@ def train_job(
         log.warning("%s/%s: %d of %d runs give more epsilon than claimed (max accounted %.3g for "
                     "claimed %.3g): see the privacy ledger", dataset, job_id, len(over), len(frame),
                     over["eps_accounted"].max(), over.loc[over["eps_accounted"].idxmax(), "eps_claimed"])
-    log.info("%s/%s: trained in %.1f s, evaluated in %.1f s", dataset, job_id, train_seconds,
+    flops = float(batch.flops.sum())
+    log.info("%s/%s: trained in %.1f s (%.0f GFLOP of products, %.1f GFLOP/s), evaluated in %.1f s",
+             dataset, job_id, train_seconds, flops / 1e9, flops / 1e9 / max(train_seconds, 1e-9),
              time.perf_counter() - start - train_seconds)
 
 

@@ -1,0 +1,41 @@
+"""``benchmarks/bench_engine.py --full`` sums what the training stage recorded (issue 12)."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+BENCH = Path(__file__).resolve().parents[2] / "benchmarks" / "bench_engine.py"
+
+
+@pytest.fixture(scope="module")
+def bench():
+    spec = importlib.util.spec_from_file_location("bench_engine", BENCH)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_training_work_sums_recorded_flops_and_fresh_job_times(bench, tmp_path: Path) -> None:
+    results = tmp_path / "data" / "results" / "wddp"
+    (results / "eta").mkdir(parents=True)
+    pd.DataFrame({"flops": [1e9, 2e9], "accuracy": [0.5, 0.6]}).to_parquet(results / "adult.parquet")
+    pd.DataFrame({"flops": [4e9]}).to_parquet(results / "bank.parquet")
+    (results / "eta" / "adult.json").write_text(json.dumps({"source": "cv", "arithmetic_flops": 8e9}))
+    (results / "eta" / "bank.json").write_text(json.dumps({"source": "config"}))  # η fixed: no CV
+    bench_dir = tmp_path / "data" / "benchmarks"
+    for rule, name, seconds in (("train/adult", "eps_m2", 3.0), ("train/bank", "eps_m2", 5.0),
+                                ("optimum", "adult", 2.0), ("learning_rates", "adult", 7.0),
+                                ("train/adult", "stale", 100.0)):
+        path = bench_dir / rule / f"{name}.tsv"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        pd.DataFrame({"s": [seconds], "h:m:s": ["0:00:01"]}).to_csv(path, sep="\t", index=False)
+    os.utime(bench_dir / "train" / "adult" / "stale.tsv", (1000.0, 1000.0))  # an earlier run's
+    flops, seconds = bench.training_work(tmp_path, since=2000.0)
+    assert flops == pytest.approx(15e9)
+    assert seconds == {"optimum": 2.0, "learning_rates": 7.0, "train_job": 8.0}
