@@ -1,5 +1,6 @@
 """Job plan of the full grid, results rows, and cross-validation (spec E3, E8)."""
 
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -13,7 +14,12 @@ from mpdp.partition import PartitionSet
 from mpdp.studies.wddp import plan
 from mpdp.studies.wddp.batch import train_batch
 from mpdp.studies.wddp.cv import cross_validate, cv_run_count, eta_lookup, one_se_choice
-from mpdp.studies.wddp.evaluate import compute_optimum, rep_references, result_rows
+from mpdp.studies.wddp.evaluate import (
+    compute_optimum,
+    lambda_sensitivity,
+    rep_references,
+    result_rows,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -136,3 +142,16 @@ def test_per_accountant_selection_covers_every_trained_accountant(problem):
     for r in runs:
         assert r.eta == etas[(r.mechanism, r.mode, r.accountant)][0]
     assert cv_run_count(cfg) == sum(row["n"] for row in table["scores"])
+
+
+def test_lambda_sensitivity_matches_our_optimum_without_warnings(problem):
+    # scikit-learn (independent) against spec M1a's L-BFGS, λ = 0 included (C = ∞)
+    X, y = problem
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        rows = lambda_sensitivity(X, y, X, y, lambdas=(1e-2, 0.0))
+    for row in rows:
+        theta = logistic.solve_optimum(X, y, row["lambda"])
+        assert row["converged"]
+        assert row["theta_norm"] == pytest.approx(np.linalg.norm(theta), rel=1e-4)
+        assert row["test_accuracy"] == pytest.approx(logistic.accuracy(theta, X, y), abs=1 / len(y))

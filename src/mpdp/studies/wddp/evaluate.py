@@ -47,8 +47,8 @@ def lambda_sensitivity(
     """Test accuracy of the non-private ERM optimum for each λ (scikit-learn, independent).
 
     ``min_θ (1/n) Σ log(1 + exp(−y θᵀx)) + (λ/2)‖θ‖²`` is scikit-learn's logistic regression
-    without intercept (the intercept is a feature, spec E1.3) with ``C = 1/(λ n)``, or no
-    penalty for λ = 0 (where the optimum may not exist: separable data; ``converged`` says
+    without intercept (the intercept is a feature, spec E1.3) with ``C = 1/(λ n)``, or ``C = ∞`` (no
+    penalty) for λ = 0 (where the optimum may not exist: separable data; ``converged`` says
     whether L-BFGS stopped before its iteration limit). Also returns ‖θ‖.
     """
     import warnings
@@ -58,8 +58,9 @@ def lambda_sensitivity(
 
     out = []
     for lam in lambdas:
-        kwargs = {"C": 1.0 / (lam * len(y))} if lam > 0 else {"penalty": None}
-        model = LogisticRegression(fit_intercept=False, max_iter=5000, tol=1e-8, **kwargs)
+        # C = ∞ is no penalty (scikit-learn ≥ 1.8 deprecates penalty=None for it)
+        C = 1.0 / (lam * len(y)) if lam > 0 else np.inf
+        model = LogisticRegression(fit_intercept=False, max_iter=5000, tol=1e-8, C=C)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ConvergenceWarning)
             model.fit(X, y)
