@@ -354,7 +354,7 @@ def full_pipeline(args: argparse.Namespace) -> None:
     print(f"ratio:    {ratio:.2f} (target <= {args.target}: {'met' if ratio <= args.target else 'NOT met'})")
     strict = flops / (args.cores * peak_alone)
     print(f"          {wall / strict:.2f} against the one-core-alone peak ({peak_alone / 1e9:.1f} GFLOP/s "
-          f"x {args.cores}: {format_seconds(strict)}), which {args.cores} busy cores do not reach")
+          f"x {args.cores}: {format_seconds(strict)})")
 
 
 def gemm_peak(X: np.ndarray, steps: int, repeats: int, seed: int, processes: int) -> dict[int, float]:
