@@ -15,10 +15,11 @@ and prints the ratios and the projected wall time of ``--runs`` runs of ``--T`` 
 each is kept. Run ``python benchmarks/bench_engine.py --help``.
 
 With ``--full`` it instead measures the whole training stage against its arithmetic (issue 12):
-the one-core dense-GEMM peak on Adult's rows, then ``snakemake --cores N train`` with every
-training rule forced to rerun (data preparation done beforehand, untimed); it sums the flops
-the jobs record (results column ``flops``, ``arithmetic_flops`` of the η tables) and prints the
-measured wall time, the bound ``flops / (N × peak)`` and their ratio.
+the dense-GEMM peak on Adult's rows (one thread per process, alone and with N processes at
+once), then ``snakemake --cores N train`` with every training rule forced to rerun (data
+preparation done beforehand, untimed); it sums the flops the jobs record (results column
+``flops``, ``arithmetic_flops`` of the η tables) and prints the measured wall time, the bound
+``flops / (N × peak with N busy cores)`` and their ratio.
 """
 
 from __future__ import annotations
@@ -298,12 +299,13 @@ def main() -> None:
 
 #: the rules of the training stage that ``--full`` forces to rerun (workflow/rules/train.smk)
 TRAINING_RULES = ("optimum", "learning_rates", "train_job", "collect_results")
-#: one-core GEMM widths of the peak in ``--full`` (the engine's blocks have 1–500 columns)
+#: GEMM widths K of the peak in ``--full`` (the engine's blocks have 1–500 columns)
 PEAK_K = (64, 128, 256, 512)
 
 
 def full_pipeline(args: argparse.Namespace) -> None:
-    """Wall time of ``snakemake --cores N train`` against ``flops / (N × one-core GEMM peak)``.
+    """Wall time of ``snakemake --cores N train`` against ``flops / (N × GEMM peak)``, the peak
+    measured with N single-threaded processes at once (:func:`gemm_peak`).
 
     Runs in the current directory (a checkout with the raw data or ``MPDP_DATA_MIRROR``). The
     process re-executes itself once with the environment of the pipeline's jobs
