@@ -37,6 +37,7 @@ from pathlib import Path
 import numpy as np
 from threadpoolctl import threadpool_info, threadpool_limits
 
+from mpdp import fused_kernel
 from mpdp.engine import Block, noisy_gd
 from mpdp.models.logistic import gradient
 
@@ -320,7 +321,8 @@ def full_pipeline(args: argparse.Namespace) -> None:
     snakemake = [sys.executable, "-m", "snakemake", "--cores", str(args.cores), "train"]
     if args.configfile is not None:
         snakemake += ["--configfile", str(args.configfile)]
-    print(f"machine: {cpu_name()}; BLAS: {blas_description()}; {args.cores} cores used")
+    print(f"machine: {cpu_name()}; BLAS: {blas_description()}; {args.cores} cores used; "
+          f"{fused_kernel.describe()}")
     print("preparing data and partitions (untimed): " + " ".join(snakemake[2:]) + " --omit-from "
           + " ".join(TRAINING_RULES[:2]), flush=True)
     run_snakemake([*snakemake, "--omit-from", *TRAINING_RULES[:2], "--quiet", "rules"], env)

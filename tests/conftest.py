@@ -28,3 +28,4 @@ def small_tiles(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(engine, "SMALL_PRODUCT", 500)
     monkeypatch.setattr(engine, "MIN_SMALL_TILE_ROWS", 8)
     monkeypatch.setattr(engine, "CACHE_TILE_ROWS", 50)
+    monkeypatch.setattr(engine, "FUSED_TILE_BYTES", 320)  # 10 rows of 8 float32 features

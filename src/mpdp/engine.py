@@ -24,12 +24,17 @@ BLAS rounding. Passing the same seed for several columns gives them the same noi
 ``noise_sharing: shared`` option of M3.1).
 
 Speed (issue 12, measured in ``benchmarks/README.md``): each block runs all ``T`` steps before
-the next one, and a step walks the block's rows in tiles (:func:`tile_rows`) sized for
-OpenBLAS's small-matrix kernel or the L2 cache, computing ``Z``, the coefficients and the
-tile's share of ``G`` while its rows are in cache. Skinny blocks (the party blocks of a
-u-sweep) keep their parameters transposed, and the step sizes are folded into the
-coefficient weights, so a step is two products and three elementwise passes per tile plus
-three updates of ``Θ``. The tiling changes only the order of the additions of ``G``.
+the next one. In float32 on x86-64 CPUs with AVX2 and FMA, a compiled kernel
+(``_gd_kernel.c``, loaded by :mod:`mpdp.fused_kernel`; :class:`_FusedBlockState`) runs many
+steps per call, each one pass over the block's rows in L1-sized tiles: the products, the
+coefficients (a vectorised ``exp``) and the tile's share of ``G`` while the tile is in cache.
+Its additions are ordered by rows and features only, so a run's result is bit-identical alone
+or in any batch. Otherwise (float64, which is the exact reference of the tests, other CPUs,
+no compiler at install, or ``MPDP_ENGINE=numpy``) a step walks the rows in tiles
+(:func:`tile_rows`) sized for OpenBLAS's small-matrix kernel or the L2 cache; skinny blocks
+keep their parameters transposed, and the step sizes are folded into the coefficient
+weights, so a step is two products and three elementwise passes per tile plus three updates
+of ``Θ``. Both paths compute the same recursion and differ only in rounding.
 
 The engine sets no BLAS thread count (the caller does, e.g. with ``threadpoolctl``) and uses
 the CPU only.
@@ -37,10 +42,13 @@ the CPU only.
 
 from __future__ import annotations
 
+import ctypes
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
+
+from mpdp import fused_kernel
 
 #: Number of float64 noise values held per block between refills (about 8 MB); the number of
 #: steps drawn at once is this divided by ``p k_b``. It does not change any value.
@@ -246,9 +254,103 @@ class _BlockState:
             theta -= self.eta_linear
         theta -= self.scaled_noise[noise_index]
 
+    def advance(self, noise_index: int, steps: int) -> None:
+        """``steps`` calls of :meth:`step`, using the noise from ``noise_index`` on."""
+        for offset in range(noise_index, noise_index + steps):
+            self.step(offset)
+
     def final(self) -> np.ndarray:
         """The parameters as ``(p, k_b)``."""
         return self.theta.T if self.transposed else self.theta
+
+
+#: Bytes of a row tile of the fused kernel: the tile stays in the L1 data cache between the
+#: products and the coefficients of a step.
+FUSED_TILE_BYTES = 16 * 1024
+
+
+class _FusedBlockState:
+    """A float32 block stepped by the compiled kernel (``_gd_kernel.c``, :mod:`mpdp.fused_kernel`).
+
+    Same recursion and operands as :class:`_BlockState` (rows premultiplied by their label,
+    ``S = −η w / (1 + exp z)``, ``θ ← (1 − ηλ)θ − Σ_i s_i x_i − η c − ησ z``), but one C call
+    runs many steps, and each step is one pass over the rows in tiles of
+    :data:`FUSED_TILE_BYTES`: products, coefficients and the gradient share of a tile are
+    computed while it is in the L1 cache. Parameters are kept as ``(k_b, P)`` with ``P`` the
+    feature count rounded up to a multiple of 8 (zero padding, which stays zero).
+    """
+
+    def __init__(
+        self,
+        lib: ctypes.CDLL,
+        block: Block,
+        theta0: np.ndarray,
+        eta: np.ndarray,
+        lam: float,
+        sigma: np.ndarray,
+        seeds: Sequence[np.random.SeedSequence],
+        T: int,
+        linear_term: np.ndarray | None = None,
+    ) -> None:
+        cols = block.columns
+        n_b, p = block.X.shape
+        k_b = cols.size
+        P = -(-p // 8) * 8
+        self.lib, self.columns, self.p = lib, cols, p
+        self.yx = np.zeros((n_b, P), dtype=np.float32)
+        self.yx[:, :p] = block.y[:, None] * block.X
+        eta_c = eta[cols]
+        w = np.asarray(block.weights, dtype=np.float64)
+        self.per_row = not (w.ndim == 1 and n_b > 0 and np.all(w == w[0]))
+        if self.per_row:
+            coef = -(w[:, None] if w.ndim == 1 else w) * eta_c[None, :]
+        else:
+            coef = -w[0] * eta_c
+        self.coef = np.ascontiguousarray(coef, dtype=np.float32)
+        self.theta = np.zeros((k_b, P), dtype=np.float32)
+        self.theta[:, :p] = theta0[:, cols].T
+        self.decay = np.ascontiguousarray(1.0 - eta_c * lam, dtype=np.float32)
+        self.eta_linear = None
+        if linear_term is not None:
+            self.eta_linear = np.zeros((k_b, P), dtype=np.float32)
+            self.eta_linear[:, :p] = (linear_term[:, cols] * eta_c).T
+        self.tile_rows = max(3, FUSED_TILE_BYTES // (4 * P))
+        self.eta_sigma = eta_c * sigma[cols]
+        self.generators = [np.random.Generator(np.random.PCG64(seeds[k])) for k in cols]
+        self.chunk = int(max(1, min(T, NOISE_BUFFER_VALUES // max(1, p * k_b))))
+        self.draws = np.empty((k_b, self.chunk, p), dtype=np.float64)
+        self.scaled_noise = np.zeros((self.chunk, k_b, P), dtype=np.float32)
+
+    def refill_noise(self, steps: int) -> None:
+        """Draw the next ``steps`` noise vectors of every column, scaled by ``η_k σ_k``."""
+        for j, generator in enumerate(self.generators):
+            generator.standard_normal(out=self.draws[j, :steps])
+        np.multiply(self.draws[:, :steps].transpose(1, 0, 2), self.eta_sigma[:, None],
+                    out=self.scaled_noise[:steps, :, : self.p], casting="same_kind")
+
+    def advance(self, noise_index: int, steps: int) -> None:
+        """Run ``steps`` steps in one kernel call, using the noise from ``noise_index`` on."""
+        if steps <= 0 or self.yx.shape[0] == 0:
+            if steps > 0:  # no rows: the gradient is zero
+                for offset in range(noise_index, noise_index + steps):
+                    self.theta *= self.decay[:, None]
+                    if self.eta_linear is not None:
+                        self.theta -= self.eta_linear
+                    self.theta -= self.scaled_noise[offset]
+            return
+        noise = self.scaled_noise[noise_index : noise_index + steps]
+        status = self.lib.mpdp_gd_run(
+            self.yx.ctypes.data, self.yx.shape[0], self.yx.shape[1], self.theta.ctypes.data,
+            self.theta.shape[0], self.coef.ctypes.data, int(self.per_row), self.decay.ctypes.data,
+            None if self.eta_linear is None else self.eta_linear.ctypes.data, noise.ctypes.data,
+            steps, self.tile_rows,
+        )
+        if status != 0:
+            raise MemoryError(f"fused engine kernel failed with status {status}")
+
+    def final(self) -> np.ndarray:
+        """The parameters as ``(p, k_b)``."""
+        return self.theta[:, : self.p].T
 
 
 def _validate_columns(blocks: Sequence[Block], K: int) -> None:
@@ -345,18 +447,31 @@ def noisy_gd(
     theta_T = np.empty((p, K), dtype=np.float64)
     work = np.array([max(1, b.X.shape[0] * b.columns.size) for b in blocks], dtype=np.float64)
     total, done, next_report = work.sum(), 0.0, 0.1
+    lib = fused_kernel.load() if dtype == np.float32 else None
     for block, cost in zip(blocks, work, strict=True):
-        state = _BlockState(block, theta0, eta, lam, sigma, noise_seeds, T, dtype, linear_term)
-        with np.errstate(over="ignore"):
-            for t in range(T):
-                offset = t % state.chunk
-                if offset == 0:
-                    state.refill_noise(min(state.chunk, T - t))
-                state.step(offset)
-                if progress is not None and (done + cost * (t + 1) / T) / total >= next_report - 1e-12:
-                    fraction = (done + cost * (t + 1) / T) / total
-                    progress(T if fraction >= 1 - 1e-12 else int(T * fraction))
+        state: _BlockState | _FusedBlockState
+        if lib is not None:
+            state = _FusedBlockState(lib, block, theta0, eta, lam, sigma, noise_seeds, T, linear_term)
+        else:
+            state = _BlockState(block, theta0, eta, lam, sigma, noise_seeds, T, dtype, linear_term)
+        # Steps after which progress is reported (about every tenth of all the work).
+        reports: dict[int, int] = {}
+        if progress is not None:
+            for t in range(1, T + 1):
+                fraction = (done + cost * t / T) / total
+                if fraction >= next_report - 1e-12:
+                    reports[t] = T if fraction >= 1 - 1e-12 else int(T * fraction)
                     next_report = np.floor(fraction * 10 + 1e-9) / 10 + 0.1
+        stops = sorted({*reports, *range(state.chunk, T, state.chunk), T})
+        t = 0
+        with np.errstate(over="ignore"):
+            for stop in stops:
+                if t % state.chunk == 0 and t < T:
+                    state.refill_noise(min(state.chunk, T - t))
+                state.advance(t % state.chunk, stop - t)
+                t = stop
+                if t in reports:
+                    progress(reports[t])
         done += cost
         theta_T[:, state.columns] = state.final()
     return theta_T

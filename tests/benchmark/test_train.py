@@ -80,7 +80,7 @@ def test_gradient_noise_off_is_plain_gradient_descent(bench_cfg, bench_data):
     b, g = cfg["benchmark"], cfg["benchmark"]["gradient"]
     eta, m, u = 1.0, 4, 3
     settings = [("wyx", 1.0, eta), ("wddp_literal", 1.0, eta), ("jayaraman_per_round", 1.0, eta)]
-    keys, thetas, _, _ = train._gradient_batch(cfg, "synthetic", bench_data.X, bench_data.y, m, u,
+    keys, thetas, _, _, _ = train._gradient_batch(cfg, "synthetic", bench_data.X, bench_data.y, m, u,
                                                    settings, 1, "grid", noise_scale=0.0)
     part = plan.partitions(cfg, "synthetic", bench_data.n, m, u, 1, "grid")
     parties = part.party_indices(0)

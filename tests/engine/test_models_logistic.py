@@ -13,6 +13,7 @@ from mpdp.models.logistic import (
     gradient,
     hessian,
     loss,
+    solve_optima,
     solve_optimum,
 )
 
@@ -116,6 +117,46 @@ def test_solve_optimum_raises_when_not_converged(monkeypatch: pytest.MonkeyPatch
     monkeypatch.setattr(logistic, "LBFGS_MAXITER", 2)
     with pytest.raises(OptimumNotConvergedError, match="M1a"):
         solve_optimum(X, y, 1e-3)
+
+
+def test_solve_optima_solves_each_weighted_subset_problem() -> None:
+    # issue 12: K L-BFGS runs in lockstep on one matrix; column k must be the optimum of
+    # problem k alone (its rows only: zero weights drop rows), as solve_optimum finds it
+    X, y = make_problem(400, 6, seed=13)
+    rng = np.random.default_rng(14)
+    K, lam = 5, 1e-2
+    W = np.zeros((400, K))
+    for k in range(K):
+        rows = rng.choice(400, size=250 + 30 * k, replace=False)
+        W[rows, k] = rng.random(rows.size) / rows.size
+    starts = rng.standard_normal((6, K))
+    Theta = solve_optima(X, y, lam, W, starts)
+    for k in range(K):
+        rows = W[:, k] > 0
+        assert np.max(np.abs(gradient(Theta[:, k], X[rows], y[rows], lam, W[rows, k]))) <= 1e-8
+        alone = solve_optimum(X[rows], y[rows], lam, weights=W[rows, k], theta0=starts[:, k])
+        np.testing.assert_allclose(Theta[:, k], alone, atol=1e-6)
+    np.testing.assert_array_equal(solve_optima(X, y, lam, W, starts), Theta)  # reproducible
+
+
+def test_solve_optima_raises_when_a_run_does_not_converge(monkeypatch: pytest.MonkeyPatch) -> None:
+    X, y = make_problem(200, 6, seed=15)
+    W = np.full((200, 3), 1 / 200)
+    monkeypatch.setattr(logistic, "LBFGS_MAXITER", 2)
+    with pytest.raises(OptimumNotConvergedError, match="M1a"):
+        solve_optima(X, y, 1e-3, W, np.zeros((6, 3)))
+
+
+def test_solve_optima_passes_an_evaluation_error_to_every_run(monkeypatch: pytest.MonkeyPatch) -> None:
+    # a failing batched evaluation must reach the caller, not leave runs waiting forever
+    X, y = make_problem(50, 3, seed=16)
+
+    def broken(self, Theta, cols):
+        raise FloatingPointError("broken evaluation")
+
+    monkeypatch.setattr(logistic._Lockstep, "values", broken)
+    with pytest.raises(FloatingPointError, match="broken evaluation"):
+        solve_optima(X, y, 1e-2, np.full((50, 4), 0.02), np.zeros((3, 4)))
 
 
 def test_accuracy_uses_sign_zero_plus_one() -> None:

@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 from training_helpers import make_run as _run
 
-from mpdp import config, results
+from mpdp import config, mechanisms, results
 from mpdp.models import logistic
 from mpdp.partition import PartitionSet
 from mpdp.studies.wddp import plan
@@ -90,6 +90,12 @@ def test_results_rows_have_nonnegative_gap_and_schema(problem):
     ref = refs[0]
     np.testing.assert_allclose(
         logistic.gradient(ref.theta_star, X[ref.rows], y[ref.rows], runs[0].lam), 0, atol=1e-8)
+    # B3's simple-average reference, solved on its own: θ_F* of the 1/(m n_j) weights
+    w_F = mechanisms.JAYARAMAN.record_weights(part.sizes[0])
+    theta_F = logistic.solve_optimum(X[ref.rows], y[ref.rows], runs[0].lam, weights=w_F)
+    bias = logistic.loss(theta_F, X[ref.rows], y[ref.rows], runs[0].lam) - ref.loss_star
+    assert ref.simple_average.bias_floor == pytest.approx(bias, rel=1e-6, abs=1e-12)
+    assert ref.simple_average.sqnorm == pytest.approx(np.sum((theta_F - ref.theta_star) ** 2), rel=1e-4)
 
 
 def test_cross_validation_pools_twins_and_follows_the_one_se_rule(problem):

@@ -17,6 +17,10 @@ needed by the quadratic-model prediction bounds.md B1‴.
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Callable
+from typing import Any
+
 import numpy as np
 from scipy.optimize import minimize
 from scipy.special import expit
@@ -155,21 +159,131 @@ def solve_optimum(
         grad = X.T @ (-y * w * expit(-margins)) + lam * theta
         return float(value), grad
 
-    result = minimize(
-        objective,
-        x0,
-        jac=True,
-        method="L-BFGS-B",
-        options={"gtol": LBFGS_GTOL, "ftol": 0.0, "maxiter": LBFGS_MAXITER},
-    )
-    grad_norm = float(np.max(np.abs(objective(result.x)[1]))) if p else 0.0
+    result = _lbfgs(objective, x0)
+    _check_converged(result, float(np.max(np.abs(objective(result.x)[1]))) if p else 0.0)
+    return result.x
+
+
+def _lbfgs(objective: Callable[[np.ndarray], tuple[float, np.ndarray]], x0: np.ndarray) -> Any:
+    """``scipy.optimize.minimize`` with the L-BFGS settings of spec M1a."""
+    return minimize(objective, x0, jac=True, method="L-BFGS-B",
+                    options={"gtol": LBFGS_GTOL, "ftol": 0.0, "maxiter": LBFGS_MAXITER})
+
+
+def _check_converged(result: Any, grad_norm: float) -> None:
     if not np.all(np.isfinite(result.x)) or grad_norm > OPTIMUM_GRAD_TOL:
         raise OptimumNotConvergedError(
             f"L-BFGS did not converge to θ* (spec M1a): max |gradient| = {grad_norm:.3e} "
             f"> {OPTIMUM_GRAD_TOL:.0e} after {result.nit} iterations ({result.message}). "
             "Check that λ > 0 or that the data are not linearly separable."
         )
-    return result.x
+
+
+class _Lockstep:
+    """Objective evaluations of K concurrent L-BFGS runs, gathered into matrix products.
+
+    Each run calls :meth:`evaluate` from its own thread and waits; once every run that has not
+    finished is waiting, the last one to arrive evaluates them all with two products over the
+    rows (one pass over ``X`` for all columns instead of one per column) and wakes the others.
+    Which runs share a batch depends only on their iteration counts, so results are
+    reproducible.
+    """
+
+    def __init__(self, X: np.ndarray, y: np.ndarray, lam: float, W: np.ndarray) -> None:
+        self.X, self.y, self.lam, self.W = X, y, lam, W
+        self.cond = threading.Condition()
+        self.active = W.shape[1]
+        self.pending: dict[int, np.ndarray] = {}
+        self.results: dict[int, Any] = {}
+
+    def values(self, Theta: np.ndarray, cols: list[int]) -> tuple[np.ndarray, np.ndarray]:
+        """Objective values ``(k,)`` and gradients ``(p, k)`` of columns ``cols`` of ``W``."""
+        W = self.W[:, cols]
+        margins = self.y[:, None] * (self.X @ Theta)
+        value = np.sum(W * np.logaddexp(0.0, -margins), axis=0) + 0.5 * self.lam * np.sum(Theta * Theta, axis=0)
+        grad = self.X.T @ (-self.y[:, None] * W * expit(-margins)) + self.lam * Theta
+        return value, grad
+
+    def _run_batch(self) -> None:
+        if self.pending and len(self.pending) == self.active:
+            cols = sorted(self.pending)
+            try:
+                value, grad = self.values(np.stack([self.pending[k] for k in cols], axis=1), cols)
+                for i, k in enumerate(cols):
+                    self.results[k] = (float(value[i]), grad[:, i].copy())
+            except Exception as exc:  # every waiting run raises it, none waits forever
+                self.results.update(dict.fromkeys(cols, exc))
+            self.pending.clear()
+            self.cond.notify_all()
+
+    def evaluate(self, k: int, theta: np.ndarray) -> tuple[float, np.ndarray]:
+        with self.cond:
+            self.pending[k] = np.array(theta, dtype=np.float64)
+            self._run_batch()
+            while k not in self.results:
+                self.cond.wait()
+            result = self.results.pop(k)
+        if isinstance(result, Exception):
+            raise result
+        return result
+
+    def finish(self) -> None:
+        with self.cond:
+            self.active -= 1
+            self._run_batch()
+
+
+def solve_optima(
+    X: np.ndarray,
+    y: np.ndarray,
+    lam: float,
+    weights: np.ndarray,
+    theta0: np.ndarray,
+) -> np.ndarray:
+    """The minimisers of :func:`loss` for ``K`` weight vectors at once, as ``(p, K)``.
+
+    Column ``k`` is :func:`solve_optimum` ``(X, y, lam, weights[:, k], theta0[:, k])``: its own
+    L-BFGS run with the settings of spec M1a and the same convergence check. The runs go in
+    lockstep (one thread each, :class:`_Lockstep`), so that an iteration of all of them reads
+    ``X`` twice instead of twice per run: on data larger than the cache the solves are
+    memory-bound, and this makes K of them cost little more than one. Rows with weight 0 do not
+    count, so one matrix serves problems on different subsets of its rows.
+
+    Raises:
+        OptimumNotConvergedError: if any run ends with ``max_i |∂L/∂θ_i| > 1e−8``.
+    """
+    _, X, y, _ = _prepare(None, X, y, None)
+    W = np.asarray(weights, dtype=np.float64)
+    theta0 = np.asarray(theta0, dtype=np.float64)
+    n, p = X.shape
+    if W.ndim != 2 or W.shape[0] != n or theta0.shape != (p, W.shape[1]):
+        raise ValueError(f"weights must be ({n}, K) and theta0 ({p}, K), got {W.shape} and {theta0.shape}")
+    K = W.shape[1]
+    lockstep = _Lockstep(X, y, lam, W)
+    results: list[Any] = [None] * K
+    errors: list[BaseException] = []
+
+    def run(k: int) -> None:
+        try:
+            results[k] = _lbfgs(lambda theta: lockstep.evaluate(k, theta), theta0[:, k])
+        except BaseException as exc:  # re-raised in the caller's thread below
+            errors.append(exc)
+        finally:
+            lockstep.finish()
+
+    threads = [threading.Thread(target=run, args=(k,), name=f"lbfgs-{k}") for k in range(K)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    if errors:
+        raise errors[0]
+    Theta = np.stack([r.x for r in results], axis=1) if K else np.zeros((p, 0))
+    if K:
+        _, grad = lockstep.values(Theta, list(range(K)))
+        for k, result in enumerate(results):
+            _check_converged(result, float(np.max(np.abs(grad[:, k]))) if p else 0.0)
+    return Theta
 
 
 def accuracy(theta: np.ndarray, X: np.ndarray, y: np.ndarray) -> float | np.ndarray:

@@ -125,10 +125,11 @@ def _gradient_batch(cfg: Mapping[str, Any], dataset: str, X: np.ndarray, y: np.n
                     u: int, settings: Sequence[tuple[str, float, float]], reps: int,
                     tag: str, noise_scale: float = 1.0) -> tuple[list[tuple[str, float, float, int]],
                                                                  np.ndarray, list[calib.Ledger],
-                                                                 PartitionSet]:
+                                                                 PartitionSet, np.ndarray]:
     """Train settings (mechanism, ε, η) × reps on one cell's partitions, one engine batch.
 
     Columns in that order; all central/per-round columns share one block over the rows.
+    Returns the run keys, final parameters, ledgers, partition and each run's engine flops.
     """
     b, g = cfg["benchmark"], cfg["benchmark"]["gradient"]
     part = plan.partitions(cfg, dataset, len(y), m, u, reps, tag)
@@ -144,7 +145,7 @@ def _gradient_batch(cfg: Mapping[str, Any], dataset: str, X: np.ndarray, y: np.n
     res = train_batch(runs, X, y, part, theta0, cfg["root_seed"], dtype=g["dtype"], dedup=True,
                       noise_scale=noise_scale)
     ledgers = [calib.gradient_ledger(r, part.sizes[r.rep]) for r in runs]
-    return keys, res.thetas, ledgers, part
+    return keys, res.thetas, ledgers, part, res.flops
 
 
 def run_gradient(cfg: Mapping[str, Any], dataset: str, data: plan.BenchmarkData, log: logging.Logger,
@@ -156,7 +157,7 @@ def run_gradient(cfg: Mapping[str, Any], dataset: str, data: plan.BenchmarkData,
     fit, val = plan.validation_split(data.n, cfg, dataset)
     start = time.perf_counter()
     cands = [float(e) for e in g["eta_candidates"]]
-    keys, thetas, _, _ = _gradient_batch(cfg, dataset, data.X[fit], data.y[fit], m_ref, u_ref,
+    keys, thetas, _, _, _ = _gradient_batch(cfg, dataset, data.X[fit], data.y[fit], m_ref, u_ref,
                                          [(mech, eps_ref, e) for mech in mechs for e in cands],
                                          b["tune_seeds"], "tune", noise_scale)
     acc = _val_accuracy(thetas, data.X[val], data.y[val])
@@ -174,7 +175,7 @@ def run_gradient(cfg: Mapping[str, Any], dataset: str, data: plan.BenchmarkData,
     for m, u in plan.cells(cfg, data.n)[0]:
         start = time.perf_counter()
         settings = [(mech, float(e), hp[mech]["chosen"]) for mech in mechs for e in b["eps_grid"]]
-        keys, theta, ledgers, part = _gradient_batch(cfg, dataset, data.X, data.y, m, u, settings,
+        keys, theta, ledgers, part, flops = _gradient_batch(cfg, dataset, data.X, data.y, m, u, settings,
                                                       b["reps"], "grid", noise_scale)
         seconds = (time.perf_counter() - start) / theta.shape[1]
         out = _outcome(opt, theta, b["lambda"])
@@ -186,7 +187,7 @@ def run_gradient(cfg: Mapping[str, Any], dataset: str, data: plan.BenchmarkData,
                          "mode": calib.GRADIENT[mech][1], "m": m, "u": float(u), "rep": rep,
                          "eta": eta, "eta_source": "tuned", "T": g["T"], "lambda": b["lambda"],
                          "dtype": g["dtype"], "hparam": "eta", "hparam_value": eta,
-                         "init_loss": float(init[i]), "seconds": seconds,
+                         "init_loss": float(init[i]), "seconds": seconds, "flops": float(flops[i]),
                          **{k: float(v[i]) for k, v in out.items()}})
         log.info("%s gradient (m=%d, u=%d): %d runs in %.1f s", dataset, m, u, theta.shape[1],
                  seconds * theta.shape[1])

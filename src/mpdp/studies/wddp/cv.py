@@ -30,7 +30,6 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from sklearn.model_selection import StratifiedKFold
 
 from mpdp.mechanisms import RunSpec
 from mpdp.models import logistic
@@ -106,6 +105,9 @@ def cross_validate(
     root = cfg["root_seed"]
     groups = selection_groups(cfg)
     split_seed = int(rng(root, "cv-folds", dataset).integers(2**31 - 1))
+    # imported here: every training job imports this module, and only CV needs scikit-learn
+    from sklearn.model_selection import StratifiedKFold
+
     folds = StratifiedKFold(n_splits=cv["folds"], shuffle=True, random_state=split_seed)
     records = []
     flops = 0.0

@@ -94,30 +94,50 @@ def rep_references(
     X: np.ndarray, y: np.ndarray, partition: PartitionSet, theta0_by_rep: dict[int, np.ndarray],
     lam: float, optimum: Optimum, need_simple_average: bool,
 ) -> dict[int, RepReference]:
-    """θ* (and the B3 quantities of the simple average) of each repetition's retained rows."""
+    """θ* (and the B3 quantities of the simple average) of each repetition's retained rows.
+
+    The L-BFGS solves of all repetitions run together (:func:`logistic.solve_optima`) on the
+    training rows with identical rows merged, each problem weighting its repetition's retained
+    rows (``1/n`` for θ*, ``1/(m n_j)`` for the simple average's θ_F*; others 0): first θ*
+    of every repetition (warm-started at the full data's θ*), then θ_F* (warm-started at the
+    repetition's θ*). The same objectives as solving each repetition on its own rows.
+    """
+    reps = sorted(theta0_by_rep)
+    rows = {rep: partition.order[rep] for rep in reps}
+    n = X.shape[0]
+    all_rows = partition.order.shape[1] == n
+
+    def solve(weights: dict[int, np.ndarray], start: dict[int, np.ndarray]) -> dict[int, np.ndarray]:
+        W = np.zeros((n, len(reps)))
+        for i, rep in enumerate(reps):
+            np.add.at(W[:, i], rows[rep], weights[rep])
+        Xu, yu, Wu = deduplicate(X, y, W)
+        Theta = logistic.solve_optima(Xu, yu, lam, Wu, np.stack([start[rep] for rep in reps], axis=1))
+        return {rep: Theta[:, i] for i, rep in enumerate(reps)}
+
+    if all_rows:
+        theta_star = dict.fromkeys(reps, optimum.theta)
+    else:  # leftover records dropped: each repetition's own optimum
+        theta_star = solve({rep: np.full(len(rows[rep]), 1.0 / len(rows[rep])) for rep in reps},
+                           dict.fromkeys(reps, optimum.theta))
+    theta_F = {}
+    if need_simple_average:
+        weights_F = {rep: mechanisms.JAYARAMAN.record_weights(partition.sizes[rep]) for rep in reps}
+        theta_F = solve(weights_F, theta_star)
     out = {}
-    all_rows = partition.order.shape[1] == X.shape[0]
-    for rep, theta0 in sorted(theta0_by_rep.items()):
-        rows = partition.order[rep]
-        Xr, yr = X[rows], y[rows]
-        if all_rows:
-            theta, loss_star = optimum.theta, optimum.loss
-        else:  # identical rows merged with summed weights: the same objective, fewer rows
-            Xu, yu, wu = deduplicate(Xr, yr, np.full(len(rows), 1.0 / len(rows)))
-            theta = logistic.solve_optimum(Xu, yu, lam, weights=wu, theta0=optimum.theta)
-            loss_star = float(logistic.loss(theta, Xr, yr, lam))
+    for rep in reps:
+        Xr, yr = X[rows[rep]], y[rows[rep]]
+        loss_star = optimum.loss if all_rows else float(logistic.loss(theta_star[rep], Xr, yr, lam))
         simple = None
         if need_simple_average:
-            w = mechanisms.JAYARAMAN.record_weights(partition.sizes[rep])
-            Xu, yu, wu = deduplicate(Xr, yr, w)
-            theta_F = logistic.solve_optimum(Xu, yu, lam, weights=wu, theta0=theta)
-            F_star = float(logistic.loss(theta_F, Xu, yu, lam, weights=wu))
+            w = weights_F[rep]
+            F_star = float(logistic.loss(theta_F[rep], Xr, yr, lam, weights=w))
             simple = SimpleAverageReference(
-                bias_floor=float(logistic.loss(theta_F, Xr, yr, lam)) - loss_star,
-                F_delta0=float(logistic.loss(theta0, Xu, yu, lam, weights=wu)) - F_star,
-                sqnorm=float(np.sum((theta_F - theta) ** 2)),
+                bias_floor=float(logistic.loss(theta_F[rep], Xr, yr, lam)) - loss_star,
+                F_delta0=float(logistic.loss(theta0_by_rep[rep], Xr, yr, lam, weights=w)) - F_star,
+                sqnorm=float(np.sum((theta_F[rep] - theta_star[rep]) ** 2)),
             )
-        out[rep] = RepReference(rows, theta, loss_star, simple)
+        out[rep] = RepReference(rows[rep], theta_star[rep], loss_star, simple)
     return out
 
 

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from mpdp import io, results
+from mpdp import fused_kernel, io, results
 from mpdp.data.prepare import load as load_processed
 from mpdp.models import logistic
 from mpdp.partition import PartitionSet, load_partition
@@ -124,8 +124,9 @@ def train_job(
                     "claimed %.3g): see the privacy ledger", dataset, job_id, len(over), len(frame),
                     over["eps_accounted"].max(), over.loc[over["eps_accounted"].idxmax(), "eps_claimed"])
     flops = float(batch.flops.sum())
-    log.info("%s/%s: trained in %.1f s (%.0f GFLOP of products, %.1f GFLOP/s), evaluated in %.1f s",
-             dataset, job_id, train_seconds, flops / 1e9, flops / 1e9 / max(train_seconds, 1e-9),
+    log.info("%s/%s: trained in %.1f s (%.0f GFLOP of products, %.1f GFLOP/s; %s), evaluated in "
+             "%.1f s", dataset, job_id, train_seconds, flops / 1e9,
+             flops / 1e9 / max(train_seconds, 1e-9), fused_kernel.describe(w["dtype"]),
              time.perf_counter() - start - train_seconds)
 
 

@@ -1,0 +1,139 @@
+"""The compiled fused step kernel of the engine (issue 12; src/mpdp/_gd_kernel.c).
+
+Without the compiled kernel (no C compiler at install, or a CPU without AVX2/FMA) these tests
+skip locally; under CI (``CI`` set) they fail, because CI installs with a compiler on x86-64.
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pytest
+from test_engine_noisy_gd import make_data, reference_run, seeds
+
+from mpdp import engine, fused_kernel
+from mpdp.engine import Block, noisy_gd
+from mpdp.errors import MpdpError
+from mpdp.models.logistic import gradient
+
+
+@pytest.fixture
+def kernel(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(fused_kernel.ENGINE_VARIABLE, raising=False)
+    if fused_kernel.load() is None:
+        message = "the compiled engine kernel is not available (no compiler, or no AVX2/FMA)"
+        if os.environ.get("CI"):
+            pytest.fail(message)
+        pytest.skip(message)
+
+
+def literal(X, y, w, theta0, eta, lam, sigma, ss, T, linear=None):
+    """Each column by the float64 literal update of spec M2 (plus an optional constant
+    gradient, as the audit's canaries use)."""
+    cols = []
+    for k in range(theta0.shape[1]):
+        wk = w[:, k] if w.ndim == 2 else w
+        if linear is None:
+            cols.append(reference_run(theta0[:, k], X, y, wk, eta[k], lam, sigma[k], ss[k], T))
+            continue
+        gen = np.random.Generator(np.random.PCG64(ss[k]))
+        theta = theta0[:, k].copy()
+        for _ in range(T):
+            noise = gen.standard_normal(theta.size)
+            theta = theta - eta[k] * (gradient(theta, X, y, lam, wk) + linear[:, k] + sigma[k] * noise)
+        cols.append(theta)
+    return np.stack(cols, axis=1)
+
+
+# Shapes that exercise every remainder of the kernel: rows not a multiple of its 3-row blocks
+# or of the tile, columns not a multiple of 4, features not a multiple of 8 or 16, one row.
+@pytest.mark.parametrize(("n", "p", "K"), [(1, 3, 1), (37, 5, 2), (100, 8, 4), (101, 13, 7),
+                                           (64, 17, 9), (50, 24, 5), (23, 9, 6), (31, 40, 10)])
+@pytest.mark.parametrize("per_column", [False, True])
+def test_fused_float32_matches_the_float64_literal_update(kernel, small_tiles, n, p, K, per_column):
+    X, y = make_data(n, p, seed=30 + n)
+    rng = np.random.default_rng(31)
+    w = rng.random((n, K)) / n if per_column else np.full(n, 1 / n)
+    theta0 = rng.standard_normal((p, K))
+    eta, sigma, ss = rng.uniform(0.2, 2.0, K), rng.uniform(0.0, 0.3, K), seeds(K, root=32)
+    got = noisy_gd([Block(X, y, w, np.arange(K))], theta0, eta, 0.01, sigma, ss, 40)
+    expected = literal(X, y, w, theta0, eta, 0.01, sigma, ss, 40)
+    np.testing.assert_allclose(got, expected, rtol=0, atol=2e-5 * max(1.0, np.abs(expected).max()))
+
+
+def test_fused_kernel_keeps_the_linear_term(kernel, small_tiles):
+    n, p, K, T = 45, 11, 3, 20
+    X, y = make_data(n, p, seed=33)
+    rng = np.random.default_rng(34)
+    theta0, linear = rng.standard_normal((p, K)), rng.standard_normal((p, K))
+    eta, sigma, ss = np.full(K, 0.5), np.full(K, 0.1), seeds(K, root=35)
+    w = np.full(n, 1 / n)
+    got = noisy_gd([Block(X, y, w, np.arange(K))], theta0, eta, 0.02, sigma, ss, T, linear_term=linear)
+    expected = literal(X, y, w, theta0, eta, 0.02, sigma, ss, T, linear)
+    np.testing.assert_allclose(got, expected, rtol=0, atol=2e-5 * np.abs(expected).max())
+
+
+def test_fused_kernel_agrees_with_the_numpy_path(kernel, monkeypatch):
+    X, y = make_data(3000, 105, seed=36)  # Adult's width: padded to 112 features, many tiles
+    K, T = 6, 30
+    rng = np.random.default_rng(37)
+    theta0 = 0.1 * rng.standard_normal((105, K))
+    args = (theta0, np.full(K, 1.0), 1e-3, np.full(K, 0.05), seeds(K, root=38), T)
+    block = Block(X, y, np.full(3000, 1 / 3000), np.arange(K))
+    fused = noisy_gd([block], *args)
+    monkeypatch.setenv(fused_kernel.ENGINE_VARIABLE, "numpy")
+    blas = noisy_gd([block], *args)
+    np.testing.assert_allclose(fused, blas, rtol=0, atol=1e-5 * np.abs(blas).max())
+
+
+def test_a_column_is_bit_identical_alone_or_in_any_batch(kernel):
+    # the kernel adds in an order that depends only on the rows and features, never on the
+    # other columns: a run's result does not depend on what it is batched with
+    X, y = make_data(500, 21, seed=39)
+    K = 7
+    rng = np.random.default_rng(40)
+    w = rng.random((500, K)) / 500
+    theta0, eta = rng.standard_normal((21, K)), rng.uniform(0.5, 2.0, K)
+    sigma, ss = np.full(K, 0.2), seeds(K, root=41)
+    batch = noisy_gd([Block(X, y, w, np.arange(K))], theta0, eta, 0.01, sigma, ss, 25)
+    again = noisy_gd([Block(X, y, w, np.arange(K))], theta0, eta, 0.01, sigma, ss, 25)
+    np.testing.assert_array_equal(batch, again)
+    for k in (0, 3, 6):
+        alone = noisy_gd([Block(X, y, w[:, k], np.arange(1))], theta0[:, [k]], eta[[k]], 0.01,
+                         sigma[[k]], [ss[k]], 25)
+        np.testing.assert_array_equal(alone[:, 0], batch[:, k])
+
+
+def test_fused_kernel_saturates_like_the_logistic_function(kernel):
+    # |z| far beyond float range: the coefficient 1/(1+e^z) must be 0 or 1, never nan or inf
+    X = np.array([[1.0, 0.0], [-1.0, 0.0]])
+    y = np.array([1.0, 1.0])
+    theta0 = np.array([[500.0, -500.0], [0.0, 0.0]])
+    got = noisy_gd([Block(X, y, np.full(2, 0.5), np.arange(2))], theta0, np.ones(2), 0.0,
+                   np.zeros(2), seeds(2), 1)
+    expected = literal(X, y, np.full(2, 0.5), theta0, np.ones(2), 0.0, np.zeros(2), seeds(2), 1)
+    assert np.all(np.isfinite(got))
+    np.testing.assert_allclose(got, expected, rtol=1e-6, atol=1e-6)
+
+
+def test_engine_variable_chooses_or_refuses(monkeypatch):
+    monkeypatch.setenv(fused_kernel.ENGINE_VARIABLE, "numpy")
+    assert fused_kernel.load() is None
+    assert "NumPy" in fused_kernel.describe()
+    monkeypatch.setenv(fused_kernel.ENGINE_VARIABLE, "gpu")
+    with pytest.raises(MpdpError, match="expected one of"):
+        fused_kernel.load()
+    monkeypatch.setenv(fused_kernel.ENGINE_VARIABLE, "fused")
+    monkeypatch.setattr(fused_kernel, "_load_library", lambda: None)
+    with pytest.raises(MpdpError, match="compiled kernel is missing"):
+        fused_kernel.load()
+
+
+def test_float64_never_uses_the_kernel(monkeypatch):
+    # the float64 path is the exact reference; the kernel is float32 only
+    monkeypatch.setattr(fused_kernel, "load", lambda: pytest.fail("kernel asked for in float64"))
+    X, y = make_data(20, 3, seed=42)
+    noisy_gd([Block(X, y, np.full(20, 0.05), np.arange(1))], np.zeros((3, 1)), [0.1], 0.0, [0.0],
+             seeds(1), 3, dtype=np.float64)
+    assert engine.FUSED_TILE_BYTES >= 4 * 8 * 3
