@@ -477,8 +477,29 @@ def noisy_gd(
     return theta_T
 
 
+def row_keys(X: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Integer keys of the rows ``(x_i, y_i)``: equal exactly when the rows are bitwise equal.
+
+    Computed once for a data set, they let :func:`deduplicate` merge the rows of many subsets
+    (party blocks) without comparing their bytes again.
+    """
+    X = np.ascontiguousarray(X)
+    n = X.shape[0]
+    if n == 0:
+        return np.zeros(0, dtype=np.int64)
+    key_bytes = np.concatenate(
+        [
+            X.view(np.uint8).reshape(n, -1),
+            np.ascontiguousarray(y, dtype=np.float64).view(np.uint8).reshape(n, -1),
+        ],
+        axis=1,
+    )
+    keys = key_bytes.view(np.dtype((np.void, key_bytes.shape[1]))).ravel()
+    return np.unique(keys, return_inverse=True)[1].ravel().astype(np.int64)
+
+
 def deduplicate(
-    X: np.ndarray, y: np.ndarray, weights: np.ndarray
+    X: np.ndarray, y: np.ndarray, weights: np.ndarray, keys: np.ndarray | None = None
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Merge exactly identical rows, summing their weights (exact: the gradient is unchanged).
 
@@ -487,6 +508,9 @@ def deduplicate(
     is Σ_i w_ik ∇ℓ(θ_k; x_i, y_i), this is exact for every column, whatever the weights (rows
     of different parties or repetitions merge too, with their per-column weights added). The unique rows keep the order of their first occurrence. Heavily
     duplicated data (KDDCup99) thus train much faster with the same objective (spec E8).
+
+    ``keys`` (optional): :func:`row_keys` of these rows (e.g. ``row_keys(X_all, y_all)[rows]``),
+    which gives the same result faster than comparing the rows' bytes.
 
     Returns:
         ``(X_u, y_u, w_u)`` with the dtypes of the inputs.
@@ -505,14 +529,10 @@ def deduplicate(
     if n == 0:
         return X.copy(), y.copy(), weights.copy()
     w2 = weights.reshape(n, 1) if weights.ndim == 1 else weights
-    key_bytes = np.concatenate(
-        [
-            X.view(np.uint8).reshape(n, -1),
-            np.ascontiguousarray(y, dtype=np.float64).view(np.uint8).reshape(n, -1),
-        ],
-        axis=1,
-    )
-    keys = key_bytes.view(np.dtype((np.void, key_bytes.shape[1]))).ravel()
+    if keys is None:
+        keys = row_keys(X, y)
+    elif np.shape(keys) != (n,):
+        raise ValueError(f"keys must have shape ({n},), got {np.shape(keys)}")
     _, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
     # Relabel groups by first occurrence so that the output keeps the input order.
     order = np.argsort(first, kind="stable")

@@ -209,6 +209,25 @@ def test_deduplicate_merges_identical_rows_summing_weights() -> None:
     np.testing.assert_allclose(W_u, [[0.5, 0.2], [0.1, 0.5], [0.2, 0.2]])
 
 
+def test_deduplicate_with_precomputed_row_keys_is_identical() -> None:
+    # issue 12: keys computed once for the data set, then used for many row subsets
+    X, y = make_data(50, 4, seed=16)
+    rng = np.random.default_rng(17)
+    index = rng.integers(0, 50, size=300)
+    X_all, y_all = X[index], np.where(rng.random(300) < 0.1, -y[index], y[index])
+    keys = engine.row_keys(X_all, y_all)
+    assert np.array_equal(keys[:, None] == keys[None, :],
+                          np.all(X_all[:, None] == X_all[None, :], axis=2) & (y_all[:, None] == y_all[None, :]))
+    for rows in (rng.permutation(300)[:120], np.arange(300), rng.integers(0, 300, size=80)):
+        W = rng.random((rows.size, 3))
+        plain = deduplicate(X_all[rows], y_all[rows], W)
+        keyed = deduplicate(X_all[rows], y_all[rows], W, keys=keys[rows])
+        for a, b in zip(plain, keyed, strict=True):
+            np.testing.assert_array_equal(a, b)
+    with pytest.raises(ValueError, match="keys must have shape"):
+        deduplicate(X_all, y_all, np.ones(300), keys=keys[:10])
+
+
 def test_deduplicate_leaves_trajectories_unchanged() -> None:
     X, y = make_data(60, 5, seed=12)
     rng = np.random.default_rng(13)

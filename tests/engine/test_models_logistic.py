@@ -151,7 +151,7 @@ def test_solve_optima_passes_an_evaluation_error_to_every_run(monkeypatch: pytes
     # a failing batched evaluation must reach the caller, not leave runs waiting forever
     X, y = make_problem(50, 3, seed=16)
 
-    def broken(self, Theta, cols):
+    def broken(self, Theta):
         raise FloatingPointError("broken evaluation")
 
     monkeypatch.setattr(logistic._Lockstep, "values", broken)

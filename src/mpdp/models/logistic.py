@@ -183,34 +183,42 @@ class _Lockstep:
     """Objective evaluations of K concurrent L-BFGS runs, gathered into matrix products.
 
     Each run calls :meth:`evaluate` from its own thread and waits; once every run that has not
-    finished is waiting, the last one to arrive evaluates them all with two products over the
-    rows (one pass over ``X`` for all columns instead of one per column) and wakes the others.
-    Which runs share a batch depends only on their iteration counts, so results are
-    reproducible.
+    finished is waiting, the last one to arrive evaluates them with two products over the rows
+    (one pass over ``X`` for all columns instead of one per column) and wakes the others. The
+    products always hold all ``K`` columns (a finished run's column keeps its last point), so
+    each run's objective is the same function of its own point in every round: a matrix
+    product's rounding may depend on its width, and an objective whose rounding changed between
+    line-search steps would stop L-BFGS early. Results are reproducible.
     """
 
-    def __init__(self, X: np.ndarray, y: np.ndarray, lam: float, W: np.ndarray) -> None:
-        self.X, self.y, self.lam, self.W = X, y, lam, W
+    def __init__(self, X: np.ndarray, y: np.ndarray, lam: float, W: np.ndarray,
+                 theta0: np.ndarray) -> None:
+        self.X, self.y, self.lam, self.Wt = X, y, lam, np.ascontiguousarray(W.T)
         self.cond = threading.Condition()
         self.active = W.shape[1]
-        self.pending: dict[int, np.ndarray] = {}
+        self.points = np.array(theta0, dtype=np.float64)  # (p, K): each run's latest point
+        self.pending: set[int] = set()
         self.results: dict[int, Any] = {}
 
-    def values(self, Theta: np.ndarray, cols: list[int]) -> tuple[np.ndarray, np.ndarray]:
-        """Objective values ``(k,)`` and gradients ``(p, k)`` of columns ``cols`` of ``W``."""
-        W = self.W[:, cols]
-        margins = self.y[:, None] * (self.X @ Theta)
-        value = np.sum(W * np.logaddexp(0.0, -margins), axis=0) + 0.5 * self.lam * np.sum(Theta * Theta, axis=0)
-        grad = self.X.T @ (-self.y[:, None] * W * expit(-margins)) + self.lam * Theta
+    def values(self, Theta: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Objective values ``(K,)`` and gradients ``(p, K)`` at the ``(p, K)`` points ``Theta``.
+
+        Laid out as ``(K, n)`` so that each value is a pairwise sum along a contiguous row:
+        L-BFGS near θ* compares values that differ by ~1e−13 relative, which a running sum
+        over the rows of an ``(n, K)`` array (error growing with n) would not resolve.
+        """
+        margins = self.y * (Theta.T @ self.X.T)
+        value = np.sum(self.Wt * np.logaddexp(0.0, -margins), axis=1) + 0.5 * self.lam * np.sum(Theta * Theta, axis=0)
+        grad = ((-self.y * self.Wt * expit(-margins)) @ self.X).T + self.lam * Theta
         return value, grad
 
     def _run_batch(self) -> None:
         if self.pending and len(self.pending) == self.active:
             cols = sorted(self.pending)
             try:
-                value, grad = self.values(np.stack([self.pending[k] for k in cols], axis=1), cols)
-                for i, k in enumerate(cols):
-                    self.results[k] = (float(value[i]), grad[:, i].copy())
+                value, grad = self.values(self.points)
+                for k in cols:
+                    self.results[k] = (float(value[k]), grad[:, k].copy())
             except Exception as exc:  # every waiting run raises it, none waits forever
                 self.results.update(dict.fromkeys(cols, exc))
             self.pending.clear()
@@ -218,7 +226,8 @@ class _Lockstep:
 
     def evaluate(self, k: int, theta: np.ndarray) -> tuple[float, np.ndarray]:
         with self.cond:
-            self.pending[k] = np.array(theta, dtype=np.float64)
+            self.points[:, k] = theta
+            self.pending.add(k)
             self._run_batch()
             while k not in self.results:
                 self.cond.wait()
@@ -259,7 +268,7 @@ def solve_optima(
     if W.ndim != 2 or W.shape[0] != n or theta0.shape != (p, W.shape[1]):
         raise ValueError(f"weights must be ({n}, K) and theta0 ({p}, K), got {W.shape} and {theta0.shape}")
     K = W.shape[1]
-    lockstep = _Lockstep(X, y, lam, W)
+    lockstep = _Lockstep(X, y, lam, W, theta0)
     results: list[Any] = [None] * K
     errors: list[BaseException] = []
 
@@ -280,7 +289,7 @@ def solve_optima(
         raise errors[0]
     Theta = np.stack([r.x for r in results], axis=1) if K else np.zeros((p, 0))
     if K:
-        _, grad = lockstep.values(Theta, list(range(K)))
+        _, grad = lockstep.values(Theta)
         for k, result in enumerate(results):
             _check_converged(result, float(np.max(np.abs(grad[:, k]))) if p else 0.0)
     return Theta

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from mpdp import mechanisms
-from mpdp.engine import Block, column_flops, deduplicate, noisy_gd
+from mpdp.engine import Block, column_flops, deduplicate, noisy_gd, row_keys
 from mpdp.mechanisms import Calibration, RunSpec
 from mpdp.partition import PartitionSet
 from mpdp.seeding import rng, seed_sequence
@@ -116,11 +116,12 @@ def train_batch(
             run_cols.append((np.array([col]), np.ones(1)))
 
     np_dtype = np.dtype(dtype)
+    keys = row_keys(X, y) if dedup else None  # once: every block merges its rows by these
 
     def make_block(rows: np.ndarray, weights: np.ndarray, cols: list[int]) -> Block:
         Xb, yb, wb = X[rows], y[rows], weights
-        if dedup:
-            Xb, yb, wb = deduplicate(Xb, yb, wb)
+        if keys is not None:
+            Xb, yb, wb = deduplicate(Xb, yb, wb, keys=keys[rows])
         return Block(
             X=np.ascontiguousarray(Xb, dtype=np_dtype),
             y=np.asarray(yb, dtype=np_dtype),

@@ -96,34 +96,33 @@ def rep_references(
 ) -> dict[int, RepReference]:
     """θ* (and the B3 quantities of the simple average) of each repetition's retained rows.
 
-    The L-BFGS solves of all repetitions run together (:func:`logistic.solve_optima`) on the
-    training rows with identical rows merged, each problem weighting its repetition's retained
-    rows (``1/n`` for θ*, ``1/(m n_j)`` for the simple average's θ_F*; others 0): first θ*
-    of every repetition (warm-started at the full data's θ*), then θ_F* (warm-started at the
-    repetition's θ*). The same objectives as solving each repetition on its own rows.
+    All these L-BFGS solves run together (:func:`logistic.solve_optima`) on the training rows
+    with identical rows merged, each problem weighting its repetition's retained rows (``1/n``
+    for θ*, ``1/(m n_j)`` for the simple average's θ_F*; others 0) and warm-started at the full
+    data's θ*: the same objectives as solving each repetition on its own rows.
     """
     reps = sorted(theta0_by_rep)
     rows = {rep: partition.order[rep] for rep in reps}
     n = X.shape[0]
     all_rows = partition.order.shape[1] == n
-
-    def solve(weights: dict[int, np.ndarray], start: dict[int, np.ndarray]) -> dict[int, np.ndarray]:
-        W = np.zeros((n, len(reps)))
-        for i, rep in enumerate(reps):
-            np.add.at(W[:, i], rows[rep], weights[rep])
-        Xu, yu, Wu = deduplicate(X, y, W)
-        Theta = logistic.solve_optima(Xu, yu, lam, Wu, np.stack([start[rep] for rep in reps], axis=1))
-        return {rep: Theta[:, i] for i, rep in enumerate(reps)}
-
-    if all_rows:
-        theta_star = dict.fromkeys(reps, optimum.theta)
-    else:  # leftover records dropped: each repetition's own optimum
-        theta_star = solve({rep: np.full(len(rows[rep]), 1.0 / len(rows[rep])) for rep in reps},
-                           dict.fromkeys(reps, optimum.theta))
-    theta_F = {}
+    problems: list[tuple[str, int, np.ndarray]] = []  # (kind, repetition, weights of its rows)
+    if not all_rows:  # leftover records dropped: each repetition's own optimum
+        problems += [("star", rep, np.full(len(rows[rep]), 1.0 / len(rows[rep]))) for rep in reps]
+    weights_F = {}
     if need_simple_average:
         weights_F = {rep: mechanisms.JAYARAMAN.record_weights(partition.sizes[rep]) for rep in reps}
-        theta_F = solve(weights_F, theta_star)
+        problems += [("F", rep, weights_F[rep]) for rep in reps]
+    solved: dict[tuple[str, int], np.ndarray] = {}
+    if problems:
+        W = np.zeros((n, len(problems)))
+        for i, (_, rep, weights) in enumerate(problems):
+            np.add.at(W[:, i], rows[rep], weights)
+        Xu, yu, Wu = deduplicate(X, y, W)
+        start = np.repeat(optimum.theta[:, None], len(problems), axis=1)
+        Theta = logistic.solve_optima(Xu, yu, lam, Wu, start)
+        solved = {(kind, rep): Theta[:, i] for i, (kind, rep, _) in enumerate(problems)}
+    theta_star = {rep: solved.get(("star", rep), optimum.theta) for rep in reps}
+    theta_F = {rep: solved[("F", rep)] for rep in reps if ("F", rep) in solved}
     out = {}
     for rep in reps:
         Xr, yr = X[rows[rep]], y[rows[rep]]
