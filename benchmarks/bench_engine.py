@@ -232,7 +232,7 @@ def main() -> None:
         return
 
     with threadpool_limits(limits=args.threads, user_api="blas"):
-        print(f"machine: {cpu_name()}; BLAS: {blas_description()}")
+        print(f"machine: {cpu_name()}; BLAS: {blas_description()}; {fused_kernel.describe()}")
         rng = np.random.default_rng(args.seed)
         X, y, origin = load_problem(args.data, args.min_rows, args.seed)
         n, p = X.shape
