@@ -10,16 +10,26 @@
  *
  * where the rows x_i are already multiplied by their labels and coef_ik = -eta_k w_ik (the
  * engine folds the step size into the weights). Per tile of rows the kernel computes the
- * products x_i . theta_k (blocks of rows x a group of up to 6 columns, 8-lane accumulators in
- * registers), the coefficients (a vectorised exp), and the tile's share of the gradient (a
- * column group x 2 chunks of 8 features), while the tile is in the L1 cache: the two matrix
- * products of the NumPy path and its three elementwise passes, in one pass over the rows. Layouts (all float32, row-major):
- *     X      n x P   (P a multiple of 8; the padding columns are zero)
+ * products x_i . theta_k, the coefficients (a vectorised exp), and the tile's share of the
+ * gradient (a column group x 2 chunks of 8 features), while the tile is in the L1 cache: the
+ * two matrix products of the NumPy path and its three elementwise passes, in one pass over
+ * the rows. The products come, for a block small enough to keep a second copy in cache, from
+ * a transposed copy of its tiles (rows in the 8 lanes, a broadcast parameter per feature and
+ * column: each product is added in feature order, no horizontal sums); for a larger block
+ * (Xt NULL: a second copy would double its memory traffic) from the row-major tile (8 partial
+ * sums per product, features j mod 8, added by a fixed tree). Layouts (float32, row-major):
+ *     X      n x P   (P a multiple of 8 and >= p; the padding columns are zero)
+ *     Xt     NULL, or the tiles of X transposed: the tile starting at row a (a multiple of
+ *            tile_rows, which must then be a multiple of 8) is the p x tile_rows array at Xt + a * p, rows
+ *            past n zero
  *     theta  K x P   (padding columns zero, and kept zero when linear and noise pad with zeros)
- *     coef   n x K when per_row, else K (the same weights for every row)
+ *     coef   per_row with Xt: tile by tile like Xt, the tile starting at row a is the
+ *            K x tile_rows array at coef + a * K (rows past n zero); per_row without Xt:
+ *            n x K; else K values (the same for every row)
  *     decay  K, linear K x P or NULL, noise steps x K x P.
- * The order of every addition depends only on (n, P, K, tile_rows), so results are the same
- * on every call with the same shapes.
+ * The gradient is added in row order per feature. The order of every addition depends only on
+ * the rows, the features, tile_rows and whether Xt is given, never on the other columns: a
+ * column's result is the same alone or in any batch that gives it the same kind of block.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -66,14 +76,6 @@ INLINE_AVX2 __m256 exp8(__m256 x) {
     return _mm256_mul_ps(y, _mm256_castsi256_ps(e));
 }
 
-/* Sum of the 8 lanes of each of a, b, c, d, as one 4-lane vector (a, b, c, d). */
-INLINE_AVX2 __m128 hsum4(__m256 a, __m256 b, __m256 c, __m256 d) {
-    __m256 ab = _mm256_hadd_ps(a, b);
-    __m256 cd = _mm256_hadd_ps(c, d);
-    __m256 abcd = _mm256_hadd_ps(ab, cd);
-    return _mm_add_ps(_mm256_castps256_ps128(abcd), _mm256_extractf128_ps(abcd, 1));
-}
-
 /* Width of the column group starting at k0: groups of 4 columns, except that the last 3 to 6
  * columns form one group (K = 6 is one group of 6, not 4 + 2: a group of 2 columns has too few
  * independent accumulators to keep the FMA units busy). */
@@ -82,13 +84,47 @@ static inline int group_size(long K, long k0) {
     return left <= 6 ? (int)left : 4;
 }
 
-/* Rows per dot block for a group of KC columns: RC * KC accumulators + RC row registers + 1
- * temporary fit the 16 AVX2 registers, with at least 6 independent accumulators where possible. */
-#define DOT_ROWS(KC) ((KC) == 1 ? 6 : (KC) == 2 ? 5 : (KC) <= 4 ? 3 : 2)
+/* Chunks of 8 rows per dot block for a group of KC columns: RB * KC accumulators + RB row
+ * registers + 1 broadcast fit the 16 AVX2 registers. */
+#define DOT_CHUNKS(KC) ((KC) <= 2 ? 4 : (KC) <= 4 ? 3 : 2)
 
-/* z[r*K + k] = x_r . theta_k for RC rows from x and KC columns from theta. */
-INLINE_AVX2 void dot_block(const float *x, const float *theta, float *z, long P, long K,
-                           int RC, int KC) {
+/* zt[k*R + 8b + l] = xt[:, 8b + l] . theta_k for RB chunks of 8 rows (lanes) and KC columns,
+ * from the transposed tile xt (p x R): each lane adds its row's p products in feature order,
+ * so the sum does not depend on the other rows or columns. */
+INLINE_AVX2 void dot_block(const float *xt, const float *theta, float *zt, long p, long P, long R,
+                           int RB, int KC) {
+    __m256 acc[4][6];
+    for (int b = 0; b < RB; b++)
+        for (int k = 0; k < KC; k++) acc[b][k] = _mm256_setzero_ps();
+    for (long j = 0; j < p; j++) {
+        __m256 xv[4];
+        for (int b = 0; b < RB; b++) xv[b] = _mm256_loadu_ps(xt + j * R + 8 * b);
+        for (int k = 0; k < KC; k++) {
+            __m256 t = _mm256_broadcast_ss(theta + k * P + j);
+            for (int b = 0; b < RB; b++) acc[b][k] = _mm256_fmadd_ps(xv[b], t, acc[b][k]);
+        }
+    }
+    for (int b = 0; b < RB; b++)
+        for (int k = 0; k < KC; k++) _mm256_storeu_ps(zt + k * R + 8 * b, acc[b][k]);
+}
+
+/* Sum of the 8 lanes of each of a, b, c, d, as one 4-lane vector (a, b, c, d). */
+INLINE_AVX2 __m128 hsum4(__m256 a, __m256 b, __m256 c, __m256 d) {
+    __m256 ab = _mm256_hadd_ps(a, b);
+    __m256 cd = _mm256_hadd_ps(c, d);
+    __m256 abcd = _mm256_hadd_ps(ab, cd);
+    return _mm_add_ps(_mm256_castps256_ps128(abcd), _mm256_extractf128_ps(abcd, 1));
+}
+
+/* Rows per row-major dot block for a group of KC columns: RC * KC accumulators + RC row
+ * registers + 1 temporary fit the 16 AVX2 registers, with at least 6 independent accumulators
+ * where possible. */
+#define ROW_DOT_ROWS(KC) ((KC) == 1 ? 6 : (KC) == 2 ? 5 : (KC) <= 4 ? 3 : 2)
+
+/* z[r*K + k] = x_r . theta_k for RC rows of the row-major tile x and KC columns: 8 partial
+ * sums per product (features j mod 8) in the lanes, added by a fixed tree at the end. */
+INLINE_AVX2 void row_dot_block(const float *x, const float *theta, float *z, long P, long K,
+                               int RC, int KC) {
     __m256 acc[6][8];
     for (int r = 0; r < RC; r++)
         for (int k = 0; k < KC; k++) acc[r][k] = _mm256_setzero_ps();
@@ -109,10 +145,10 @@ INLINE_AVX2 void dot_block(const float *x, const float *theta, float *z, long P,
     }
 }
 
-/* g[k*P + j] += sum_r s[r*K + k] x[r*P + j] over `rows` rows, for KC columns (<= 6) and JC
+/* g[k*P + j] += sum_r s[r*rs + k*ks] x[r*P + j] over `rows` rows, for KC columns (<= 6) and JC
  * chunks of 8 features (<= 2) starting at feature j0. */
-INLINE_AVX2 void axpy_block(const float *x, const float *s, float *g, long rows, long P, long K,
-                            long j0, int KC, int JC) {
+INLINE_AVX2 void axpy_block(const float *x, const float *s, float *g, long rows, long P, long rs,
+                            long ks, long j0, int KC, int JC) {
     __m256 acc[6][2];
     for (int k = 0; k < KC; k++)
         for (int c = 0; c < JC; c++) acc[k][c] = _mm256_loadu_ps(g + k * P + j0 + 8 * c);
@@ -120,7 +156,7 @@ INLINE_AVX2 void axpy_block(const float *x, const float *s, float *g, long rows,
         __m256 xc[2];
         for (int c = 0; c < JC; c++) xc[c] = _mm256_loadu_ps(x + r * P + j0 + 8 * c);
         for (int k = 0; k < KC; k++) {
-            __m256 b = _mm256_broadcast_ss(s + r * K + k);
+            __m256 b = _mm256_broadcast_ss(s + r * rs + k * ks);
             for (int c = 0; c < JC; c++) acc[k][c] = _mm256_fmadd_ps(b, xc[c], acc[k][c]);
         }
     }
@@ -128,40 +164,66 @@ INLINE_AVX2 void axpy_block(const float *x, const float *s, float *g, long rows,
         for (int c = 0; c < JC; c++) _mm256_storeu_ps(g + k * P + j0 + 8 * c, acc[k][c]);
 }
 
-#define DOT_CASE(RC, KC) case (RC) * 8 + (KC): dot_block(x, t, zz, P, K, RC, KC); break;
-#define AXPY_CASE(KC, JC) case (KC) * 4 + (JC): axpy_block(X, s, g, rows, P, K, j0, KC, JC); break;
+#define DOT_CASE(RB, KC) case (RB) * 8 + (KC): dot_block(xt + 8 * c0, t, zz + 8 * c0, p, P, R, RB, KC); break;
+#define AXPY_CASE(KC, JC) case (KC) * 4 + (JC): axpy_block(X, s, g, rows, P, rs, ks, j0, KC, JC); break;
 
-/* z (rows x K) = X_tile theta^T, by column groups and blocks of DOT_ROWS rows. */
-AVX2 static void tile_dots(const float *X, const float *theta, float *z, long rows, long P,
-                           long K) {
+/* zt (K x R) = theta xt for the first `chunks` chunks of 8 rows of the transposed tile xt
+ * (p x R), by column groups and blocks of DOT_CHUNKS chunks. */
+AVX2 static void tile_dots(const float *xt, const float *theta, float *zt, long chunks, long R,
+                           long p, long P, long K) {
     for (long k0 = 0; k0 < K;) {
         int kc = group_size(K, k0);
-        int per_block = DOT_ROWS(kc);
-        for (long r0 = 0; r0 < rows; r0 += per_block) {
-            int rc = rows - r0 < per_block ? (int)(rows - r0) : per_block;
-            const float *x = X + r0 * P;
-            const float *t = theta + k0 * P;
-            float *zz = z + r0 * K + k0;
-            switch (rc * 8 + kc) {
-                DOT_CASE(1, 1) DOT_CASE(2, 1) DOT_CASE(3, 1) DOT_CASE(4, 1) DOT_CASE(5, 1)
-                DOT_CASE(6, 1) DOT_CASE(1, 2) DOT_CASE(2, 2) DOT_CASE(3, 2) DOT_CASE(4, 2)
-                DOT_CASE(5, 2) DOT_CASE(1, 3) DOT_CASE(2, 3) DOT_CASE(3, 3) DOT_CASE(1, 4)
-                DOT_CASE(2, 4) DOT_CASE(3, 4) DOT_CASE(1, 5) DOT_CASE(2, 5) DOT_CASE(1, 6)
-                DOT_CASE(2, 6)
+        int per_block = DOT_CHUNKS(kc);
+        const float *t = theta + k0 * P;
+        float *zz = zt + k0 * R;
+        for (long c0 = 0; c0 < chunks; c0 += per_block) {
+            int rb = chunks - c0 < per_block ? (int)(chunks - c0) : per_block;
+            switch (rb * 8 + kc) {
+                DOT_CASE(1, 1) DOT_CASE(2, 1) DOT_CASE(3, 1) DOT_CASE(4, 1) DOT_CASE(1, 2)
+                DOT_CASE(2, 2) DOT_CASE(3, 2) DOT_CASE(4, 2) DOT_CASE(1, 3) DOT_CASE(2, 3)
+                DOT_CASE(3, 3) DOT_CASE(1, 4) DOT_CASE(2, 4) DOT_CASE(3, 4) DOT_CASE(1, 5)
+                DOT_CASE(2, 5) DOT_CASE(1, 6) DOT_CASE(2, 6)
             }
         }
         k0 += kc;
     }
 }
 
-/* g (K x P) += s^T X_tile, by column groups and blocks of 16 features. */
-AVX2 static void tile_axpys(const float *X, const float *s_tile, float *g_all, long rows, long P,
-                            long K) {
+#define ROW_DOT_CASE(RC, KC) case (RC) * 8 + (KC): row_dot_block(X + r0 * P, t, zz + r0 * K, P, K, RC, KC); break;
+
+/* z (rows x K) = X_tile theta^T for the `rows` rows of the row-major tile X, by column groups
+ * and blocks of ROW_DOT_ROWS rows. */
+AVX2 static void tile_row_dots(const float *X, const float *theta, float *z, long rows, long P,
+                               long K) {
+    for (long k0 = 0; k0 < K;) {
+        int kc = group_size(K, k0);
+        int per_block = ROW_DOT_ROWS(kc);
+        const float *t = theta + k0 * P;
+        float *zz = z + k0;
+        for (long r0 = 0; r0 < rows; r0 += per_block) {
+            int rc = rows - r0 < per_block ? (int)(rows - r0) : per_block;
+            switch (rc * 8 + kc) {
+                ROW_DOT_CASE(1, 1) ROW_DOT_CASE(2, 1) ROW_DOT_CASE(3, 1) ROW_DOT_CASE(4, 1)
+                ROW_DOT_CASE(5, 1) ROW_DOT_CASE(6, 1) ROW_DOT_CASE(1, 2) ROW_DOT_CASE(2, 2)
+                ROW_DOT_CASE(3, 2) ROW_DOT_CASE(4, 2) ROW_DOT_CASE(5, 2) ROW_DOT_CASE(1, 3)
+                ROW_DOT_CASE(2, 3) ROW_DOT_CASE(3, 3) ROW_DOT_CASE(1, 4) ROW_DOT_CASE(2, 4)
+                ROW_DOT_CASE(3, 4) ROW_DOT_CASE(1, 5) ROW_DOT_CASE(2, 5) ROW_DOT_CASE(1, 6)
+                ROW_DOT_CASE(2, 6)
+            }
+        }
+        k0 += kc;
+    }
+}
+
+/* g (K x P) += s^T X_tile (s[r*rs + k*ks]: K x R with rs = 1, ks = R, or rows x K with rs = K,
+ * ks = 1; the tile's `rows` rows of X), by column groups and blocks of 16 features. */
+AVX2 static void tile_axpys(const float *X, const float *s_tile, float *g_all, long rows, long rs,
+                            long ks, long P, long K) {
     for (long k0 = 0; k0 < K;) {
         int kc = group_size(K, k0);
         for (long j0 = 0; j0 < P; j0 += 16) {
             int jc = P - j0 < 16 ? 1 : 2;
-            const float *s = s_tile + k0;
+            const float *s = s_tile + k0 * ks;
             float *g = g_all + k0 * P;
             switch (kc * 4 + jc) {
                 AXPY_CASE(1, 1) AXPY_CASE(1, 2) AXPY_CASE(2, 1) AXPY_CASE(2, 2) AXPY_CASE(3, 1)
@@ -173,8 +235,8 @@ AVX2 static void tile_axpys(const float *X, const float *s_tile, float *g_all, l
     }
 }
 
-/* s[i] = c[i] / (1 + exp(z[i])) for i < count, in place in z. */
-AVX2 static void coefficients(float *z, const float *c, long count) {
+/* s[i] = c[i] / (1 + exp(z[i])) for i < count, in place in z (tiles in rows x K layout). */
+AVX2 static void row_coefficients(float *z, const float *c, long count) {
     const __m256 one = _mm256_set1_ps(1.0f);
     long i = 0;
     for (; i + 8 <= count; i += 8) {
@@ -191,29 +253,52 @@ AVX2 static void coefficients(float *z, const float *c, long count) {
     }
 }
 
-AVX2 static int run(const float *X, long n, long P, float *theta, long K, const float *coef,
-                    int per_row, const float *decay, const float *linear, const float *noise,
-                    long steps, long tile_rows) {
-    if (tile_rows < 1) tile_rows = 1;
+/* zt[k*R + r] <- c_k(r) / (1 + exp(zt[k*R + r])) for r < 8 * chunks, with c_k(r) = coef[k]
+ * or, per row, c_tile[k*R + r] (the tile's K x R block of coefficients). */
+AVX2 static void coefficients(float *zt, long chunks, long R, long K, const float *coef,
+                              int per_row, const float *c_tile) {
+    const __m256 one = _mm256_set1_ps(1.0f);
+    for (long k = 0; k < K; k++) {
+        float *z = zt + k * R;
+        const float *c = per_row ? c_tile + k * R : NULL;
+        __m256 ck = _mm256_set1_ps(per_row ? 0.0f : coef[k]);
+        for (long i = 0; i < 8 * chunks; i += 8) {
+            __m256 num = per_row ? _mm256_loadu_ps(c + i) : ck;
+            _mm256_storeu_ps(z + i, _mm256_div_ps(num, _mm256_add_ps(one, exp8(_mm256_loadu_ps(z + i)))));
+        }
+    }
+}
+
+AVX2 static int run(const float *X, const float *Xt, long n, long p, long P, float *theta, long K,
+                    const float *coef, int per_row, const float *decay, const float *linear,
+                    const float *noise, long steps, long tile_rows) {
     float *g = aligned_alloc(64, (size_t)((K * P * sizeof(float) + 63) / 64 * 64));
     float *z = aligned_alloc(64, (size_t)((tile_rows * K * sizeof(float) + 63) / 64 * 64));
-    float *pattern = NULL;
-    if (!per_row)
+    float *pattern = NULL;  /* row-major tiles, same weights for every row: coef per row */
+    if (!Xt && !per_row)
         pattern = aligned_alloc(64, (size_t)((tile_rows * K * sizeof(float) + 63) / 64 * 64));
-    if (!g || !z || (!per_row && !pattern)) {
+    if (!g || !z || (!Xt && !per_row && !pattern)) {
         free(g); free(z); free(pattern);
         return -1;
     }
-    if (!per_row)
+    memset(z, 0, (size_t)(tile_rows * K) * sizeof(float));  /* rows past n stay finite */
+    if (pattern)
         for (long r = 0; r < tile_rows; r++) memcpy(pattern + r * K, coef, (size_t)K * sizeof(float));
     for (long t = 0; t < steps; t++) {
         memset(g, 0, (size_t)(K * P) * sizeof(float));
         for (long a = 0; a < n; a += tile_rows) {
             long rows = n - a < tile_rows ? n - a : tile_rows;
             const float *x = X + a * P;
-            tile_dots(x, theta, z, rows, P, K);
-            coefficients(z, per_row ? coef + a * K : pattern, rows * K);
-            tile_axpys(x, z, g, rows, P, K);
+            if (Xt) {  /* transposed tile: z is K x tile_rows */
+                long chunks = (rows + 7) / 8;
+                tile_dots(Xt + a * p, theta, z, chunks, tile_rows, p, P, K);
+                coefficients(z, chunks, tile_rows, K, coef, per_row, per_row ? coef + a * K : NULL);
+                tile_axpys(x, z, g, rows, 1, tile_rows, P, K);
+            } else {  /* row-major tile: z is rows x K */
+                tile_row_dots(x, theta, z, rows, P, K);
+                row_coefficients(z, per_row ? coef + a * K : pattern, rows * K);
+                tile_axpys(x, z, g, rows, K, 1, P, K);
+            }
         }
         const float *nz = noise + t * K * P;
         for (long k = 0; k < K; k++) {
@@ -234,16 +319,19 @@ AVX2 static int run(const float *X, long n, long P, float *theta, long K, const 
 #endif
 
 /* Run `steps` steps (see the top of this file). Returns 0, -1 when memory runs out, -2 when
- * the CPU or the shapes are not supported (P not a positive multiple of 8, n or K < 1). */
-int mpdp_gd_run(const float *X, long n, long P, float *theta, long K, const float *coef,
-                int per_row, const float *decay, const float *linear, const float *noise,
-                long steps, long tile_rows) {
+ * the CPU or the shapes are not supported (P not a positive multiple of 8 or p > P, tile_rows
+ * < 1 or, with Xt, not a multiple of 8, n, p or K < 1). */
+int mpdp_gd_run(const float *X, const float *Xt, long n, long p, long P, float *theta, long K,
+                const float *coef, int per_row, const float *decay, const float *linear,
+                const float *noise, long steps, long tile_rows) {
 #if MPDP_X86
-    if (!mpdp_gd_supported() || P < 8 || P % 8 != 0 || n < 1 || K < 1) return -2;
-    return run(X, n, P, theta, K, coef, per_row, decay, linear, noise, steps, tile_rows);
+    if (!mpdp_gd_supported() || P < 8 || P % 8 != 0 || p < 1 || p > P || n < 1 || K < 1 ||
+        tile_rows < 1 || (Xt && tile_rows % 8 != 0))
+        return -2;
+    return run(X, Xt, n, p, P, theta, K, coef, per_row, decay, linear, noise, steps, tile_rows);
 #else
-    (void)X; (void)n; (void)P; (void)theta; (void)K; (void)coef; (void)per_row; (void)decay;
-    (void)linear; (void)noise; (void)steps; (void)tile_rows;
+    (void)X; (void)Xt; (void)n; (void)p; (void)P; (void)theta; (void)K; (void)coef; (void)per_row;
+    (void)decay; (void)linear; (void)noise; (void)steps; (void)tile_rows;
     return -2;
 #endif
 }

@@ -42,8 +42,8 @@ def _load_library() -> ctypes.CDLL | None:
     if not lib.mpdp_gd_supported():
         return None
     c_long, c_void = ctypes.c_long, ctypes.c_void_p
-    lib.mpdp_gd_run.argtypes = [c_void, c_long, c_long, c_void, c_long, c_void, ctypes.c_int,
-                                c_void, c_void, c_void, c_long, c_long]
+    lib.mpdp_gd_run.argtypes = [c_void, c_void, c_long, c_long, c_long, c_void, c_long, c_void,
+                                ctypes.c_int, c_void, c_void, c_void, c_long, c_long]
     lib.mpdp_gd_run.restype = ctypes.c_int
     return lib
 

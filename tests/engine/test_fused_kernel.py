@@ -28,6 +28,15 @@ def kernel(monkeypatch: pytest.MonkeyPatch) -> None:
         pytest.skip(message)
 
 
+@pytest.fixture(params=["transposed", "row_major"])
+def fused_path(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Both kinds of fused block: products from transposed tiles (blocks that fit the cache)
+    and from row-major tiles (larger blocks), by moving the size threshold."""
+    limit = 1 << 40 if request.param == "transposed" else 0
+    monkeypatch.setattr(engine, "FUSED_TRANSPOSED_MAX_BYTES", limit)
+    return request.param
+
+
 def literal(X, y, w, theta0, eta, lam, sigma, ss, T, linear=None):
     """Each column by the float64 literal update of spec M2 (plus an optional constant
     gradient, as the audit's canaries use)."""
@@ -46,12 +55,14 @@ def literal(X, y, w, theta0, eta, lam, sigma, ss, T, linear=None):
     return np.stack(cols, axis=1)
 
 
-# Shapes that exercise every remainder of the kernel: rows not a multiple of its 3-row blocks
-# or of the tile, columns not a multiple of 4, features not a multiple of 8 or 16, one row.
+# Shapes that exercise every remainder of the kernel: rows not a multiple of its 8-row chunks,
+# its 2-6-row blocks or of the tile, columns not a multiple of 4, features not a multiple of 8
+# or 16, one row.
 @pytest.mark.parametrize(("n", "p", "K"), [(1, 3, 1), (37, 5, 2), (100, 8, 4), (101, 13, 7),
                                            (64, 17, 9), (50, 24, 5), (23, 9, 6), (31, 40, 10)])
 @pytest.mark.parametrize("per_column", [False, True])
-def test_fused_float32_matches_the_float64_literal_update(kernel, small_tiles, n, p, K, per_column):
+def test_fused_float32_matches_the_float64_literal_update(kernel, small_tiles, fused_path, n, p, K,
+                                                          per_column):
     X, y = make_data(n, p, seed=30 + n)
     rng = np.random.default_rng(31)
     w = rng.random((n, K)) / n if per_column else np.full(n, 1 / n)
@@ -62,7 +73,7 @@ def test_fused_float32_matches_the_float64_literal_update(kernel, small_tiles, n
     np.testing.assert_allclose(got, expected, rtol=0, atol=2e-5 * max(1.0, np.abs(expected).max()))
 
 
-def test_fused_kernel_keeps_the_linear_term(kernel, small_tiles):
+def test_fused_kernel_keeps_the_linear_term(kernel, small_tiles, fused_path):
     n, p, K, T = 45, 11, 3, 20
     X, y = make_data(n, p, seed=33)
     rng = np.random.default_rng(34)
@@ -74,7 +85,7 @@ def test_fused_kernel_keeps_the_linear_term(kernel, small_tiles):
     np.testing.assert_allclose(got, expected, rtol=0, atol=2e-5 * np.abs(expected).max())
 
 
-def test_fused_kernel_agrees_with_the_numpy_path(kernel, monkeypatch):
+def test_fused_kernel_agrees_with_the_numpy_path(kernel, fused_path, monkeypatch):
     X, y = make_data(3000, 105, seed=36)  # Adult's width: padded to 112 features, many tiles
     K, T = 6, 30
     rng = np.random.default_rng(37)
@@ -87,9 +98,9 @@ def test_fused_kernel_agrees_with_the_numpy_path(kernel, monkeypatch):
     np.testing.assert_allclose(fused, blas, rtol=0, atol=1e-5 * np.abs(blas).max())
 
 
-def test_a_column_is_bit_identical_alone_or_in_any_batch(kernel):
-    # the kernel adds in an order that depends only on the rows and features, never on the
-    # other columns: a run's result does not depend on what it is batched with
+def test_a_column_is_bit_identical_alone_or_in_any_batch(kernel, fused_path):
+    # each kind of block adds in an order that depends only on the rows and features, never on
+    # the other columns: a run's result does not depend on what it is batched with
     X, y = make_data(500, 21, seed=39)
     K = 7
     rng = np.random.default_rng(40)
@@ -105,7 +116,7 @@ def test_a_column_is_bit_identical_alone_or_in_any_batch(kernel):
         np.testing.assert_array_equal(alone[:, 0], batch[:, k])
 
 
-def test_fused_kernel_saturates_like_the_logistic_function(kernel):
+def test_fused_kernel_saturates_like_the_logistic_function(kernel, fused_path):
     # |z| far beyond float range: the coefficient 1/(1+e^z) must be 0 or 1, never nan or inf
     X = np.array([[1.0, 0.0], [-1.0, 0.0]])
     y = np.array([1.0, 1.0])
@@ -115,6 +126,35 @@ def test_fused_kernel_saturates_like_the_logistic_function(kernel):
     expected = literal(X, y, np.full(2, 0.5), theta0, np.ones(2), 0.0, np.zeros(2), seeds(2), 1)
     assert np.all(np.isfinite(got))
     np.testing.assert_allclose(got, expected, rtol=1e-6, atol=1e-6)
+
+
+def test_block_size_chooses_the_product_layout(kernel):
+    # a block is also held transposed only while that second copy fits the budget
+    X, y = make_data(300, 10, seed=43)
+    lib = fused_kernel.load()
+    args = (np.zeros((10, 2)), np.ones(2), 0.0, np.zeros(2), seeds(2), 5)
+    small = engine._FusedBlockState(lib, Block(X, y, np.full(300, 1 / 300), np.arange(2)), *args)
+    assert small.yx_tiles is not None and small.tile_rows % 8 == 0
+    assert small.yx.nbytes <= engine.FUSED_TRANSPOSED_MAX_BYTES
+    big_n = engine.FUSED_TRANSPOSED_MAX_BYTES // (4 * 16) + 1
+    Xb, yb = np.resize(X, (big_n, 10)), np.resize(y, big_n)
+    big = engine._FusedBlockState(lib, Block(Xb, yb, np.full(big_n, 1 / big_n), np.arange(2)), *args)
+    assert big.yx_tiles is None
+
+
+def test_both_product_layouts_agree(kernel, monkeypatch):
+    X, y = make_data(2000, 105, seed=44)
+    K, T = 9, 30
+    rng = np.random.default_rng(45)
+    w = rng.random((2000, K)) / 2000
+    args = (0.1 * rng.standard_normal((105, K)), np.full(K, 1.0), 1e-3, np.full(K, 0.05),
+            seeds(K, root=46), T)
+    block = Block(X, y, w, np.arange(K))
+    monkeypatch.setattr(engine, "FUSED_TRANSPOSED_MAX_BYTES", 1 << 40)
+    transposed = noisy_gd([block], *args)
+    monkeypatch.setattr(engine, "FUSED_TRANSPOSED_MAX_BYTES", 0)
+    row_major = noisy_gd([block], *args)
+    np.testing.assert_allclose(transposed, row_major, rtol=0, atol=1e-5 * np.abs(row_major).max())
 
 
 def test_engine_variable_chooses_or_refuses(monkeypatch):
