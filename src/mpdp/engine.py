@@ -28,8 +28,11 @@ the next one. In float32 on x86-64 CPUs with AVX2 and FMA, a compiled kernel
 (``_gd_kernel.c``, loaded by :mod:`mpdp.fused_kernel`; :class:`_FusedBlockState`) runs many
 steps per call, each one pass over the block's rows in L1-sized tiles: the products, the
 coefficients (a vectorised ``exp``) and the tile's share of ``G`` while the tile is in cache.
-Its additions are ordered by rows and features only, so a run's result is bit-identical alone
-or in any batch. Otherwise (float64, which is the exact reference of the tests, other CPUs,
+Blocks of at most :data:`FUSED_TRANSPOSED_MAX_BYTES` (party blocks) also keep their rows
+transposed tile by tile, so that the products need no horizontal sums; larger blocks (the
+pooled rows) are read row-major only. Within each kind of block the additions are ordered by
+rows and features only, so a run's result is bit-identical alone or in any batch that gives
+it the same kind of block (the two kinds differ in rounding only). Otherwise (float64, which is the exact reference of the tests, other CPUs,
 no compiler at install, or ``MPDP_ENGINE=numpy``) a step walks the rows in tiles
 (:func:`tile_rows`) sized for OpenBLAS's small-matrix kernel or the L2 cache; skinny blocks
 keep their parameters transposed, and the step sizes are folded into the coefficient

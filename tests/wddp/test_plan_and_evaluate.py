@@ -33,6 +33,24 @@ def test_full_grid_is_a_few_hundred_coarse_jobs():
         assert plan.parse_job_id(job.dataset, job.job_id) == job
 
 
+def test_job_priority_starts_the_longest_jobs_first():
+    # Snakemake schedules ready jobs by priority: the ε-sweep jobs with parties (all ε of the
+    # grid, 4x a u-sweep job's work) and the central one must start before the u-sweep jobs,
+    # and a larger data set first
+    cfg = config.load(ROOT / "config" / "config.yaml")
+    prio = {(ds, j.job_id): plan.job_priority(cfg, ds, j.job_id)
+            for ds in ("adult", "breast_cancer") for j in plan.jobs(cfg, ds)}
+    longest_u = max(v for (ds, j), v in prio.items() if ds == "adult" and j.startswith("u_"))
+    assert min(v for (ds, j), v in prio.items() if ds == "adult" and j.startswith("eps_m")) > 4 * longest_u
+    assert prio[("adult", "eps_central")] > longest_u
+    assert max(v for (ds, _), v in prio.items() if ds == "breast_cancer") < min(
+        v for (ds, _), v in prio.items() if ds == "adult")
+    n, p = plan.PAPER_SHAPES["adult"]
+    total = sum(plan.job_workload(cfg, j, n, p)[1] for j in plan.jobs(cfg, "adult"))
+    assert prio[("adult", "eps_m8")] == int(plan.job_workload(cfg, plan.parse_job_id("adult", "eps_m8"), n, p)[1] / 1e9)
+    assert total == pytest.approx(sum(prio[k] for k in prio if k[0] == "adult") * 1e9, rel=1e-3)
+
+
 def test_runs_of_a_job_cover_the_grid():
     cfg = config.load(ROOT / "config" / "config.yaml")
     etas = {k: (0.1, "config") for k in plan.method_keys(cfg)}

@@ -94,6 +94,11 @@ def job_partition_input(wildcards):
     return [] if job.m is None else [partition_file(wildcards.dataset, job.experiment)]
 
 
+def job_priority(wildcards):
+    """Longest training jobs first (mpdp.studies.wddp.plan.job_priority)."""
+    return plan.job_priority(CFG, wildcards.dataset, wildcards.job)
+
+
 def job_settings(wildcards):
     """The config keys a training job reads (a param: changes rerun the job; mpdp.rule_keys)."""
     experiment = plan.parse_job_id(wildcards.dataset, wildcards.job).experiment

@@ -57,6 +57,7 @@ rule train_job:
         "logs/train/{dataset}/{job}.log",
     benchmark:
         "data/benchmarks/train/{dataset}/{job}.tsv"
+    priority: job_priority
     params:
         code=CODE["train"],
         settings=job_settings,

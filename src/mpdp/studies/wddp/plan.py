@@ -187,17 +187,32 @@ PAPER_SHAPES = {
 }
 
 
+def job_workload(cfg: dict[str, Any], job: Job, n: int, p: int) -> tuple[int, float]:
+    """Runs of a training job and the flops of their products on ``n × p`` training data
+    (4·n·p per run-step, spec E8; a literal-mode run's parties together hold the n rows)."""
+    etas = {k: (1.0, "config") for k in method_keys(cfg)}
+    count = len(runs_for_job(cfg, job, etas))
+    return count, count * 4.0 * cfg["wddp"]["T"] * n * p
+
+
+def job_priority(cfg: dict[str, Any], dataset: str, job_id: str) -> int:
+    """Scheduling priority of a training job: its flops in GFLOP (:data:`PAPER_SHAPES`), so that
+    Snakemake starts the longest jobs first and no long job is left running alone at the end
+    (longest-processing-time order; issue 12). Data sets without a known shape get 0."""
+    n, p = PAPER_SHAPES.get(dataset, (0, 0))
+    return int(job_workload(cfg, parse_job_id(dataset, job_id), n, p)[1] / 1e9)
+
+
 def grid_workload(cfg: dict[str, Any], shapes: dict[str, tuple[int, int]]) -> dict[str, float]:
     """Runs and flops of the config's training grid incl. CV (4·n·p flops per run-step, E8)."""
     w = cfg["wddp"]
-    etas = {k: (1.0, "config") for k in method_keys(cfg)}
     runs = flops = 0.0
     for ds in cfg["datasets"]:
         n, p = shapes[ds]
         for job in jobs(cfg, ds):
-            count = len(runs_for_job(cfg, job, etas))
+            count, job_flops = job_workload(cfg, job, n, p)
             runs += count
-            flops += count * 4.0 * w["T"] * n * p
+            flops += job_flops
         if w["eta"] is None:
             from mpdp.studies.wddp.cv import cv_run_count  # cv imports this module
 
