@@ -20,8 +20,8 @@
  * sums per product, features j mod 8, added by a fixed tree). Layouts (float32, row-major):
  *     X      n x P   (P a multiple of 8 and >= p; the padding columns are zero)
  *     Xt     NULL, or the tiles of X transposed: the tile starting at row a (a multiple of
- *            tile_rows, which must then be a multiple of 8) is the p x tile_rows array at Xt + a * p, rows
- *            past n zero
+ *            tile_rows, which must then be a multiple of 8) is the p x tile_rows array at
+ *            Xt + a * p, rows past n zero
  *     theta  K x P   (padding columns zero, and kept zero when linear and noise pad with zeros)
  *     coef   per_row with Xt: tile by tile like Xt, the tile starting at row a is the
  *            K x tile_rows array at coef + a * K (rows past n zero); per_row without Xt:
@@ -253,17 +253,16 @@ AVX2 static void row_coefficients(float *z, const float *c, long count) {
     }
 }
 
-/* zt[k*R + r] <- c_k(r) / (1 + exp(zt[k*R + r])) for r < 8 * chunks, with c_k(r) = coef[k]
- * or, per row, c_tile[k*R + r] (the tile's K x R block of coefficients). */
-AVX2 static void coefficients(float *zt, long chunks, long R, long K, const float *coef,
-                              int per_row, const float *c_tile) {
+/* zt[k*R + r] <- c_k(r) / (1 + exp(zt[k*R + r])) for r < 8 * chunks, with c_k(r) = c[k] or,
+ * per row, c[k*R + r] (the tile's K x R block of coefficients). */
+AVX2 static void coefficients(float *zt, long chunks, long R, long K, const float *c,
+                              int per_row) {
     const __m256 one = _mm256_set1_ps(1.0f);
     for (long k = 0; k < K; k++) {
         float *z = zt + k * R;
-        const float *c = per_row ? c_tile + k * R : NULL;
-        __m256 ck = _mm256_set1_ps(per_row ? 0.0f : coef[k]);
+        __m256 ck = _mm256_set1_ps(per_row ? 0.0f : c[k]);
         for (long i = 0; i < 8 * chunks; i += 8) {
-            __m256 num = per_row ? _mm256_loadu_ps(c + i) : ck;
+            __m256 num = per_row ? _mm256_loadu_ps(c + k * R + i) : ck;
             _mm256_storeu_ps(z + i, _mm256_div_ps(num, _mm256_add_ps(one, exp8(_mm256_loadu_ps(z + i)))));
         }
     }
@@ -292,7 +291,7 @@ AVX2 static int run(const float *X, const float *Xt, long n, long p, long P, flo
             if (Xt) {  /* transposed tile: z is K x tile_rows */
                 long chunks = (rows + 7) / 8;
                 tile_dots(Xt + a * p, theta, z, chunks, tile_rows, p, P, K);
-                coefficients(z, chunks, tile_rows, K, coef, per_row, per_row ? coef + a * K : NULL);
+                coefficients(z, chunks, tile_rows, K, per_row ? coef + a * K : coef, per_row);
                 tile_axpys(x, z, g, rows, 1, tile_rows, P, K);
             } else {  /* row-major tile: z is rows x K */
                 tile_row_dots(x, theta, z, rows, P, K);

@@ -32,8 +32,9 @@ Blocks of at most :data:`FUSED_TRANSPOSED_MAX_BYTES` (party blocks) also keep th
 transposed tile by tile, so that the products need no horizontal sums; larger blocks (the
 pooled rows) are read row-major only. Within each kind of block the additions are ordered by
 rows and features only, so a run's result is bit-identical alone or in any batch that gives
-it the same kind of block (the two kinds differ in rounding only). Otherwise (float64, which is the exact reference of the tests, other CPUs,
-no compiler at install, or ``MPDP_ENGINE=numpy``) a step walks the rows in tiles
+it the same kind of block (the two kinds differ in rounding only). Otherwise (float64, which
+is the exact reference of the tests, other CPUs, no compiler at install, or
+``MPDP_ENGINE=numpy``) a step walks the rows in tiles
 (:func:`tile_rows`) sized for OpenBLAS's small-matrix kernel or the L2 cache; skinny blocks
 keep their parameters transposed, and the step sizes are folded into the coefficient
 weights, so a step is two products and three elementwise passes per tile plus three updates
@@ -280,6 +281,16 @@ FUSED_TRANSPOSED_TILE_BYTES = 8 * 1024
 FUSED_TRANSPOSED_MAX_BYTES = 3 * 1024 * 1024
 
 
+def _transposed_tiles(rows: np.ndarray, tile_rows: int) -> np.ndarray:
+    """``(n, c)`` rows as ``(tiles, c, tile_rows)`` float32, tile by tile transposed, the rows
+    past ``n`` zero: the layout of the fused kernel's transposed tiles (``_gd_kernel.c``)."""
+    n, c = rows.shape
+    tiles = -(-n // tile_rows)
+    padded = np.zeros((tiles * tile_rows, c), dtype=np.float32)
+    padded[:n] = rows
+    return np.ascontiguousarray(padded.reshape(tiles, tile_rows, c).transpose(0, 2, 1))
+
+
 class _FusedBlockState:
     """A float32 block stepped by the compiled kernel (``_gd_kernel.c``, :mod:`mpdp.fused_kernel`).
 
@@ -288,9 +299,8 @@ class _FusedBlockState:
     runs many steps, and each step is one pass over the rows in tiles of
     :data:`FUSED_TILE_BYTES` (or :data:`FUSED_TRANSPOSED_TILE_BYTES` per copy, a multiple of 8
     rows): products, coefficients and the gradient share of a tile are computed while it is in
-    the L1 cache. Parameters are kept as
-    ``(k_b, P)`` with ``P`` the feature count rounded up to a multiple of 8 (zero padding,
-    which stays zero). The rows are held row-major ``(n_b, P)`` and, for a block of at most
+    the L1 cache. Parameters are kept as ``(k_b, P)`` with ``P`` the feature count rounded up
+    to a multiple of 8 (zero padding, which stays zero). The rows are held row-major ``(n_b, P)`` and, for a block of at most
     :data:`FUSED_TRANSPOSED_MAX_BYTES`, also transposed tile by tile ``(tiles, p, tile_rows)``
     for the products (the two kinds of block add a product's terms in different orders).
     """
@@ -320,23 +330,15 @@ class _FusedBlockState:
             self.tile_rows = max(8, FUSED_TRANSPOSED_TILE_BYTES // (4 * P) // 8 * 8)
         else:
             self.tile_rows = max(3, FUSED_TILE_BYTES // (4 * P))
-        tiles = -(-n_b // self.tile_rows)
-        n_full = tiles * self.tile_rows
-        self.yx_tiles = None
-        if transposed:
-            padded = np.zeros((n_full, p), dtype=np.float32)
-            padded[:n_b] = self.yx[:, :p]
-            self.yx_tiles = np.ascontiguousarray(padded.reshape(tiles, self.tile_rows, p).transpose(0, 2, 1))
+        self.yx_tiles = _transposed_tiles(self.yx[:, :p], self.tile_rows) if transposed else None
         eta_c = eta[cols]
         w = np.asarray(block.weights, dtype=np.float64)
         self.per_row = not (w.ndim == 1 and n_b > 0 and np.all(w == w[0]))
         if self.per_row:  # (n_b, k_b), or tile by tile (tiles, k_b, tile_rows) when transposed
-            coef = np.zeros((n_full, k_b), dtype=np.float32)
-            coef[:n_b] = -(w[:, None] if w.ndim == 1 else w) * eta_c[None, :]
-            self.coef = coef[:n_b] if not transposed else np.ascontiguousarray(
-                coef.reshape(tiles, self.tile_rows, k_b).transpose(0, 2, 1))
+            coef = (-(w[:, None] if w.ndim == 1 else w) * eta_c[None, :]).astype(np.float32)
+            self.coef = _transposed_tiles(coef, self.tile_rows) if transposed else coef
         else:
-            self.coef = np.ascontiguousarray(-w[0] * eta_c if n_b else -eta_c, dtype=np.float32)
+            self.coef = np.ascontiguousarray(-w[0] * eta_c, dtype=np.float32)
         self.theta = np.zeros((k_b, P), dtype=np.float32)
         self.theta[:, :p] = theta0[:, cols].T
         self.decay = np.ascontiguousarray(1.0 - eta_c * lam, dtype=np.float32)
@@ -368,10 +370,10 @@ class _FusedBlockState:
                     self.theta -= self.scaled_noise[offset]
             return
         noise = self.scaled_noise[noise_index : noise_index + steps]
+        n_b, P = self.yx.shape
         status = self.lib.mpdp_gd_run(
             self.yx.ctypes.data, None if self.yx_tiles is None else self.yx_tiles.ctypes.data,
-            self.yx.shape[0], self.p,
-            self.yx.shape[1], self.theta.ctypes.data, self.theta.shape[0], self.coef.ctypes.data,
+            n_b, self.p, P, self.theta.ctypes.data, self.theta.shape[0], self.coef.ctypes.data,
             int(self.per_row), self.decay.ctypes.data,
             None if self.eta_linear is None else self.eta_linear.ctypes.data, noise.ctypes.data,
             steps, self.tile_rows,
