@@ -29,5 +29,5 @@ def small_tiles(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(engine, "MIN_SMALL_TILE_ROWS", 8)
     monkeypatch.setattr(engine, "CACHE_TILE_ROWS", 50)
     monkeypatch.setattr(engine, "FUSED_TILE_BYTES", 320)  # 10 rows of 8 float32 features
-    # transposed tiles: 32 rows (4 chunks of 8) at 8 features, 16 at 9-16, 8 from 17 on
-    monkeypatch.setattr(engine, "FUSED_TRANSPOSED_TILE_BYTES", 1024)
+    # transposed tiles: 32 rows at 8 features, 16 at 9-16, the lanes (8 or 16) from 17 on
+    monkeypatch.setattr(engine, "FUSED_TRANSPOSED_TILE_BYTES", {8: 1024, 16: 1024})

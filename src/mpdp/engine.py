@@ -25,7 +25,8 @@ BLAS rounding. Passing the same seed for several columns gives them the same noi
 
 Speed (issue 12, measured in ``benchmarks/README.md``): each block runs all ``T`` steps before
 the next one. In float32 on x86-64 CPUs with AVX2 and FMA, a compiled kernel
-(``_gd_kernel.c``, loaded by :mod:`mpdp.fused_kernel`; :class:`_FusedBlockState`) runs many
+(``_gd_kernel.c``, loaded by :mod:`mpdp.fused_kernel`; :class:`_FusedBlockState`; its AVX-512
+build, bit-identical, where the CPU has AVX-512) runs many
 steps per call, each one pass over the block's rows in L1-sized tiles: the products, the
 coefficients (a vectorised ``exp``) and the tile's share of ``G`` while the tile is in cache.
 Blocks of at most :data:`FUSED_TRANSPOSED_MAX_BYTES` (party blocks) also keep their rows
@@ -46,7 +47,6 @@ the CPU only.
 
 from __future__ import annotations
 
-import ctypes
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -272,8 +272,10 @@ class _BlockState:
 #: and the coefficients of a step.
 FUSED_TILE_BYTES = 16 * 1024
 #: Bytes of a row tile, per copy, of a block the fused kernel also holds transposed (both copies
-#: of the tile are in the L1 cache at once).
-FUSED_TRANSPOSED_TILE_BYTES = 8 * 1024
+#: of the tile are in the L1 cache at once), by the kernel's lanes (8: AVX2, 16: AVX-512; its
+#: tiles are a multiple of that many rows, and at least two chunks of rows per tile keep enough
+#: independent sums in flight).
+FUSED_TRANSPOSED_TILE_BYTES = {8: 8 * 1024, 16: 16 * 1024}
 #: Largest block (``n_b · P`` float32 bytes) that the fused kernel also keeps transposed, tile by
 #: tile, for its products (no horizontal sums: 6–12 % faster on blocks that stay in the L2/L3
 #: cache); a larger block is read row-major only, since a second copy would double its memory
@@ -297,8 +299,8 @@ class _FusedBlockState:
     Same recursion and operands as :class:`_BlockState` (rows premultiplied by their label,
     ``S = −η w / (1 + exp z)``, ``θ ← (1 − ηλ)θ − Σ_i s_i x_i − η c − ησ z``), but one C call
     runs many steps, and each step is one pass over the rows in tiles of
-    :data:`FUSED_TILE_BYTES` (or :data:`FUSED_TRANSPOSED_TILE_BYTES` per copy, a multiple of 8
-    rows): products, coefficients and the gradient share of a tile are computed while it is in
+    :data:`FUSED_TILE_BYTES` (or :data:`FUSED_TRANSPOSED_TILE_BYTES` per copy, a multiple of
+    the kernel's lanes): products, coefficients and the gradient share of a tile are computed while it is in
     the L1 cache. Parameters are kept as ``(k_b, P)`` with ``P`` the feature count rounded up
     to a multiple of 8 (zero padding, which stays zero). The rows are held row-major ``(n_b, P)`` and, for a block of at most
     :data:`FUSED_TRANSPOSED_MAX_BYTES`, also transposed tile by tile ``(tiles, p, tile_rows)``
@@ -307,7 +309,7 @@ class _FusedBlockState:
 
     def __init__(
         self,
-        lib: ctypes.CDLL,
+        kernel: fused_kernel.Kernel,
         block: Block,
         theta0: np.ndarray,
         eta: np.ndarray,
@@ -321,13 +323,15 @@ class _FusedBlockState:
         n_b, p = block.X.shape
         k_b = cols.size
         P = -(-p // 8) * 8
-        self.lib, self.columns, self.p = lib, cols, p
+        self.kernel, self.columns, self.p = kernel, cols, p
         self.yx = np.zeros((n_b, P), dtype=np.float32)
         self.yx[:, :p] = block.y[:, None] * block.X
         transposed = self.yx.nbytes <= FUSED_TRANSPOSED_MAX_BYTES
-        # transposed tiles: a multiple of 8 rows (the lanes); row-major ones: any count
+        # transposed tiles: a multiple of the kernel's lanes; row-major ones: any count
         if transposed:
-            self.tile_rows = max(8, FUSED_TRANSPOSED_TILE_BYTES // (4 * P) // 8 * 8)
+            lanes = kernel.lanes
+            budget = FUSED_TRANSPOSED_TILE_BYTES[lanes] // (4 * P) // lanes * lanes
+            self.tile_rows = max(lanes, budget)
         else:
             self.tile_rows = max(3, FUSED_TILE_BYTES // (4 * P))
         self.yx_tiles = _transposed_tiles(self.yx[:, :p], self.tile_rows) if transposed else None
@@ -371,7 +375,7 @@ class _FusedBlockState:
             return
         noise = self.scaled_noise[noise_index : noise_index + steps]
         n_b, P = self.yx.shape
-        status = self.lib.mpdp_gd_run(
+        status = self.kernel.run(
             self.yx.ctypes.data, None if self.yx_tiles is None else self.yx_tiles.ctypes.data,
             n_b, self.p, P, self.theta.ctypes.data, self.theta.shape[0], self.coef.ctypes.data,
             int(self.per_row), self.decay.ctypes.data,
@@ -480,11 +484,11 @@ def noisy_gd(
     theta_T = np.empty((p, K), dtype=np.float64)
     work = np.array([max(1, b.X.shape[0] * b.columns.size) for b in blocks], dtype=np.float64)
     total, done, next_report = work.sum(), 0.0, 0.1
-    lib = fused_kernel.load() if dtype == np.float32 else None
+    kernel = fused_kernel.load() if dtype == np.float32 else None
     for block, cost in zip(blocks, work, strict=True):
         state: _BlockState | _FusedBlockState
-        if lib is not None:
-            state = _FusedBlockState(lib, block, theta0, eta, lam, sigma, noise_seeds, T, linear_term)
+        if kernel is not None:
+            state = _FusedBlockState(kernel, block, theta0, eta, lam, sigma, noise_seeds, T, linear_term)
         else:
             state = _BlockState(block, theta0, eta, lam, sigma, noise_seeds, T, dtype, linear_term)
         # Steps after which progress is reported (about every tenth of all the work).

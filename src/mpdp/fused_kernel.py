@@ -1,24 +1,47 @@
 """The compiled fused step kernel of :mod:`mpdp.engine` (``_gd_kernel.c``, issue 12).
 
 ``pip install -e .`` compiles ``src/mpdp/_gd_kernel.c`` (an optional extension: the install
-succeeds without a C compiler). :func:`load` finds the library, checks that the CPU can run it
-(x86-64 with AVX2 and FMA) and returns it, or ``None``; the engine then uses its NumPy path.
-Setting the environment variable ``MPDP_ENGINE=numpy`` turns the kernel off (e.g. to compare
-the two paths); ``MPDP_ENGINE=fused`` makes its absence an error instead of a fallback.
+succeeds without a C compiler). The library holds the kernel twice, for AVX2 + FMA and for
+AVX-512; the two give bit-identical results (they add the same terms in the same order).
+:func:`load` finds the library, checks what the CPU can run and returns a :class:`Kernel`
+(the AVX-512 one where the CPU has it), or ``None``; the engine then uses its NumPy path.
+The environment variable ``MPDP_ENGINE`` chooses: ``auto`` (default), ``fused`` (the best
+kernel; its absence is an error instead of a fallback), ``avx2`` or ``avx512`` (that kernel,
+an error where the CPU lacks it: to compare the two) or ``numpy`` (the kernel off).
 """
 
 from __future__ import annotations
 
 import ctypes
+import dataclasses
 import functools
 import importlib.util
 import os
 
 from mpdp.errors import MpdpError
 
-#: Environment variable choosing the engine path: ``auto`` (default), ``fused`` or ``numpy``.
+#: Environment variable choosing the engine path (see the module docstring).
 ENGINE_VARIABLE = "MPDP_ENGINE"
-_CHOICES = ("auto", "fused", "numpy")
+_CHOICES = ("auto", "fused", "avx2", "avx512", "numpy")
+#: The kernel's instruction sets: the code ``mpdp_gd_run`` takes, and the name in logs.
+ISAS = {"avx512": (2, "AVX-512"), "avx2": (1, "AVX2")}
+
+
+@dataclasses.dataclass(frozen=True)
+class Kernel:
+    """One instruction set's kernel in the compiled library."""
+
+    lib: ctypes.CDLL
+    isa: str
+    lanes: int
+
+    @property
+    def name(self) -> str:
+        return ISAS[self.isa][1]
+
+    def run(self, *args: object) -> int:
+        """``mpdp_gd_run`` with this kernel (arguments as in ``_gd_kernel.c``, after ``isa``)."""
+        return int(self.lib.mpdp_gd_run(ISAS[self.isa][0], *args))
 
 
 def _library_path() -> str | None:
@@ -39,33 +62,49 @@ def _load_library() -> ctypes.CDLL | None:
         lib = ctypes.CDLL(path)
     except OSError:
         return None
-    if not lib.mpdp_gd_supported():
+    if not hasattr(lib, "mpdp_gd_lanes") or not lib.mpdp_gd_supported():
         return None
     c_long, c_void = ctypes.c_long, ctypes.c_void_p
-    lib.mpdp_gd_run.argtypes = [c_void, c_void, c_long, c_long, c_long, c_void, c_long, c_void,
-                                ctypes.c_int, c_void, c_void, c_void, c_long, c_long]
+    lib.mpdp_gd_lanes.argtypes = [ctypes.c_int]
+    lib.mpdp_gd_lanes.restype = ctypes.c_int
+    lib.mpdp_gd_run.argtypes = [ctypes.c_int, c_void, c_void, c_long, c_long, c_long, c_void,
+                                c_long, c_void, ctypes.c_int, c_void, c_void, c_void, c_long,
+                                c_long]
     lib.mpdp_gd_run.restype = ctypes.c_int
     return lib
 
 
-def load() -> ctypes.CDLL | None:
-    """The kernel library if it is to be used (per :data:`ENGINE_VARIABLE`), else ``None``.
+def available() -> list[Kernel]:
+    """The kernels this CPU can run, best first (empty without the compiled library)."""
+    lib = _load_library()
+    if lib is None:
+        return []
+    kernels = [Kernel(lib, isa, lib.mpdp_gd_lanes(code)) for isa, (code, _) in ISAS.items()]
+    return [kernel for kernel in kernels if kernel.lanes > 0]
+
+
+def load() -> Kernel | None:
+    """The kernel to use (per :data:`ENGINE_VARIABLE`), else ``None`` (the NumPy path).
 
     Raises:
-        MpdpError: for an unknown value of the variable, or ``fused`` without a usable kernel.
+        MpdpError: for an unknown value of the variable, or one naming a kernel that this
+            installation or CPU cannot run.
     """
     choice = os.environ.get(ENGINE_VARIABLE, "auto").strip().lower() or "auto"
     if choice not in _CHOICES:
         raise MpdpError(f"{ENGINE_VARIABLE}={choice!r}: expected one of {', '.join(_CHOICES)}")
     if choice == "numpy":
         return None
-    lib = _load_library()
-    if lib is None and choice == "fused":
+    kernels = available()
+    if choice in ISAS:
+        kernels = [kernel for kernel in kernels if kernel.isa == choice]
+    if not kernels and choice != "auto":
+        needs = ISAS[choice][1] if choice in ISAS else "AVX2/FMA"
         raise MpdpError(
-            f"{ENGINE_VARIABLE}=fused, but the compiled kernel is missing or this CPU lacks "
-            "AVX2/FMA; reinstall with a C compiler (pip install -e .) or unset the variable"
+            f"{ENGINE_VARIABLE}={choice}, but the compiled kernel is missing or this CPU lacks "
+            f"{needs}; reinstall with a C compiler (pip install -e .) or unset the variable"
         )
-    return lib
+    return kernels[0] if kernels else None
 
 
 def describe(dtype: str = "float32") -> str:
@@ -73,11 +112,11 @@ def describe(dtype: str = "float32") -> str:
     if dtype != "float32":
         return f"engine: NumPy/BLAS path ({dtype})"
     try:
-        lib = load()
+        kernel = load()
     except MpdpError as exc:
         return f"engine: {exc}"
-    if lib is not None:
-        return "engine: fused AVX2 kernel (float32)"
+    if kernel is not None:
+        return f"engine: fused {kernel.name} kernel (float32)"
     reason = "turned off" if os.environ.get(ENGINE_VARIABLE, "").strip().lower() == "numpy" else (
         "kernel not built" if _library_path() is None else "CPU without AVX2/FMA")
     return f"engine: NumPy/BLAS path ({reason})"

@@ -19,7 +19,7 @@ WDDP_TRAINING = tuple(f"studies/wddp/{name}.py" for name in ("plan", "batch", "c
 STAGE_SOURCES: dict[str, tuple[str, ...]] = {
     "data": ("data", "seeding.py", "io.py", "errors.py"),
     "partition": ("partition.py", "seeding.py", "io.py"),
-    "train": ("engine.py", "fused_kernel.py", "_gd_kernel.c", "models", "mechanisms", "privacy", *WDDP_TRAINING, "bounds.py",
+    "train": ("engine.py", "fused_kernel.py", "_gd_kernel.c", "_gd_kernel_simd.h", "models", "mechanisms", "privacy", *WDDP_TRAINING, "bounds.py",
               "partition.py", "seeding.py", "results.py"),
     "figures": ("figures", "studies/wddp/figure_spec.py", "bounds.py", "results.py"),
     "report": ("report", "claims.py", "studies/wddp/claims.py", "figures",
@@ -32,7 +32,7 @@ STAGE_SOURCES: dict[str, tuple[str, ...]] = {
            "seeding.py"),
     "ls_figures": ("studies/ls", "figures", "claims.py"),
     # the empirical privacy audit (spec audit.md): its adapters reuse the mechanisms' code
-    "audit": ("audit", "engine.py", "fused_kernel.py", "_gd_kernel.c", "models", "mechanisms", "privacy", "partition.py",
+    "audit": ("audit", "engine.py", "fused_kernel.py", "_gd_kernel.c", "_gd_kernel_simd.h", "models", "mechanisms", "privacy", "partition.py",
               "seeding.py"),
     "audit_figure": ("audit/figure.py", "audit/table.py", "figures"),
     "voting_train": ("studies/voting/plan.py", "studies/voting/train.py", "models", "data/prepare.py",
@@ -47,7 +47,7 @@ STAGE_SOURCES: dict[str, tuple[str, ...]] = {
     "benchmark_train": ("studies/benchmark/plan.py", "studies/benchmark/calibration.py",
                         "studies/benchmark/train.py", "studies/benchmark/schema.py",
                         "studies/wddp/batch.py", "studies/voting/train.py", "studies/voting/plan.py",
-                        "engine.py", "fused_kernel.py", "_gd_kernel.c", "models", "mechanisms", "privacy", "partition.py", "seeding.py",
+                        "engine.py", "fused_kernel.py", "_gd_kernel.c", "_gd_kernel_simd.h", "models", "mechanisms", "privacy", "partition.py", "seeding.py",
                         "results.py", "data/prepare.py", "bounds.py"),
     "benchmark_figures": ("studies/benchmark/figures.py", "studies/benchmark/ranking.py",
                           "studies/benchmark/schema.py", "figures/style.py", "figures/bands.py",

@@ -1,7 +1,9 @@
 """The compiled fused step kernel of the engine (issue 12; src/mpdp/_gd_kernel.c).
 
-Without the compiled kernel (no C compiler at install, or a CPU without AVX2/FMA) these tests
-skip locally; under CI (``CI`` set) they fail, because CI installs with a compiler on x86-64.
+Each test of the kernel runs once per instruction set (AVX2, AVX-512). Without the compiled
+kernel (no C compiler at install, or a CPU without AVX2/FMA) these tests skip locally; under CI
+(``CI`` set) the AVX2 ones fail instead, because CI installs with a compiler on x86-64. The
+AVX-512 ones skip on a CPU without AVX-512.
 """
 
 from __future__ import annotations
@@ -18,14 +20,23 @@ from mpdp.errors import MpdpError
 from mpdp.models.logistic import gradient
 
 
-@pytest.fixture
-def kernel(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv(fused_kernel.ENGINE_VARIABLE, raising=False)
-    if fused_kernel.load() is None:
-        message = "the compiled engine kernel is not available (no compiler, or no AVX2/FMA)"
-        if os.environ.get("CI"):
-            pytest.fail(message)
-        pytest.skip(message)
+def require(isa: str) -> fused_kernel.Kernel:
+    """The kernel of ``isa``, else skip; under CI (x86-64 with a compiler) the AVX2 one must
+    be there, the AVX-512 one only where the CPU has AVX-512."""
+    found = [kernel for kernel in fused_kernel.available() if kernel.isa == isa]
+    if found:
+        return found[0]
+    if isa == "avx2" and os.environ.get("CI"):
+        pytest.fail("the compiled engine kernel is not available (no compiler, or no AVX2/FMA)")
+    pytest.skip(f"no {isa} kernel here (not compiled, or the CPU lacks {isa})")
+
+
+@pytest.fixture(params=["avx2", "avx512"])
+def kernel(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> fused_kernel.Kernel:
+    """Each instruction set's kernel in turn (``MPDP_ENGINE`` set to it)."""
+    found = require(request.param)
+    monkeypatch.setenv(fused_kernel.ENGINE_VARIABLE, request.param)
+    return found
 
 
 @pytest.fixture(params=["transposed", "row_major"])
@@ -131,15 +142,32 @@ def test_fused_kernel_saturates_like_the_logistic_function(kernel, fused_path):
 def test_block_size_chooses_the_product_layout(kernel):
     # a block is also held transposed only while that second copy fits the budget
     X, y = make_data(300, 10, seed=43)
-    lib = fused_kernel.load()
     args = (np.zeros((10, 2)), np.ones(2), 0.0, np.zeros(2), seeds(2), 5)
-    small = engine._FusedBlockState(lib, Block(X, y, np.full(300, 1 / 300), np.arange(2)), *args)
-    assert small.yx_tiles is not None and small.tile_rows % 8 == 0
+    small = engine._FusedBlockState(kernel, Block(X, y, np.full(300, 1 / 300), np.arange(2)), *args)
+    assert small.yx_tiles is not None and small.tile_rows % kernel.lanes == 0
     assert small.yx.nbytes <= engine.FUSED_TRANSPOSED_MAX_BYTES
     big_n = engine.FUSED_TRANSPOSED_MAX_BYTES // (4 * 16) + 1
     Xb, yb = np.resize(X, (big_n, 10)), np.resize(y, big_n)
-    big = engine._FusedBlockState(lib, Block(Xb, yb, np.full(big_n, 1 / big_n), np.arange(2)), *args)
+    big = engine._FusedBlockState(kernel, Block(Xb, yb, np.full(big_n, 1 / big_n), np.arange(2)), *args)
     assert big.yx_tiles is None
+
+
+@pytest.mark.parametrize(("n", "p", "K"), [(3000, 105, 6), (501, 21, 7), (37, 5, 2), (64, 17, 13)])
+def test_avx512_and_avx2_kernels_are_bit_identical(fused_path, monkeypatch, n, p, K):
+    # the two builds add the same terms in the same order (_gd_kernel_simd.h), with different
+    # tile sizes: their results must not differ in a single bit
+    require("avx2")
+    require("avx512")
+    X, y = make_data(n, p, seed=47)
+    rng = np.random.default_rng(48)
+    w = rng.random((n, K)) / n
+    args = (0.1 * rng.standard_normal((p, K)), rng.uniform(0.5, 2.0, K), 1e-3, np.full(K, 0.05),
+            seeds(K, root=49), 20)
+    results = {}
+    for isa in ("avx2", "avx512"):
+        monkeypatch.setenv(fused_kernel.ENGINE_VARIABLE, isa)
+        results[isa] = noisy_gd([Block(X, y, w, np.arange(K))], *args)
+    np.testing.assert_array_equal(results["avx512"], results["avx2"])
 
 
 def test_both_product_layouts_agree(kernel, monkeypatch):
@@ -164,10 +192,24 @@ def test_engine_variable_chooses_or_refuses(monkeypatch):
     monkeypatch.setenv(fused_kernel.ENGINE_VARIABLE, "gpu")
     with pytest.raises(MpdpError, match="expected one of"):
         fused_kernel.load()
+    kernels = fused_kernel.available()
+    for isa in fused_kernel.ISAS:
+        monkeypatch.setenv(fused_kernel.ENGINE_VARIABLE, isa)
+        if any(kernel.isa == isa for kernel in kernels):
+            assert fused_kernel.load().isa == isa
+            assert fused_kernel.ISAS[isa][1] in fused_kernel.describe()
+        else:
+            with pytest.raises(MpdpError, match="lacks"):
+                fused_kernel.load()
     monkeypatch.setenv(fused_kernel.ENGINE_VARIABLE, "fused")
+    if kernels:  # the best one: AVX-512 where the CPU has it
+        assert fused_kernel.load() == kernels[0]
+        assert kernels[0].lanes == max(kernel.lanes for kernel in kernels)
     monkeypatch.setattr(fused_kernel, "_load_library", lambda: None)
     with pytest.raises(MpdpError, match="compiled kernel is missing"):
         fused_kernel.load()
+    monkeypatch.setenv(fused_kernel.ENGINE_VARIABLE, "auto")
+    assert fused_kernel.load() is None
 
 
 def test_float64_never_uses_the_kernel(monkeypatch):
