@@ -59,9 +59,11 @@ def test_every_config_key_is_read_by_a_rule_or_shapes_the_dag():
 
 def test_u_sweep_jobs_do_not_depend_on_the_eps_grid():
     cfg = _smoke()
-    eps_keys = rule_keys.keys_for("train_job", cfg, experiment="eps_sweep")
-    u_keys = rule_keys.keys_for("train_job", cfg, experiment="u_sweep")
+    eps_keys = rule_keys.keys_for("train_job", cfg, dataset="adult", experiment="eps_sweep")
+    u_keys = rule_keys.keys_for("train_job", cfg, dataset="adult", experiment="u_sweep")
     assert set(eps_keys) - set(u_keys) == {"wddp.eps_grid"}
+    # a u-sweep job trains its data set's u grid, and no other data set's
+    assert set(u_keys) - set(eps_keys) == {"wddp.u_grid.adult"}
     assert rule_keys.settings(cfg, "optimum") == {"wddp.lambda": 1.0e-3}
 
 
@@ -69,10 +71,11 @@ def test_u_sweep_jobs_do_not_depend_on_the_eps_grid():
 def test_a_training_batch_runs_on_its_declared_keys(experiment):
     cfg = _smoke()
     cfg["wddp"].update(T=5, reps=1)
-    restricted = config.restrict(cfg, rule_keys.keys_for("train_job", cfg, experiment=experiment))
+    restricted = config.restrict(cfg, rule_keys.keys_for("train_job", cfg, dataset="adult",
+                                                         experiment=experiment))
     X, y = _problem()
-    job = (plan.Job("toy", "eps_sweep", None, None, None) if experiment == "eps_sweep"
-           else plan.Job("toy", "u_sweep", 4, 1, 0.05))
+    job = (plan.Job("adult", "eps_sweep", None, None) if experiment == "eps_sweep"
+           else plan.Job("adult", "u_sweep", 4, 0.05))
     etas = eta_lookup(fixed_etas(config.restrict(cfg, rule_keys.keys_for("learning_rates", cfg))))
     runs = plan.runs_for_job(restricted, job, etas)
     assert runs

@@ -48,7 +48,8 @@ RULE_KEYS: dict[str, tuple[str, ...]] = {
         "wddp.init_std", "wddp.dtype", "wddp.dedup", "wddp.equal_privacy",
         "wddp.extra_accountant_modes",  # read when cv.per_accountant selects η per accountant
     ),
-    # ε-sweep jobs train every ε of the grid; a u-sweep job's ε is in its id
+    # ε-sweep jobs train every ε of the grid; a u-sweep job's ε is in its id, and it trains
+    # every u of its data set's grid (keys_for adds wddp.u_grid.<data set>)
     "train_job:eps_sweep": (*_TRAIN, "wddp.eps_grid"),
     "train_job:u_sweep": _TRAIN,
     # the other studies: each job reads its study's section (the ADMM job only the keys of
@@ -86,6 +87,10 @@ def keys_for(rule: str, cfg: Mapping[str, Any], dataset: str | None = None,
             raise ValueError("train_job keys depend on the experiment")
         rule = f"train_job:{experiment}"
     keys = RULE_KEYS[rule]
+    if rule == "train_job:u_sweep":
+        if dataset is None:
+            raise ValueError("u-sweep train_job keys depend on the data set")
+        keys = (*keys, f"wddp.u_grid.{dataset}")
     if rule == "audit_table" and cfg.get("benchmark"):  # δ of the Gaussian audits (spec A0)
         keys = (*keys, "benchmark.delta")
     if rule == "prepare":

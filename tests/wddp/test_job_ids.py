@@ -20,8 +20,6 @@ ROOT = Path(__file__).resolve().parents[2]
 SCHEMA = config.schema()
 U_SETTING = SCHEMA["properties"]["wddp"]["properties"]["u_settings"]["items"]["properties"]
 M_GRID = SCHEMA["properties"]["wddp"]["properties"]["m_grid"]["items"]
-U_GRID = SCHEMA["properties"]["wddp"]["properties"]["u_grid"]["patternProperties"]
-U_ITEMS = next(iter(U_GRID.values()))["items"]
 WILDCARD = re.compile(plan.JOB_ID_PATTERN)
 
 
@@ -38,10 +36,10 @@ def _eps_strategy(node: dict) -> st.SearchStrategy[float]:
 
 
 @settings(max_examples=400, deadline=None)
-@given(m=_int_strategy(U_SETTING["m"]), u=_int_strategy(U_ITEMS), eps=_eps_strategy(U_SETTING["eps"]),
+@given(m=_int_strategy(U_SETTING["m"]), eps=_eps_strategy(U_SETTING["eps"]),
        dataset=st.sampled_from(SCHEMA["properties"]["datasets"]["items"]["enum"]))
-def test_u_sweep_ids_round_trip_and_match_the_wildcard(m, u, eps, dataset):
-    job = plan.Job(dataset, "u_sweep", m, u, eps)
+def test_u_sweep_ids_round_trip_and_match_the_wildcard(m, eps, dataset):
+    job = plan.Job(dataset, "u_sweep", m, eps)
     assert WILDCARD.fullmatch(job.job_id), job.job_id
     back = plan.parse_job_id(dataset, job.job_id)
     assert back == job and back.eps == eps  # the exact float, not a rounded one
@@ -50,18 +48,19 @@ def test_u_sweep_ids_round_trip_and_match_the_wildcard(m, u, eps, dataset):
 @settings(max_examples=100, deadline=None)
 @given(m=_int_strategy(M_GRID))
 def test_eps_sweep_ids_round_trip(m):
-    job = plan.Job("adult", "eps_sweep", m, None, None)
+    job = plan.Job("adult", "eps_sweep", m, None)
     assert WILDCARD.fullmatch(job.job_id) and plan.parse_job_id("adult", job.job_id) == job
 
 
-def test_ids_of_the_old_format_are_unchanged_for_the_profiles():
+def test_the_full_config_has_one_job_per_u_sweep_setting():
     cfg = config.load(ROOT / "config" / "config.yaml")
-    ids = {j.job_id for j in plan.jobs(cfg, "adult")}
-    assert {"u_m16_e0.05_u1", "u_m32_e0.1_u9", "u_m8_e0.01_u5", "eps_m2", "eps_central"} <= ids
+    ids = [j.job_id for j in plan.jobs(cfg, "adult")]
+    assert {"u_m16_e0.05", "u_m32_e0.1", "u_m8_e0.01", "eps_m2", "eps_central"} <= set(ids)
+    assert len(ids) == 1 + len(cfg["wddp"]["m_grid"]) + len(cfg["wddp"]["u_settings"])
 
 
 def test_close_epsilons_get_distinct_ids():
-    a, b = plan.Job("adult", "u_sweep", 8, 1, 0.1234567), plan.Job("adult", "u_sweep", 8, 1, 0.1234568)
+    a, b = plan.Job("adult", "u_sweep", 8, 0.1234567), plan.Job("adult", "u_sweep", 8, 0.1234568)
     assert a.job_id != b.job_id  # '{:g}' wrote both as e0.123457
 
 

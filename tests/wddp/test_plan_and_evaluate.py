@@ -24,25 +24,28 @@ from mpdp.studies.wddp.evaluate import (
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def test_full_grid_is_a_few_hundred_coarse_jobs():
+def test_full_grid_is_a_few_dozen_coarse_jobs():
+    # one job per (data set, ε-sweep m), the centralised one, and one per u-sweep setting
     cfg = config.load(ROOT / "config" / "config.yaml")
     jobs = [j for ds in cfg["datasets"] for j in plan.jobs(cfg, ds)]
-    assert 100 <= len(jobs) <= 400
+    w = cfg["wddp"]
+    assert len(jobs) == len(cfg["datasets"]) * (1 + len(w["m_grid"]) + len(w["u_settings"]))
     assert len({(j.dataset, j.job_id) for j in jobs}) == len(jobs)
     for job in jobs:
         assert plan.parse_job_id(job.dataset, job.job_id) == job
 
 
 def test_job_priority_starts_the_longest_jobs_first():
-    # Snakemake schedules ready jobs by priority: the ε-sweep jobs with parties (all ε of the
-    # grid, 4x a u-sweep job's work) and the central one must start before the u-sweep jobs,
-    # and a larger data set first
+    # Snakemake schedules ready jobs by priority: the u-sweep jobs (every u of the grid, about
+    # twice an ε-sweep job's work) must start before the ε-sweep jobs with parties, those
+    # before the central one, and a larger data set first
     cfg = config.load(ROOT / "config" / "config.yaml")
     prio = {(ds, j.job_id): plan.job_priority(cfg, ds, j.job_id)
             for ds in ("adult", "breast_cancer") for j in plan.jobs(cfg, ds)}
-    longest_u = max(v for (ds, j), v in prio.items() if ds == "adult" and j.startswith("u_"))
-    assert min(v for (ds, j), v in prio.items() if ds == "adult" and j.startswith("eps_m")) > 4 * longest_u
-    assert prio[("adult", "eps_central")] > longest_u
+    shortest_u = min(v for (ds, j), v in prio.items() if ds == "adult" and j.startswith("u_"))
+    assert max(v for (ds, j), v in prio.items() if ds == "adult" and j.startswith("eps_m")) < shortest_u
+    assert prio[("adult", "eps_central")] < min(
+        v for (ds, j), v in prio.items() if ds == "adult" and j.startswith("eps_m"))
     assert max(v for (ds, _), v in prio.items() if ds == "breast_cancer") < min(
         v for (ds, _), v in prio.items() if ds == "adult")
     n, p = plan.PAPER_SHAPES["adult"]
@@ -70,9 +73,13 @@ def test_runs_of_a_job_cover_the_grid():
     assert {r.mechanism for r in central} == {"wyx", "nonprivate"} and all(r.m is None for r in central)
     reference = [r for r in central if r.mechanism == "nonprivate"]
     assert len(reference) == w["reps"] and all(r.accountant == "none" for r in reference)
-    u_job = plan.runs_for_job(cfg, plan.parse_job_id("adult", "u_m16_e0.05_u3"), etas)
+    u_job = plan.runs_for_job(cfg, plan.parse_job_id("adult", "u_m16_e0.05"), etas)
     assert {r.epsilon for r in u_job if r.mechanism != "nonprivate"} == {0.05}
-    assert {r.u for r in u_job} == {3}
+    # one job per u-sweep setting: the same runs for every u of the grid
+    assert {r.u for r in u_job} == set(w["u_grid"]["adult"])
+    per_u = {u: sorted((r.mechanism, r.mode, r.accountant, r.rep) for r in u_job if r.u == u)
+             for u in w["u_grid"]["adult"]}
+    assert len({tuple(v) for v in per_u.values()}) == 1 and len(u_job) == len(per_u) * len(per_u[3])
 
 
 def test_results_rows_have_nonnegative_gap_and_schema(problem):

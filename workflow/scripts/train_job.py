@@ -7,7 +7,7 @@ from mpdp.studies.wddp.job import train_job
 from mpdp.studies.wddp.plan import parse_job_id
 
 sm = snakemake  # noqa: F821  (injected by Snakemake)
-cfg = rule_config(sm.config, "train_job",
+cfg = rule_config(sm.config, "train_job", dataset=sm.wildcards.dataset,
                   experiment=parse_job_id(sm.wildcards.dataset, sm.wildcards.job).experiment)
 partitions = Path(sm.input.partitions[0]) if sm.input.partitions else None
 run_step(

@@ -206,7 +206,7 @@ class FigureSpec:
         """Whether the figure reads the results of training job ``job``.
 
         ε-sweep figures read the job of their m and the centralised job (m = None, WYX);
-        u-sweep figures read the jobs of their (m, ε), one per u.
+        u-sweep figures read the job of their (m, ε), which holds every u.
         """
         if job.experiment != self.experiment:
             return False

@@ -26,7 +26,7 @@ from mpdp.studies.wddp.evaluate import (
     rep_references,
     result_rows,
 )
-from mpdp.studies.wddp.plan import parse_job_id, runs_for_job
+from mpdp.studies.wddp.plan import job_unevenness, parse_job_id, runs_for_job
 
 
 def write_optimum(cfg: dict[str, Any], processed_dir: Path, out: Path, log: logging.Logger) -> None:
@@ -79,38 +79,47 @@ def train_job(
     cfg: dict[str, Any], dataset: str, job_id: str, processed_dir: Path, partitions: Path | None,
     optimum: Path, etas: Path, out: Path, log: logging.Logger,
 ) -> None:
-    """Train every run of one job and write its results rows (spec E3)."""
+    """Train every run of one job and write its results rows (spec E3): an ε-sweep job's runs
+    in one batch, a u-sweep job's one batch per u (each u its own partition layout)."""
     start = time.perf_counter()
     w = cfg["wddp"]
     job = parse_job_id(dataset, job_id)
     data = load_processed(processed_dir)
     X = np.asarray(data.X_train, dtype=np.float64)
     y = np.asarray(data.y_train, dtype=np.float64)
-    if job.m is None:
-        partition = trivial_partition(X.shape[0], w["reps"])
-    else:
-        if partitions is None:
-            raise ValueError(f"job {job_id} needs a partition file")
-        partition = load_partition(partitions, job.m, job.u)
+    X_test, y_test = np.asarray(data.X_test, dtype=np.float64), np.asarray(data.y_test, dtype=np.float64)
+    if job.m is not None and partitions is None:
+        raise ValueError(f"job {job_id} needs a partition file")
     runs = runs_for_job(cfg, job, eta_lookup(io.read_json(etas)))
     opt = load_optimum(optimum)
     log.info("%s/%s: %d runs, n = %d, p = %d, T = %d", dataset, job_id, len(runs), X.shape[0], X.shape[1], w["T"])
     theta0 = {rep: initial_point(cfg["root_seed"], dataset, rep, X.shape[1], w["init_std"])
               for rep in range(w["reps"])}
+    frames, train_seconds, flops = [], 0.0, 0.0
+    for u in job_unevenness(cfg, job):
+        setting = f"{dataset}/{job_id}" + ("" if u is None else f" u = {u}")
+        batch_runs = [run for run in runs if run.u == u]
+        if job.m is None:
+            partition = trivial_partition(X.shape[0], w["reps"])
+        else:
+            partition = load_partition(partitions, job.m, u)
+        batch_start = time.perf_counter()
 
-    def progress(step: int) -> None:
-        log.info("%s/%s: step %d/%d (%.0f s)", dataset, job_id, step, w["T"], time.perf_counter() - start)
+        def progress(step: int, setting: str = setting, since: float = batch_start) -> None:
+            log.info("%s: step %d/%d (%.0f s)", setting, step, w["T"], time.perf_counter() - since)
 
-    batch = train_batch(runs, X, y, partition, theta0, cfg["root_seed"], w["dtype"], w["dedup"], progress)
-    train_seconds = time.perf_counter() - start
-    refs = rep_references(X, y, partition, theta0, w["lambda"], opt,
-                          need_simple_average=any(r.mechanism == "jayaraman" for r in runs))
-    rows = result_rows(
-        runs, batch.calibrations, batch.thetas, batch.theta0, X, y,
-        np.asarray(data.X_test, dtype=np.float64), np.asarray(data.y_test, dtype=np.float64),
-        partition, refs, opt, w["dtype"], train_seconds / len(runs), batch.flops,
-    )
-    frame = results.to_frame(rows)
+        batch = train_batch(batch_runs, X, y, partition, theta0, cfg["root_seed"], w["dtype"],
+                            w["dedup"], progress)
+        seconds = time.perf_counter() - batch_start
+        refs = rep_references(X, y, partition, theta0, w["lambda"], opt,
+                              need_simple_average=any(r.mechanism == "jayaraman" for r in batch_runs))
+        frames.append(results.to_frame(result_rows(
+            batch_runs, batch.calibrations, batch.thetas, batch.theta0, X, y, X_test, y_test,
+            partition, refs, opt, w["dtype"], seconds / len(batch_runs), batch.flops,
+        )))
+        train_seconds += seconds
+        flops += float(batch.flops.sum())
+    frame = pd.concat(frames, ignore_index=True)
     results.write(frame, out)
     unaccounted = int((frame["eps_accounted_scope"] == "unaccounted").sum())
     if unaccounted:
@@ -123,7 +132,6 @@ def train_job(
         log.warning("%s/%s: %d of %d runs give more epsilon than claimed (max accounted %.3g for "
                     "claimed %.3g): see the privacy ledger", dataset, job_id, len(over), len(frame),
                     over["eps_accounted"].max(), over.loc[over["eps_accounted"].idxmax(), "eps_claimed"])
-    flops = float(batch.flops.sum())
     log.info("%s/%s: trained in %.1f s (%.0f GFLOP of products, %.1f GFLOP/s; %s), evaluated in "
              "%.1f s", dataset, job_id, train_seconds, flops / 1e9,
              flops / 1e9 / max(train_seconds, 1e-9), fused_kernel.describe(w["dtype"]),

@@ -1,9 +1,10 @@
 """Which runs the WD-DP grid contains and how they are grouped into coarse jobs (spec E3, E8).
 
-A job trains every run that shares a data set and a partition layout, so one job per
-(data set, ε-sweep m) plus one for the centralised baseline, and one per (data set, u-sweep
-setting, u). That is about 150 jobs for the full config: coarse enough for Snakemake, fine
-enough to keep two cores busy.
+A job trains every run of a data set and a partition layout, so one job per (data set,
+ε-sweep m) plus one for the centralised baseline, and one per (data set, u-sweep setting)
+that trains the setting's partition layouts one u after another (each u its own batch). That
+is 9 jobs per data set for the full config: coarse enough that starting a Python job (about
+1 s of imports) is a small share of each, fine enough to keep two cores busy (issue 12).
 """
 
 from __future__ import annotations
@@ -19,9 +20,9 @@ CENTRAL = "eps_central"
 #: a float as Python's shortest round-trip ``repr`` writes it (``0.05``, ``1e-05``, ``1e+20``)
 FLOAT_PATTERN = r"[0-9]+(?:\.[0-9]+)?(?:e[+-][0-9]+)?"
 #: every training-job id; also the Snakemake wildcard constraint of ``{job}``
-JOB_ID_PATTERN = rf"{CENTRAL}|eps_m[0-9]+|u_m[0-9]+_e{FLOAT_PATTERN}_u[0-9]+"
+JOB_ID_PATTERN = rf"{CENTRAL}|eps_m[0-9]+|u_m[0-9]+_e{FLOAT_PATTERN}"
 _EPS_RE = re.compile(r"^eps_m(?P<m>[0-9]+)$")
-_U_RE = re.compile(rf"^u_m(?P<m>[0-9]+)_e(?P<eps>{FLOAT_PATTERN})_u(?P<u>[0-9]+)$")
+_U_RE = re.compile(rf"^u_m(?P<m>[0-9]+)_e(?P<eps>{FLOAT_PATTERN})$")
 #: accountants that only apply to the Jayaraman baseline (spec M4.2 C2)
 JAYARAMAN_ONLY = {"zcdp_code"}
 #: the equal-privacy reading (config ``wddp.equal_privacy``, figure variant ``-eq``): per mode,
@@ -37,12 +38,12 @@ EQUAL_PRIVACY: dict[str, tuple[str, ...]] = {
 
 @dataclass(frozen=True)
 class Job:
-    """One training job: a data set, an experiment and its partition layout."""
+    """One training job: a data set, an experiment and its partition layout (an ε-sweep m), or
+    a u-sweep setting (m, ε) with every u of the data set's grid."""
 
     dataset: str
     experiment: str  # eps_sweep | u_sweep
     m: int | None  # None for the centralised ε-sweep job
-    u: int | None
     eps: float | None  # fixed ε of a u-sweep setting
 
     @property
@@ -51,7 +52,7 @@ class Job:
         ``repr``, the shortest string that reads back as the same float)."""
         if self.experiment == "eps_sweep":
             return CENTRAL if self.m is None else f"eps_m{self.m}"
-        return f"u_m{self.m}_e{float(self.eps)!r}_u{self.u}"
+        return f"u_m{self.m}_e{float(self.eps)!r}"
 
     @property
     def design(self) -> str:
@@ -62,23 +63,29 @@ class Job:
 def parse_job_id(dataset: str, job_id: str) -> Job:
     """Inverse of :attr:`Job.job_id`."""
     if job_id == CENTRAL:
-        return Job(dataset, "eps_sweep", None, None, None)
+        return Job(dataset, "eps_sweep", None, None)
     if match := _EPS_RE.match(job_id):
-        return Job(dataset, "eps_sweep", int(match["m"]), None, None)
+        return Job(dataset, "eps_sweep", int(match["m"]), None)
     if match := _U_RE.match(job_id):
-        return Job(dataset, "u_sweep", int(match["m"]), int(match["u"]), float(match["eps"]))
+        return Job(dataset, "u_sweep", int(match["m"]), float(match["eps"]))
     raise ConfigError(f"unknown training job id {job_id!r}")
 
 
 def jobs(cfg: dict[str, Any], dataset: str) -> list[Job]:
     """Every training job of ``dataset`` under the config."""
     w = cfg["wddp"]
-    out = [Job(dataset, "eps_sweep", None, None, None)]
-    out += [Job(dataset, "eps_sweep", m, None, None) for m in w["m_grid"]]
-    for setting in w["u_settings"]:
-        for u in w["u_grid"][dataset]:
-            out.append(Job(dataset, "u_sweep", setting["m"], u, float(setting["eps"])))
+    out = [Job(dataset, "eps_sweep", None, None)]
+    out += [Job(dataset, "eps_sweep", m, None) for m in w["m_grid"]]
+    out += [Job(dataset, "u_sweep", s["m"], float(s["eps"])) for s in w["u_settings"]]
     return out
+
+
+def job_unevenness(cfg: dict[str, Any], job: Job) -> list[int | None]:
+    """The u values a job trains, one partition layout each: the data set's u grid for a
+    u-sweep job, ``[None]`` for an ε-sweep job."""
+    if job.experiment == "u_sweep":
+        return [int(u) for u in cfg["wddp"]["u_grid"][job.dataset]]
+    return [None]
 
 
 def partition_settings(cfg: dict[str, Any], dataset: str, experiment: str) -> list[tuple[int, int | None]]:
@@ -121,8 +128,9 @@ def method_keys(cfg: dict[str, Any]) -> list[tuple[str, str]]:
 def runs_for_job(cfg: dict[str, Any], job: Job, etas: dict[tuple[str, ...], tuple[float, str]]) -> list[RunSpec]:
     """The runs of ``job``; ``etas`` maps (mechanism, mode[, accountant]) to (η, source).
 
-    Centralised jobs (the ε-sweep's and every u-sweep job) also hold the non-private GD
-    reference (spec M1b) when ``wddp.nonprivate_reference`` is on, with WYX's η.
+    A u-sweep job's runs cover every u of its grid (``run.u``), u by u. Centralised jobs (the
+    ε-sweep's and every u-sweep job, per u) also hold the non-private GD reference (spec M1b)
+    when ``wddp.nonprivate_reference`` is on, with WYX's η.
     """
     w = cfg["wddp"]
     eps_values = w["eps_grid"] if job.experiment == "eps_sweep" else [job.eps]
@@ -131,15 +139,18 @@ def runs_for_job(cfg: dict[str, Any], job: Job, etas: dict[tuple[str, ...], tupl
     else:
         keys = method_keys(cfg)
     runs = []
-    for mechanism, mode in keys:
-        for accountant in accountants_for(cfg, mechanism, mode):
-            # η selected for this accountant (cv.per_accountant), else the (mechanism, mode) one
-            eta, source = etas.get((mechanism, mode, accountant)) or etas[(mechanism, mode)]
-            for eps in eps_values:
-                runs += _repetitions(cfg, job, mechanism, mode, accountant, float(eps), eta, source)
-    if w["nonprivate_reference"] and ("wyx", "central") in keys:
-        eta, source = etas[("wyx", "central")]
-        runs += _repetitions(cfg, job, "nonprivate", "central", "none", float("inf"), eta, source)
+    for u in job_unevenness(cfg, job):
+        for mechanism, mode in keys:
+            for accountant in accountants_for(cfg, mechanism, mode):
+                # η selected for this accountant (cv.per_accountant), else the (mechanism, mode)
+                eta, source = etas.get((mechanism, mode, accountant)) or etas[(mechanism, mode)]
+                for eps in eps_values:
+                    runs += _repetitions(cfg, job, u, mechanism, mode, accountant, float(eps), eta,
+                                         source)
+        if w["nonprivate_reference"] and ("wyx", "central") in keys:
+            eta, source = etas[("wyx", "central")]
+            runs += _repetitions(cfg, job, u, "nonprivate", "central", "none", float("inf"), eta,
+                                 source)
     return runs
 
 
@@ -162,8 +173,8 @@ def noise_twin(mechanism: str, mode: str, experiment: str, m: int | None) -> tup
 
 
 def _repetitions(
-    cfg: dict[str, Any], job: Job, mechanism: str, mode: str, accountant: str, eps: float,
-    eta: float, source: str,
+    cfg: dict[str, Any], job: Job, u: int | None, mechanism: str, mode: str, accountant: str,
+    eps: float, eta: float, source: str,
 ) -> list[RunSpec]:
     w = cfg["wddp"]
     twin = noise_twin(mechanism, mode, job.experiment, job.m)
@@ -171,7 +182,7 @@ def _repetitions(
         RunSpec(
             dataset=job.dataset, experiment=job.experiment, mechanism=mechanism, mode=mode,
             accountant=accountant, epsilon=eps, delta=float(w["delta"]), rep=rep, eta=float(eta),
-            T=int(w["T"]), lam=float(w["lambda"]), G=float(w["G"]), m=job.m, u=job.u,
+            T=int(w["T"]), lam=float(w["lambda"]), G=float(w["G"]), m=job.m, u=u,
             noise_sharing=w["noise_sharing"] if mode == "local_then_aggregate" else "n/a",
             eta_source=source, noise_as=twin,
         )
