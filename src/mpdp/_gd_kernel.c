@@ -13,11 +13,12 @@
  * products x_i . theta_k, the coefficients (a vectorised exp), and the tile's share of the
  * gradient (a column group x a few chunks of features), while the tile is in the L1 cache: the
  * two matrix products of the NumPy path and its three elementwise passes, in one pass over
- * the rows. The products come, for a block small enough to keep a second copy in cache, from
- * a transposed copy of its tiles (rows in the lanes, a broadcast parameter per feature and
- * column: each product is added in feature order, no horizontal sums); for a larger block
- * (Xt NULL: a second copy would double its memory traffic) from the row-major tile (8 partial
- * sums per product, features j mod 8, added by a fixed tree). Layouts (float32, row-major):
+ * the rows. The products come, for a block given a transposed copy of its tiles (the engine
+ * gives one to blocks small enough to keep it in cache, and with AVX-512 to wide ones), from
+ * that copy (rows in the lanes, a broadcast parameter per feature and column: each product is
+ * added in feature order, no horizontal sums); otherwise (Xt NULL: a second copy would double
+ * the block's memory traffic) from the row-major tile (8 partial sums per product, features
+ * j mod 8, added by a fixed tree). Layouts (float32, row-major):
  *     X      n x P   (P a multiple of 8 and >= p; the padding columns are zero)
  *     Xt     NULL, or the tiles of X transposed: the tile starting at row a (a multiple of
  *            tile_rows, which must then be a multiple of the lanes) is the p x tile_rows array at

@@ -26,14 +26,15 @@ BLAS rounding. Passing the same seed for several columns gives them the same noi
 Speed (issue 12, measured in ``benchmarks/README.md``): each block runs all ``T`` steps before
 the next one. In float32 on x86-64 CPUs with AVX2 and FMA, a compiled kernel
 (``_gd_kernel.c``, loaded by :mod:`mpdp.fused_kernel`; :class:`_FusedBlockState`; its AVX-512
-build, bit-identical, where the CPU has AVX-512) runs many
-steps per call, each one pass over the block's rows in L1-sized tiles: the products, the
-coefficients (a vectorised ``exp``) and the tile's share of ``G`` while the tile is in cache.
-Blocks of at most :data:`FUSED_TRANSPOSED_MAX_BYTES` (party blocks) also keep their rows
-transposed tile by tile, so that the products need no horizontal sums; larger blocks (the
-pooled rows) are read row-major only. Within each kind of block the additions are ordered by
-rows and features only, so a run's result is bit-identical alone or in any batch that gives
-it the same kind of block (the two kinds differ in rounding only). Otherwise (float64, which
+build where the CPU has AVX-512) runs many steps per call, each one pass over the block's rows
+in cache-sized tiles: the products, the coefficients (a vectorised ``exp``) and the tile's
+share of ``G`` while the tile is in cache. Blocks of at most :data:`FUSED_TRANSPOSED_MAX_BYTES`
+(party blocks), and with the AVX-512 build also larger blocks of at least
+:data:`FUSED_TRANSPOSED_WIDE_COLUMNS` columns, keep their rows transposed tile by tile too, so
+that the products need no horizontal sums; the other blocks (the pooled rows) are read
+row-major only. Within each kind of block the additions are ordered by rows and features only,
+so a run's result is bit-identical alone or in any batch that gives it the same kind of block,
+and the same with either build (the two kinds differ in rounding only). Otherwise (float64, which
 is the exact reference of the tests, other CPUs, no compiler at install, or
 ``MPDP_ENGINE=numpy``) a step walks the rows in tiles
 (:func:`tile_rows`) sized for OpenBLAS's small-matrix kernel or the L2 cache; skinny blocks
@@ -275,12 +276,18 @@ FUSED_TILE_BYTES = 16 * 1024
 #: of the tile are in the L1 cache at once), by the kernel's lanes (8: AVX2, 16: AVX-512; its
 #: tiles are a multiple of that many rows, and at least two chunks of rows per tile keep enough
 #: independent sums in flight).
-FUSED_TRANSPOSED_TILE_BYTES = {8: 8 * 1024, 16: 16 * 1024}
+FUSED_TRANSPOSED_TILE_BYTES = {8: 8 * 1024, 16: 48 * 1024}
 #: Largest block (``n_b · P`` float32 bytes) that the fused kernel also keeps transposed, tile by
 #: tile, for its products (no horizontal sums: 6–12 % faster on blocks that stay in the L2/L3
 #: cache); a larger block is read row-major only, since a second copy would double its memory
 #: traffic per step (measured on Adult, Zen 3: 23 vs 44 GFLOP/s at 16 MB and 6 columns).
 FUSED_TRANSPOSED_MAX_BYTES = 3 * 1024 * 1024
+#: Kernel lanes -> the fewest columns for which a block larger than
+#: :data:`FUSED_TRANSPOSED_MAX_BYTES` is transposed too: with enough columns the products
+#: outweigh the second copy's traffic. AVX-512 only (measured on Adult's pooled rows, Zen 5:
+#: 130 → 172 GFLOP/s at 50 columns with per-row weights, 159 → 202 at 110; a loss below 24
+#: columns); the AVX2 build was slower transposed at every width measured (6–110 columns).
+FUSED_TRANSPOSED_WIDE_COLUMNS = {16: 32}
 
 
 def _transposed_tiles(rows: np.ndarray, tile_rows: int) -> np.ndarray:
@@ -300,11 +307,13 @@ class _FusedBlockState:
     ``S = −η w / (1 + exp z)``, ``θ ← (1 − ηλ)θ − Σ_i s_i x_i − η c − ησ z``), but one C call
     runs many steps, and each step is one pass over the rows in tiles of
     :data:`FUSED_TILE_BYTES` (or :data:`FUSED_TRANSPOSED_TILE_BYTES` per copy, a multiple of
-    the kernel's lanes): products, coefficients and the gradient share of a tile are computed while it is in
-    the L1 cache. Parameters are kept as ``(k_b, P)`` with ``P`` the feature count rounded up
-    to a multiple of 8 (zero padding, which stays zero). The rows are held row-major ``(n_b, P)`` and, for a block of at most
-    :data:`FUSED_TRANSPOSED_MAX_BYTES`, also transposed tile by tile ``(tiles, p, tile_rows)``
-    for the products (the two kinds of block add a product's terms in different orders).
+    the kernel's lanes): products, coefficients and the gradient share of a tile are computed
+    while it is in cache. Parameters are kept as ``(k_b, P)`` with ``P`` the feature count
+    rounded up to a multiple of 8 (zero padding, which stays zero). The rows are held row-major
+    ``(n_b, P)`` and, for a block of at most :data:`FUSED_TRANSPOSED_MAX_BYTES` or one wide
+    enough (:data:`FUSED_TRANSPOSED_WIDE_COLUMNS`), also transposed tile by tile
+    ``(tiles, p, tile_rows)`` for the products (the two kinds of block add a product's terms
+    in different orders).
     """
 
     def __init__(
@@ -326,7 +335,8 @@ class _FusedBlockState:
         self.kernel, self.columns, self.p = kernel, cols, p
         self.yx = np.zeros((n_b, P), dtype=np.float32)
         self.yx[:, :p] = block.y[:, None] * block.X
-        transposed = self.yx.nbytes <= FUSED_TRANSPOSED_MAX_BYTES
+        wide = FUSED_TRANSPOSED_WIDE_COLUMNS.get(kernel.lanes)
+        transposed = self.yx.nbytes <= FUSED_TRANSPOSED_MAX_BYTES or (wide is not None and k_b >= wide)
         # transposed tiles: a multiple of the kernel's lanes; row-major ones: any count
         if transposed:
             lanes = kernel.lanes

@@ -45,6 +45,8 @@ def fused_path(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) 
     and from row-major tiles (larger blocks), by moving the size threshold."""
     limit = 1 << 40 if request.param == "transposed" else 0
     monkeypatch.setattr(engine, "FUSED_TRANSPOSED_MAX_BYTES", limit)
+    if request.param == "row_major":
+        monkeypatch.setattr(engine, "FUSED_TRANSPOSED_WIDE_COLUMNS", {})
     return request.param
 
 
@@ -150,6 +152,16 @@ def test_block_size_chooses_the_product_layout(kernel):
     Xb, yb = np.resize(X, (big_n, 10)), np.resize(y, big_n)
     big = engine._FusedBlockState(kernel, Block(Xb, yb, np.full(big_n, 1 / big_n), np.arange(2)), *args)
     assert big.yx_tiles is None
+    # a large block with many columns is transposed too where the build says so (AVX-512)
+    wide = engine.FUSED_TRANSPOSED_WIDE_COLUMNS.get(kernel.lanes)
+    K = wide or 40
+    args = (np.zeros((10, K)), np.ones(K), 0.0, np.zeros(K), seeds(K), 5)
+    many = engine._FusedBlockState(kernel, Block(Xb, yb, np.full(big_n, 1 / big_n), np.arange(K)), *args)
+    assert (many.yx_tiles is not None) == (wide is not None)
+    if wide is not None:
+        args = (np.zeros((10, K - 1)), np.ones(K - 1), 0.0, np.zeros(K - 1), seeds(K - 1), 5)
+        fewer = engine._FusedBlockState(kernel, Block(Xb, yb, np.full(big_n, 1 / big_n), np.arange(K - 1)), *args)
+        assert fewer.yx_tiles is None
 
 
 @pytest.mark.parametrize(("n", "p", "K"), [(3000, 105, 6), (501, 21, 7), (37, 5, 2), (64, 17, 13)])
@@ -181,6 +193,7 @@ def test_both_product_layouts_agree(kernel, monkeypatch):
     monkeypatch.setattr(engine, "FUSED_TRANSPOSED_MAX_BYTES", 1 << 40)
     transposed = noisy_gd([block], *args)
     monkeypatch.setattr(engine, "FUSED_TRANSPOSED_MAX_BYTES", 0)
+    monkeypatch.setattr(engine, "FUSED_TRANSPOSED_WIDE_COLUMNS", {})
     row_major = noisy_gd([block], *args)
     np.testing.assert_allclose(transposed, row_major, rtol=0, atol=1e-5 * np.abs(row_major).max())
 
