@@ -29,12 +29,12 @@
  *            n x K; else K values (the same for every row)
  *     decay  K, linear K x P or NULL, noise steps x K x P.
  * The gradient is added in row order per feature. The order of every addition depends only on
- * the rows, the features, tile_rows and whether Xt is given, never on the other columns: a
+ * the rows, the features and whether Xt is given (not on tile_rows), never on the other columns: a
  * column's result is the same alone or in any batch that gives it the same kind of block.
  *
  * The kernel is compiled twice from _gd_kernel_simd.h: for AVX2 + FMA (8 lanes) and for
  * AVX-512 (16 lanes; the transposed tiles are then a multiple of 16 rows). Both add the same
- * terms in the same order, so they give bit-identical results; mpdp_gd_lanes tells the caller
+ * terms in the same order, so they give bit-identical results for the same Xt or NULL; mpdp_gd_lanes tells the caller
  * which one mpdp_gd_run uses.
  */
 #include <stdint.h>

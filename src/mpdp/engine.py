@@ -34,7 +34,8 @@ share of ``G`` while the tile is in cache. Blocks of at most :data:`FUSED_TRANSP
 that the products need no horizontal sums; the other blocks (the pooled rows) are read
 row-major only. Within each kind of block the additions are ordered by rows and features only,
 so a run's result is bit-identical alone or in any batch that gives it the same kind of block,
-and the same with either build (the two kinds differ in rounding only). Otherwise (float64, which
+and, for the same kind of block, the same with either build (the two kinds differ in rounding
+only). Otherwise (float64, which
 is the exact reference of the tests, other CPUs, no compiler at install, or
 ``MPDP_ENGINE=numpy``) a step walks the rows in tiles
 (:func:`tile_rows`) sized for OpenBLAS's small-matrix kernel or the L2 cache; skinny blocks
@@ -273,7 +274,7 @@ class _BlockState:
 #: and the coefficients of a step.
 FUSED_TILE_BYTES = 16 * 1024
 #: Bytes of a row tile, per copy, of a block the fused kernel also holds transposed (both copies
-#: of the tile are in the L1 cache at once), by the kernel's lanes (8: AVX2, 16: AVX-512; its
+#: of the tile in L1 for AVX2, in L2 for AVX-512, measured best), by the kernel's lanes (8: AVX2, 16: AVX-512; its
 #: tiles are a multiple of that many rows, and at least two chunks of rows per tile keep enough
 #: independent sums in flight).
 FUSED_TRANSPOSED_TILE_BYTES = {8: 8 * 1024, 16: 48 * 1024}

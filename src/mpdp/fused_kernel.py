@@ -2,7 +2,8 @@
 
 ``pip install -e .`` compiles ``src/mpdp/_gd_kernel.c`` (an optional extension: the install
 succeeds without a C compiler). The library holds the kernel twice, for AVX2 + FMA and for
-AVX-512; the two give bit-identical results (they add the same terms in the same order).
+AVX-512; on the same block layout the two give bit-identical results (they add the same terms
+in the same order; :mod:`mpdp.engine` transposes some large blocks for AVX-512 only).
 :func:`load` finds the library, checks what the CPU can run and returns a :class:`Kernel`
 (the AVX-512 one where the CPU has it), or ``None``; the engine then uses its NumPy path.
 The environment variable ``MPDP_ENGINE`` chooses: ``auto`` (default), ``fused`` (the best
