@@ -21,7 +21,9 @@ Noise: column ``k`` owns the stream ``Generator(PCG64(noise_seeds[k]))`` and ``z
 therefore do not depend on how the draws are chunked, on the engine dtype, or on which other
 columns are trained alongside, so a run's trajectory is the same alone or in any batch, up to
 BLAS rounding. Passing the same seed for several columns gives them the same noise (the
-``noise_sharing: shared`` option of M3.1).
+``noise_sharing: shared`` option of M3.1). The fused path draws the same values with the
+compiled copy of NumPy's generator in :mod:`mpdp.normal_stream` (checked against NumPy on
+every load; NumPy itself where that copy is unavailable).
 
 Speed (issue 12, measured in ``benchmarks/README.md``): each block runs all ``T`` steps before
 the next one. In float32 on x86-64 CPUs with AVX2 and FMA, a compiled kernel
@@ -54,7 +56,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from mpdp import fused_kernel
+from mpdp import fused_kernel, normal_stream
 
 #: Number of float64 noise values held per block between refills (about 8 MB); the number of
 #: steps drawn at once is this divided by ``p k_b``. It does not change any value.
@@ -361,18 +363,14 @@ class _FusedBlockState:
         if linear_term is not None:
             self.eta_linear = np.zeros((k_b, P), dtype=np.float32)
             self.eta_linear[:, :p] = (linear_term[:, cols] * eta_c).T
-        self.eta_sigma = eta_c * sigma[cols]
-        self.generators = [np.random.Generator(np.random.PCG64(seeds[k])) for k in cols]
+        self.noise = normal_stream.NoiseStreams([seeds[k] for k in cols], eta_c * sigma[cols])
         self.chunk = int(max(1, min(T, NOISE_BUFFER_VALUES // max(1, p * k_b))))
-        self.draws = np.empty((k_b, self.chunk, p), dtype=np.float64)
         self.scaled_noise = np.zeros((self.chunk, k_b, P), dtype=np.float32)
 
     def refill_noise(self, steps: int) -> None:
-        """Draw the next ``steps`` noise vectors of every column, scaled by ``η_k σ_k``."""
-        for j, generator in enumerate(self.generators):
-            generator.standard_normal(out=self.draws[j, :steps])
-        np.multiply(self.draws[:, :steps].transpose(1, 0, 2), self.eta_sigma[:, None],
-                    out=self.scaled_noise[:steps, :, : self.p], casting="same_kind")
+        """Draw the next ``steps`` noise vectors of every column, scaled by ``η_k σ_k``
+        (:class:`~mpdp.normal_stream.NoiseStreams`: NumPy's values, drawn by compiled code)."""
+        self.noise.fill(self.scaled_noise[:steps], self.p)
 
     def advance(self, noise_index: int, steps: int) -> None:
         """Run ``steps`` steps in one kernel call, using the noise from ``noise_index`` on."""

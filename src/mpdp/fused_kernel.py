@@ -75,6 +75,11 @@ def _load_library() -> ctypes.CDLL | None:
     return lib
 
 
+def library() -> ctypes.CDLL | None:
+    """The compiled library, where this CPU can run its kernel (AVX2 and FMA), else ``None``."""
+    return _load_library()
+
+
 def available() -> list[Kernel]:
     """The kernels this CPU can run, best first (empty without the compiled library)."""
     lib = _load_library()
@@ -117,7 +122,10 @@ def describe(dtype: str = "float32") -> str:
     except MpdpError as exc:
         return f"engine: {exc}"
     if kernel is not None:
-        return f"engine: fused {kernel.name} kernel (float32)"
+        from mpdp import normal_stream  # imports this module
+
+        noise = "compiled copy of NumPy's" if normal_stream.load() is not None else "NumPy's"
+        return f"engine: fused {kernel.name} kernel (float32), noise from {noise} normal streams"
     reason = "turned off" if os.environ.get(ENGINE_VARIABLE, "").strip().lower() == "numpy" else (
         "kernel not built" if _library_path() is None else "CPU without AVX2/FMA")
     return f"engine: NumPy/BLAS path ({reason})"
