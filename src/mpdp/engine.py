@@ -33,8 +33,9 @@ in cache-sized tiles: the products, the coefficients (a vectorised ``exp``) and 
 share of ``G`` while the tile is in cache. Blocks of at most :data:`FUSED_TRANSPOSED_MAX_BYTES`
 (party blocks), and with the AVX-512 build also larger blocks of at least
 :data:`FUSED_TRANSPOSED_WIDE_COLUMNS` columns, keep their rows transposed tile by tile too, so
-that the products need no horizontal sums; the other blocks (the pooled rows) are read
-row-major only. Within each kind of block the additions are ordered by rows and features only,
+that the products need no horizontal sums; the other blocks are read row-major only. Both
+limits depend on the CPU (:func:`fused_layout_limits`: AMD's fast L3, else a share of the L2
+cache), so two machines may lay out, and round, the same block differently. Within each kind of block the additions are ordered by rows and features only,
 so a run's result is bit-identical alone or in any batch that gives it the same kind of block,
 and, for the same kind of block, the same with either build (the two kinds differ in rounding
 only). Otherwise (float64, which
@@ -56,7 +57,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from mpdp import fused_kernel, normal_stream
+from mpdp import cpu_caches, fused_kernel, normal_stream
 
 #: Number of float64 noise values held per block between refills (about 8 MB); the number of
 #: steps drawn at once is this divided by ``p k_b``. It does not change any value.
@@ -281,16 +282,45 @@ FUSED_TILE_BYTES = 16 * 1024
 #: independent sums in flight).
 FUSED_TRANSPOSED_TILE_BYTES = {8: 8 * 1024, 16: 48 * 1024}
 #: Largest block (``n_b · P`` float32 bytes) that the fused kernel also keeps transposed, tile by
-#: tile, for its products (no horizontal sums: 6–12 % faster on blocks that stay in the L2/L3
-#: cache); a larger block is read row-major only, since a second copy would double its memory
-#: traffic per step (measured on Adult, Zen 3: 23 vs 44 GFLOP/s at 16 MB and 6 columns).
-FUSED_TRANSPOSED_MAX_BYTES = 3 * 1024 * 1024
-#: Kernel lanes -> the fewest columns for which a block larger than
-#: :data:`FUSED_TRANSPOSED_MAX_BYTES` is transposed too: with enough columns the products
-#: outweigh the second copy's traffic. AVX-512 only (measured on Adult's pooled rows, Zen 5:
-#: 130 → 172 GFLOP/s at 50 columns with per-row weights, 159 → 202 at 110; a loss below 24
-#: columns); the AVX2 build was slower transposed at every width measured (6–110 columns).
-FUSED_TRANSPOSED_WIDE_COLUMNS = {16: 32}
+#: tile, for its products (no horizontal sums) on AMD CPUs, whose L3 cache feeds a core fast
+#: enough that the second copy pays off beyond the L2 (6–12 % faster up to this size; larger
+#: blocks are read row-major only, since a second copy doubles their memory traffic per step:
+#: measured on Adult, Zen 3: 23 vs 44 GFLOP/s at 16 MB and 6 columns; kept on Zen 5).
+AMD_TRANSPOSED_MAX_BYTES = 3 * 1024 * 1024
+#: Elsewhere the limit is this share of a core's L2 cache, per copy (both copies in the L2): on
+#: an Intel Xeon with 2 MB of L2 and about 28 GB/s from the L3 per core, a transposed block of
+#: 4–6 columns ran at 92–120 GFLOP/s up to 0.85 MB and row-major ones at 83–97, but beyond
+#: 0.97 MB the transposed ones fell to 56–85 and the row-major ones held 72–97.
+TRANSPOSED_L2_SHARE = 0.45
+#: Kernel lanes -> the fewest columns for which a block over the limit is transposed too: with
+#: enough columns the products outweigh the second copy's traffic. AVX-512 only (measured on
+#: Adult's pooled rows, Zen 5: 130 → 172 GFLOP/s at 50 columns with per-row weights, 159 → 202
+#: at 110, a loss below 24 columns; the Intel Xeon above, 3.9 MB: 94 vs 80 at 16 columns, 82
+#: vs 76 at 12, 69 vs 71 at 8); the AVX2 build was slower transposed at every width measured
+#: (Zen 3, 6–110 columns).
+AMD_TRANSPOSED_WIDE_COLUMNS = {16: 32}
+L2_TRANSPOSED_WIDE_COLUMNS = {16: 16}
+
+
+def fused_layout_limits(vendor: str | None, l2_bytes: int | None) -> tuple[int, dict[int, int]]:
+    """``(FUSED_TRANSPOSED_MAX_BYTES, FUSED_TRANSPOSED_WIDE_COLUMNS)`` for a CPU: AMD's (also
+    where the L2 size is unknown), else :data:`TRANSPOSED_L2_SHARE` of the L2 cache. Read from
+    the machine, never timed, so a machine always lays out a block the same way."""
+    if vendor == "AuthenticAMD" or l2_bytes is None:
+        return AMD_TRANSPOSED_MAX_BYTES, dict(AMD_TRANSPOSED_WIDE_COLUMNS)
+    return int(TRANSPOSED_L2_SHARE * l2_bytes), dict(L2_TRANSPOSED_WIDE_COLUMNS)
+
+
+#: This machine's limits (:func:`fused_layout_limits`, :mod:`mpdp.cpu_caches`).
+FUSED_TRANSPOSED_MAX_BYTES, FUSED_TRANSPOSED_WIDE_COLUMNS = fused_layout_limits(
+    cpu_caches.vendor(), cpu_caches.l2_bytes())
+
+
+def fused_layout_description(lanes: int) -> str:
+    """A few words for job logs on which blocks the fused kernel also keeps transposed."""
+    wide = FUSED_TRANSPOSED_WIDE_COLUMNS.get(lanes)
+    more = f" or at least {wide} columns" if wide is not None else ""
+    return f"blocks of up to {FUSED_TRANSPOSED_MAX_BYTES / 2**20:.2f} MiB{more} kept transposed too"
 
 
 def _transposed_tiles(rows: np.ndarray, tile_rows: int) -> np.ndarray:

@@ -122,10 +122,12 @@ def describe(dtype: str = "float32") -> str:
     except MpdpError as exc:
         return f"engine: {exc}"
     if kernel is not None:
-        from mpdp import normal_stream  # imports this module
+        from mpdp import engine, normal_stream  # both import this module
 
         noise = "compiled copy of NumPy's" if normal_stream.load() is not None else "NumPy's"
-        return f"engine: fused {kernel.name} kernel (float32), noise from {noise} normal streams"
+        return (f"engine: fused {kernel.name} kernel (float32), "
+                f"{engine.fused_layout_description(kernel.lanes)}, "
+                f"noise from {noise} normal streams")
     reason = "turned off" if os.environ.get(ENGINE_VARIABLE, "").strip().lower() == "numpy" else (
         "kernel not built" if _library_path() is None else "CPU without AVX2/FMA")
     return f"engine: NumPy/BLAS path ({reason})"

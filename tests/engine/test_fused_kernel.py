@@ -141,6 +141,22 @@ def test_fused_kernel_saturates_like_the_logistic_function(kernel, fused_path):
     np.testing.assert_allclose(got, expected, rtol=1e-6, atol=1e-6)
 
 
+def test_fused_kernel_flushes_subnormals_and_restores_the_float_mode(kernel, fused_path):
+    # z = 88 (the clamp): the coefficient 0.5 / (1 + e^88) is about 3e-39, a float32
+    # subnormal, which the kernel flushes to zero (MXCSR FTZ/DAZ, _gd_kernel.c); the second
+    # feature of the row then gets no gradient at all instead of a subnormal one
+    X = np.array([[1.0, 1.0]])
+    theta0 = np.array([[88.0], [0.0]])
+    got = noisy_gd([Block(X, np.ones(1), np.ones(1), np.arange(1))], theta0, np.full(1, 0.5), 0.0,
+                   np.zeros(1), seeds(1), 1)
+    assert got[0, 0] == 88.0 and got[1, 0] == 0.0
+    expected = literal(X, np.ones(1), np.ones(1), theta0, np.full(1, 0.5), 0.0, np.zeros(1), seeds(1), 1)
+    assert 0 < expected[1, 0] < 1e-38
+    # ... and only while it runs: NumPy's float32 arithmetic keeps its subnormals afterwards
+    tiny = np.float32(1e-39)
+    assert tiny * np.float32(1.0) == tiny and np.float32(3e-39) / np.float32(3.0) > 0
+
+
 def test_block_size_chooses_the_product_layout(kernel):
     # a block is also held transposed only while that second copy fits the budget
     X, y = make_data(300, 10, seed=43)
