@@ -200,6 +200,18 @@ class _Lockstep:
         self.points = np.array(theta0, dtype=np.float64)  # (p, K): each run's latest point
         self.pending: set[int] = set()
         self.results: dict[int, Any] = {}
+        self.neg_y = -y
+        self.buffers: tuple[np.ndarray, ...] = ()
+        self.nonnegative = np.empty(0, dtype=bool)
+
+    def _work(self, K: int) -> tuple[np.ndarray, ...]:
+        """Four ``(K, n)`` float64 work arrays, kept between evaluations: a fresh array of this
+        size per temporary would be mapped and page-faulted anew in every round."""
+        shape = (K, self.X.shape[0])
+        if not self.buffers or self.buffers[0].shape != shape:
+            self.buffers = tuple(np.empty(shape) for _ in range(4))
+            self.nonnegative = np.empty(shape, dtype=bool)
+        return self.buffers
 
     def values(self, Theta: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Objective values ``(K,)`` and gradients ``(p, K)`` at the ``(p, K)`` points ``Theta``.
@@ -208,16 +220,27 @@ class _Lockstep:
         L-BFGS near θ* compares values that differ by ~1e−13 relative, which a running sum
         over the rows of an ``(n, K)`` array (error growing with n) would not resolve.
         """
-        margins = self.y * (Theta.T @ self.Xt)
+        margins, e, losses, coef = self._work(Theta.shape[1])
+        np.matmul(Theta.T, self.Xt, out=margins)
+        margins *= self.y
         # one exp for both terms: with e = exp(−|m|), log(1 + e^{−m}) = max(−m, 0) + log1p(e)
         # and 1/(1 + e^m) = (e if m ≥ 0 else 1)/(1 + e): np.logaddexp(0, −m) and expit(−m)
-        e = np.exp(-np.abs(margins))
-        losses = np.maximum(-margins, 0.0) + np.log1p(e)
-        coef = np.where(margins >= 0.0, e, 1.0)
-        coef /= 1.0 + e
-        value = np.sum(self.Wt * losses, axis=1) + 0.5 * self.lam * np.sum(Theta * Theta, axis=0)
+        np.abs(margins, out=e)
+        np.negative(e, out=e)
+        np.exp(e, out=e)
+        np.negative(margins, out=losses)
+        np.maximum(losses, 0.0, out=losses)
+        np.log1p(e, out=coef)
+        losses += coef
+        np.greater_equal(margins, 0.0, out=self.nonnegative)
+        np.copyto(coef, 1.0)
+        np.copyto(coef, e, where=self.nonnegative)
+        e += 1.0
+        coef /= e
+        losses *= self.Wt
+        value = np.sum(losses, axis=1) + 0.5 * self.lam * np.sum(Theta * Theta, axis=0)
         coef *= self.Wt
-        coef *= -self.y
+        coef *= self.neg_y
         grad = (coef @ self.X).T + self.lam * Theta
         return value, grad
 
