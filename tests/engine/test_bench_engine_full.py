@@ -39,3 +39,19 @@ def test_training_work_sums_recorded_flops_and_fresh_job_times(bench, tmp_path: 
     flops, seconds = bench.training_work(tmp_path, since=2000.0)
     assert flops == pytest.approx(15e9)
     assert seconds == {"optimum": 2.0, "learning_rates": 7.0, "train_job": 8.0}
+
+
+def test_measure_peak_prints_every_width_and_returns_the_best(bench, capsys) -> None:
+    import argparse
+
+    import numpy as np
+
+    X = np.random.default_rng(0).standard_normal((256, 8)).astype(np.float32)
+    args = argparse.Namespace(steps=1, repeats=2, seed=0, cores=2)
+    alone, together = bench.measure_peak(X, args, "after")
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == len(bench.PEAK_K)
+    assert all(line.split()[0] == "after" and f"K={K:4d}:" in line
+               for line, K in zip(lines, bench.PEAK_K, strict=True))
+    printed = [float(line.split(":")[1].split()[0]) for line in lines]  # one core alone, per K
+    assert alone > 0 and together > 0 and alone == pytest.approx(max(printed) * 1e9, rel=1e-3)
