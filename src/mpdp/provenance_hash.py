@@ -15,11 +15,16 @@ PACKAGE_ROOT = Path(__file__).resolve().parent
 #: the WD-DP study's training modules (its figure table is a figures/report dependency)
 WDDP_TRAINING = tuple(f"studies/wddp/{name}.py" for name in ("plan", "batch", "cv", "evaluate", "job"))
 
+#: the batched training engine: its Python side, the compiled kernel's and noise stream's C
+#: sources, and the CPU facts that choose its block layouts
+ENGINE = ("engine.py", "fused_kernel.py", "_gd_kernel.c", "_gd_kernel_simd.h", "_normal_stream.c",
+          "normal_stream.py", "cpu_caches.py")
+
 #: which parts of the package each stage depends on (paths relative to src/mpdp)
 STAGE_SOURCES: dict[str, tuple[str, ...]] = {
     "data": ("data", "seeding.py", "io.py", "errors.py"),
     "partition": ("partition.py", "seeding.py", "io.py"),
-    "train": ("engine.py", "fused_kernel.py", "_gd_kernel.c", "_gd_kernel_simd.h", "models", "mechanisms", "privacy", *WDDP_TRAINING, "bounds.py",
+    "train": (*ENGINE, "models", "mechanisms", "privacy", *WDDP_TRAINING, "bounds.py",
               "partition.py", "seeding.py", "results.py"),
     "figures": ("figures", "studies/wddp/figure_spec.py", "bounds.py", "results.py"),
     "report": ("report", "claims.py", "studies/wddp/claims.py", "figures",
@@ -32,7 +37,7 @@ STAGE_SOURCES: dict[str, tuple[str, ...]] = {
            "seeding.py"),
     "ls_figures": ("studies/ls", "figures", "claims.py"),
     # the empirical privacy audit (spec audit.md): its adapters reuse the mechanisms' code
-    "audit": ("audit", "engine.py", "fused_kernel.py", "_gd_kernel.c", "_gd_kernel_simd.h", "models", "mechanisms", "privacy", "partition.py",
+    "audit": ("audit", *ENGINE, "models", "mechanisms", "privacy", "partition.py",
               "seeding.py"),
     "audit_figure": ("audit/figure.py", "audit/table.py", "figures"),
     "voting_train": ("studies/voting/plan.py", "studies/voting/train.py", "models", "data/prepare.py",
@@ -47,7 +52,7 @@ STAGE_SOURCES: dict[str, tuple[str, ...]] = {
     "benchmark_train": ("studies/benchmark/plan.py", "studies/benchmark/calibration.py",
                         "studies/benchmark/train.py", "studies/benchmark/schema.py",
                         "studies/wddp/batch.py", "studies/voting/train.py", "studies/voting/plan.py",
-                        "engine.py", "fused_kernel.py", "_gd_kernel.c", "_gd_kernel_simd.h", "models", "mechanisms", "privacy", "partition.py", "seeding.py",
+                        *ENGINE, "models", "mechanisms", "privacy", "partition.py", "seeding.py",
                         "results.py", "data/prepare.py", "bounds.py"),
     "benchmark_figures": ("studies/benchmark/figures.py", "studies/benchmark/ranking.py",
                           "studies/benchmark/schema.py", "figures/style.py", "figures/bands.py",
