@@ -198,7 +198,8 @@ int mpdp_gd_run(int isa, const float *X, const float *Xt, long n, long p, long P
     /* Subnormal inputs and results count as zero while the kernel runs (MXCSR DAZ and FTZ,
      * restored on return): a run with large noise meets far-off margins whose coefficients
      * c / (1 + exp(z)) fall below 1.2e-38, and on Intel CPUs every subnormal operand costs a
-     * microcode assist (measured: an Adult u-sweep at eps = 0.01 ran its blocks 1.3x slower).
+     * microcode assist (measured on an Intel Xeon: the small party blocks of an Adult u-sweep
+     * at eps = 0.01 ran at 45 GFLOP/s, 120 with the flush; the job's table did not change).
      * The flushed terms are below 1.2e-38 each. */
     unsigned int csr = _mm_getcsr();
     _mm_setcsr(csr | 0x8040u);

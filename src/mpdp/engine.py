@@ -35,10 +35,11 @@ share of ``G`` while the tile is in cache. Blocks of at most :data:`FUSED_TRANSP
 :data:`FUSED_TRANSPOSED_WIDE_COLUMNS` columns, keep their rows transposed tile by tile too, so
 that the products need no horizontal sums; the other blocks are read row-major only. Both
 limits depend on the CPU (:func:`fused_layout_limits`: AMD's fast L3, else a share of the L2
-cache), so two machines may lay out, and round, the same block differently. Within each kind of block the additions are ordered by rows and features only,
-so a run's result is bit-identical alone or in any batch that gives it the same kind of block,
-and, for the same kind of block, the same with either build (the two kinds differ in rounding
-only). Otherwise (float64, which
+cache), so two machines may lay out, and round, the same block differently. Within each kind
+of block the additions are ordered by rows and features only, so a run's result is
+bit-identical alone or in any batch that gives it the same kind of block, and, for the same
+kind of block, the same with either build (the two kinds differ in rounding only). Otherwise
+(float64, which
 is the exact reference of the tests, other CPUs, no compiler at install, or
 ``MPDP_ENGINE=numpy``) a step walks the rows in tiles
 (:func:`tile_rows`) sized for OpenBLAS's small-matrix kernel or the L2 cache; skinny blocks
@@ -59,8 +60,9 @@ import numpy as np
 
 from mpdp import cpu_caches, fused_kernel, normal_stream
 
-#: Number of float64 noise values held per block between refills (about 8 MB); the number of
-#: steps drawn at once is this divided by ``p k_b``. It does not change any value.
+#: Number of noise values held per block between refills (about 8 MB in float64 on the NumPy
+#: path, 4 MB of scaled float32 on the fused one); the number of steps drawn at once is this
+#: divided by ``p k_b``. It does not change any value.
 NOISE_BUFFER_VALUES = 1 << 20
 
 _ENGINE_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
