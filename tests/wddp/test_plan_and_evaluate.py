@@ -54,6 +54,27 @@ def test_job_priority_starts_the_longest_jobs_first():
     assert total == pytest.approx(sum(prio[k] for k in prio if k[0] == "adult") * 1e9, rel=1e-3)
 
 
+
+def test_setup_jobs_come_before_every_training_job():
+    # θ* and CV gate all of a data set's training jobs: their priority is that whole work, so a
+    # CV is never left for last (every core but one idle while it runs, issue 12)
+    cfg = config.load(ROOT / "config" / "config.yaml")
+    job_prio = {ds: [plan.job_priority(cfg, ds, j.job_id) for j in plan.jobs(cfg, ds)]
+                for ds in ("adult", "bank", "kddcup99")}
+    setup = {ds: plan.setup_priority(cfg, ds) for ds in job_prio}
+    largest_job = max(max(v) for v in job_prio.values())
+    assert min(setup.values()) > largest_job
+    n, p = plan.PAPER_SHAPES["bank"]
+    cv_flops = plan.dataset_workload(cfg, "bank", n, p)[1] - sum(
+        plan.job_workload(cfg, j, n, p)[1] for j in plan.jobs(cfg, "bank"))
+    assert cv_flops == pytest.approx(
+        cv_run_count(cfg) * 4.0 * cfg["wddp"]["T"] * n * p * (1 - 1 / cfg["wddp"]["cv"]["folds"]))
+    assert setup["bank"] == int((sum(plan.job_workload(cfg, j, n, p)[1]
+                                     for j in plan.jobs(cfg, "bank")) + cv_flops) / 1e9)
+    fixed = {**cfg, "wddp": {**cfg["wddp"], "eta": 0.1}}  # no CV: only the jobs' work
+    assert plan.setup_priority(fixed, "bank") == int(sum(
+        plan.job_workload(fixed, j, n, p)[1] for j in plan.jobs(fixed, "bank")) / 1e9)
+
 def test_runs_of_a_job_cover_the_grid():
     cfg = config.load(ROOT / "config" / "config.yaml")
     etas = {k: (0.1, "config") for k in plan.method_keys(cfg)}
@@ -176,8 +197,10 @@ def test_per_accountant_selection_covers_every_trained_accountant(problem):
 
 
 def test_lambda_sensitivity_matches_our_optimum_without_warnings(problem):
-    # scikit-learn (independent) against spec M1a's L-BFGS, λ = 0 included (C = ∞)
+    # scikit-learn (independent) against spec M1a's L-BFGS, λ = 0 included (C = ∞); a third of
+    # the rows repeated, which lambda_sensitivity merges (weights = counts): same objective
     X, y = problem
+    X, y = np.vstack([X, X[: len(y) // 3]]), np.concatenate([y, y[: len(y) // 3]])
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         rows = lambda_sensitivity(X, y, X, y, lambdas=(1e-2, 0.0))

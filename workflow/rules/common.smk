@@ -99,6 +99,11 @@ def job_priority(wildcards):
     return plan.job_priority(CFG, wildcards.dataset, wildcards.job)
 
 
+def setup_priority(wildcards):
+    """θ* and CV before the training jobs they gate (mpdp.studies.wddp.plan.setup_priority)."""
+    return plan.setup_priority(CFG, wildcards.dataset)
+
+
 def job_settings(wildcards):
     """The config keys a training job reads (a param: changes rerun the job; mpdp.rule_keys)."""
     experiment = plan.parse_job_id(wildcards.dataset, wildcards.job).experiment

@@ -16,6 +16,7 @@ rule optimum:
         "logs/optimum/{dataset}.log",
     benchmark:
         "data/benchmarks/optimum/{dataset}.tsv"
+    priority: setup_priority
     params:
         code=CODE["train"],
         settings=lambda wc: rule_keys.settings(CFG, "optimum"),
@@ -35,6 +36,7 @@ rule learning_rates:
         "logs/learning_rates/{dataset}.log",
     benchmark:
         "data/benchmarks/learning_rates/{dataset}.tsv"
+    priority: setup_priority
     params:
         code=CODE["train"],
         settings=lambda wc: rule_keys.settings(CFG, "learning_rates"),

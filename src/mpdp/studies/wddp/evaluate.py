@@ -49,13 +49,17 @@ def lambda_sensitivity(
     ``min_θ (1/n) Σ log(1 + exp(−y θᵀx)) + (λ/2)‖θ‖²`` is scikit-learn's logistic regression
     without intercept (the intercept is a feature, spec E1.3) with ``C = 1/(λ n)``, or ``C = ∞`` (no
     penalty) for λ = 0 (where the optimum may not exist: separable data; ``converged`` says
-    whether L-BFGS stopped before its iteration limit). Also returns ‖θ‖.
+    whether L-BFGS stopped before its iteration limit). Also returns ‖θ‖. Identical rows are
+    merged first, each fitted once with its count as sample weight: the same objective, and
+    KDDCup99's separable λ = 0 fit (5000 iterations) runs on 21 287 rows instead of 56 000.
     """
     import warnings
 
     from sklearn.exceptions import ConvergenceWarning
     from sklearn.linear_model import LogisticRegression
 
+    X_u, y_u, counts = deduplicate(np.asarray(X, dtype=np.float64), np.asarray(y, dtype=np.float64),
+                                   np.ones(len(y)))
     out = []
     for lam in lambdas:
         # C = ∞ is no penalty (scikit-learn ≥ 1.8 deprecates penalty=None for it)
@@ -63,7 +67,7 @@ def lambda_sensitivity(
         model = LogisticRegression(fit_intercept=False, max_iter=5000, tol=1e-8, C=C)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ConvergenceWarning)
-            model.fit(X, y)
+            model.fit(X_u, y_u, sample_weight=counts)
         theta = model.coef_.ravel()
         out.append({"lambda": float(lam), "test_accuracy": float(logistic.accuracy(theta, X_test, y_test)),
                     "theta_norm": float(np.linalg.norm(theta)),

@@ -214,20 +214,38 @@ def job_priority(cfg: dict[str, Any], dataset: str, job_id: str) -> int:
     return int(job_workload(cfg, parse_job_id(dataset, job_id), n, p)[1] / 1e9)
 
 
-def grid_workload(cfg: dict[str, Any], shapes: dict[str, tuple[int, int]]) -> dict[str, float]:
-    """Runs and flops of the config's training grid incl. CV (4·n·p flops per run-step, E8)."""
+def dataset_workload(cfg: dict[str, Any], dataset: str, n: int, p: int) -> tuple[float, float]:
+    """Runs and flops of one data set's training jobs and CV on ``n × p`` training data
+    (4·n·p flops per run-step, E8; a CV run trains on all folds but one)."""
     w = cfg["wddp"]
     runs = flops = 0.0
-    for ds in cfg["datasets"]:
-        n, p = shapes[ds]
-        for job in jobs(cfg, ds):
-            count, job_flops = job_workload(cfg, job, n, p)
-            runs += count
-            flops += job_flops
-        if w["eta"] is None:
-            from mpdp.studies.wddp.cv import cv_run_count  # cv imports this module
+    for job in jobs(cfg, dataset):
+        count, job_flops = job_workload(cfg, job, n, p)
+        runs += count
+        flops += job_flops
+    if w["eta"] is None:
+        from mpdp.studies.wddp.cv import cv_run_count  # cv imports this module
 
-            cv_runs = cv_run_count(cfg)
-            runs += cv_runs
-            flops += cv_runs * 4.0 * w["T"] * n * p * (1 - 1 / w["cv"]["folds"])
+        cv_runs = cv_run_count(cfg)
+        runs += cv_runs
+        flops += cv_runs * 4.0 * w["T"] * n * p * (1 - 1 / w["cv"]["folds"])
+    return runs, flops
+
+
+def setup_priority(cfg: dict[str, Any], dataset: str) -> int:
+    """Scheduling priority of a data set's θ* and CV jobs: all the training work they gate, in
+    GFLOP (incl. the CV's own), so that they run before any training job (whose priority is its
+    own share of that work, :func:`job_priority`). Otherwise a data set's CV left for last
+    keeps every core but one idle while it runs, and its jobs then finish together (issue 12)."""
+    n, p = PAPER_SHAPES.get(dataset, (0, 0))
+    return int(dataset_workload(cfg, dataset, n, p)[1] / 1e9)
+
+
+def grid_workload(cfg: dict[str, Any], shapes: dict[str, tuple[int, int]]) -> dict[str, float]:
+    """Runs and flops of the config's training grid incl. CV (4·n·p flops per run-step, E8)."""
+    runs = flops = 0.0
+    for ds in cfg["datasets"]:
+        ds_runs, ds_flops = dataset_workload(cfg, ds, *shapes[ds])
+        runs += ds_runs
+        flops += ds_flops
     return {"runs": runs, "flops": flops}
