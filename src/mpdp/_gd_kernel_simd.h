@@ -148,10 +148,21 @@ TGT static void FN(tile_dots)(const float *xt, const float *theta, float *zt, lo
 }
 
 #ifdef ROW_DOT_PAIRS
+/* Pairs of adjacent lanes added: lanes 0-7 are a's (0+1, 2+3, ..., 14+15), lanes 8-15 b's. */
+ITGT __m512 FN(pair_sums)(__m512 a, __m512 b) {
+    const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+    const __m512i odd = _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31);
+    return _mm512_add_ps(_mm512_permutex2var_ps(a, even, b), _mm512_permutex2var_ps(a, odd, b));
+}
+
 /* The row-major products of 2 * RB rows, two rows per 512-bit vector: lanes 0-7 hold row r's
  * features j..j+7 and lanes 8-15 row r+1's, against theta2 (theta's chunks of 8 features, each
- * twice). Every lane adds the same terms in the same order as in row_dot_block, and the sums
- * are finished by the same tree, so the two give bit-identical products. */
+ * twice). Every lane adds the same terms in the same order as in row_dot_block, and the 8
+ * partial sums of each product are finished by the same tree as hsum4's,
+ * ((s0 + s1) + (s2 + s3)) + ((s4 + s5) + (s6 + s7)), so the two give bit-identical products.
+ * The tree runs on 8 accumulators at once, three levels of pair_sums giving one vector of their
+ * 16 products (lane 2q + h: accumulator q's row h): 7 additions and 14 permutations per 16
+ * products instead of about 70 instructions, most on the port that also does FMAs. */
 ITGT void FN(row_pair_dot_block)(const float *x, const float *theta2, float *z, long P, long K,
                                  int RB, int KC) {
     __m512 acc[8][6];
@@ -169,19 +180,22 @@ ITGT void FN(row_pair_dot_block)(const float *x, const float *theta2, float *z, 
             for (int b = 0; b < RB; b++) acc[b][k] = _mm512_fmadd_ps(xp[b], t, acc[b][k]);
         }
     }
-    for (int b = 0; b < RB; b++) {
-        for (int half = 0; half < 2; half++) {
-            __m256 a[8];
-            for (int k = 0; k < 8; k++) a[k] = _mm256_setzero_ps();
-            for (int k = 0; k < KC; k++)
-                a[k] = half ? _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(acc[b][k]), 1))
-                            : _mm512_castps512_ps256(acc[b][k]);
-            float out[8];
-            _mm_storeu_ps(out, FN(hsum4)(a[0], a[1], a[2], a[3]));
-            if (KC > 4) _mm_storeu_ps(out + 4, FN(hsum4)(a[4], a[5], a[6], a[7]));
-            for (int k = 0; k < KC; k++) z[(2 * b + half) * K + k] = out[k];
+    float out[48] __attribute__((aligned(64)));  /* accumulator q = b * KC + k: out[2q + h] */
+    for (int g = 0; 8 * g < RB * KC; g++) {
+        __m512 v[8];
+        for (int i = 0; i < 8; i++) {
+            int q = 8 * g + i;
+            v[i] = q < RB * KC ? acc[q / KC][q % KC] : _mm512_setzero_ps();
         }
+        __m512 lo = FN(pair_sums)(FN(pair_sums)(v[0], v[1]), FN(pair_sums)(v[2], v[3]));
+        __m512 hi = FN(pair_sums)(FN(pair_sums)(v[4], v[5]), FN(pair_sums)(v[6], v[7]));
+        _mm512_store_ps(out + 16 * g, FN(pair_sums)(lo, hi));
     }
+    for (int b = 0; b < RB; b++)
+        for (int k = 0; k < KC; k++) {
+            z[2 * b * K + k] = out[2 * (b * KC + k)];
+            z[(2 * b + 1) * K + k] = out[2 * (b * KC + k) + 1];
+        }
 }
 
 /* theta2 (K x 2P): every chunk of 8 features of theta twice in a row (see row_pair_dot_block). */
