@@ -62,18 +62,18 @@ def test_setup_jobs_come_before_every_training_job():
     job_prio = {ds: [plan.job_priority(cfg, ds, j.job_id) for j in plan.jobs(cfg, ds)]
                 for ds in ("adult", "bank", "kddcup99")}
     setup = {ds: plan.setup_priority(cfg, ds) for ds in job_prio}
-    largest_job = max(max(v) for v in job_prio.values())
-    assert min(setup.values()) > largest_job
+    assert min(setup.values()) > max(max(v) for v in job_prio.values())
     n, p = plan.PAPER_SHAPES["bank"]
-    cv_flops = plan.dataset_workload(cfg, "bank", n, p)[1] - sum(
-        plan.job_workload(cfg, j, n, p)[1] for j in plan.jobs(cfg, "bank"))
-    assert cv_flops == pytest.approx(
-        cv_run_count(cfg) * 4.0 * cfg["wddp"]["T"] * n * p * (1 - 1 / cfg["wddp"]["cv"]["folds"]))
-    assert setup["bank"] == int((sum(plan.job_workload(cfg, j, n, p)[1]
-                                     for j in plan.jobs(cfg, "bank")) + cv_flops) / 1e9)
-    fixed = {**cfg, "wddp": {**cfg["wddp"], "eta": 0.1}}  # no CV: only the jobs' work
-    assert plan.setup_priority(fixed, "bank") == int(sum(
-        plan.job_workload(fixed, j, n, p)[1] for j in plan.jobs(fixed, "bank")) / 1e9)
+    w = cfg["wddp"]
+
+    def jobs_flops(c):
+        return sum(plan.job_workload(c, j, n, p)[1] for j in plan.jobs(c, "bank"))
+
+    cv_flops = cv_run_count(cfg) * 4.0 * w["T"] * n * p * (1 - 1 / w["cv"]["folds"])
+    assert setup["bank"] == int((jobs_flops(cfg) + cv_flops) / 1e9)
+    fixed = {**cfg, "wddp": {**w, "eta": 0.1}}  # no CV: only the jobs' work
+    assert plan.setup_priority(fixed, "bank") == int(jobs_flops(fixed) / 1e9)
+
 
 def test_runs_of_a_job_cover_the_grid():
     cfg = config.load(ROOT / "config" / "config.yaml")
