@@ -11,7 +11,9 @@ table (:data:`COLUMNS`) with a fixed verdict rule (:func:`verdict`):
   side of 0, FAIL if entirely on the other side, else INCONCLUSIVE;
 * equivalence claims: PASS if the CI lies inside ``(-margin, +margin)``, FAIL if it lies
   entirely outside (above ``+margin`` or below ``-margin``), else INCONCLUSIVE;
-* fewer than :data:`MIN_REPS` repetitions, or no data: INCONCLUSIVE with the reason in ``note``.
+* fewer than :data:`MIN_REPS` repetitions, or no data: INCONCLUSIVE with the reason in ``note``;
+* a comparison whose classifiers are at chance or at the majority rate: UNINFORMATIVE (the check
+  raises :class:`Uninformative`; the reason goes to ``note``). It is not scored as PASS or FAIL.
 
 The claims themselves live with their study (WD-DP: :mod:`mpdp.studies.wddp.claims`).
 """
@@ -36,7 +38,10 @@ MIN_REPS: int = 2
 CONFIDENCE: float = 0.95
 
 Kind = Literal["greater", "less", "equivalence"]
-Verdict = Literal["PASS", "FAIL", "INCONCLUSIVE"]
+Verdict = Literal["PASS", "FAIL", "INCONCLUSIVE", "UNINFORMATIVE"]
+
+#: Every verdict, in the order reports count them.
+VERDICTS: tuple[str, ...] = ("PASS", "FAIL", "INCONCLUSIVE", "UNINFORMATIVE")
 
 COLUMNS: list[str] = [
     "claim_id",
@@ -71,6 +76,14 @@ R = TypeVar("R")
 
 class NoData(Exception):
     """A claim cannot be evaluated on this data set; the message says why."""
+
+
+class Uninformative(Exception):
+    """A claim compares classifiers at chance or at the majority rate; the message says which.
+
+    Such a comparison says nothing about the claim, so it gets the verdict UNINFORMATIVE
+    instead of PASS or FAIL.
+    """
 
 
 class Result(NamedTuple):
@@ -223,6 +236,16 @@ def evaluate_one(
             "n_reps": 0,
             "verdict": "INCONCLUSIVE",
             "note": f"{prefix}no data: {reason} ({reading})",
+        }
+    except Uninformative as reason:
+        return row | {
+            "statistic": "",
+            "estimate": _NAN,
+            "ci_low": _NAN,
+            "ci_high": _NAN,
+            "n_reps": 0,
+            "verdict": "UNINFORMATIVE",
+            "note": f"{prefix}uninformative: {reason} ({reading})",
         }
     per_rep = result.per_rep.dropna()
     estimate, low, high = t_interval(per_rep.to_numpy())

@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 
 from mpdp import bounds
+from mpdp.claims import VERDICTS
 from mpdp.figures import style
 from mpdp.figures.plot import select_rows
 from mpdp.studies.wddp.claims import evaluate_reading, survival
@@ -369,15 +370,15 @@ def figure_claims(claims: pd.DataFrame, spec: FigureSpec) -> tuple[pd.DataFrame,
 
 
 def verdict_summary(claims: pd.DataFrame) -> pd.DataFrame:
-    """Per claim: how many data sets PASS / FAIL / are INCONCLUSIVE."""
+    """Per claim: how many data sets PASS / FAIL / are INCONCLUSIVE / UNINFORMATIVE."""
     if claims.empty:
-        return pd.DataFrame(columns=["id", "claim", "PASS", "FAIL", "INCONCLUSIVE"])
+        return pd.DataFrame(columns=["id", "claim", *VERDICTS])
     counts = claims.groupby(["claim_id", "claim"])["verdict"].value_counts().unstack(fill_value=0)
-    for verdict in ("PASS", "FAIL", "INCONCLUSIVE"):
+    for verdict in VERDICTS:
         if verdict not in counts.columns:
             counts[verdict] = 0
     order = list(dict.fromkeys(claims["claim_id"]))
-    counts = counts[["PASS", "FAIL", "INCONCLUSIVE"]].reset_index()
+    counts = counts[list(VERDICTS)].reset_index()
     counts.columns.name = None
     counts = counts.sort_values("claim_id", key=lambda s: s.map(order.index))
     return counts.rename(columns={"claim_id": "id"}).reset_index(drop=True)
@@ -394,13 +395,13 @@ def studies_at_a_glance(claims_by_study: Mapping[str, pd.DataFrame | None]) -> p
     for study, claims in claims_by_study.items():
         if claims is None or claims.empty:
             frames.append(pd.DataFrame([{"study": study, "id": "—", "claim": "not run in this build",
-                                         "PASS": 0, "FAIL": 0, "INCONCLUSIVE": 0}]))
+                                         **dict.fromkeys(VERDICTS, 0)}]))
             continue
         counts = verdict_summary(claims)
         counts.insert(0, "study", study)
         frames.append(counts)
     if not frames:
-        return pd.DataFrame(columns=["study", "id", "claim", "PASS", "FAIL", "INCONCLUSIVE"])
+        return pd.DataFrame(columns=["study", "id", "claim", *VERDICTS])
     return pd.concat(frames, ignore_index=True)
 
 
@@ -920,6 +921,7 @@ REPORT_CSS = """
 .mpdp-table td.v-PASS { background: #e3f4e6; }
 .mpdp-table td.v-FAIL { background: #fbe3e3; }
 .mpdp-table td.v-INCONCLUSIVE { background: #fff5d6; }
+.mpdp-table td.v-UNINFORMATIVE { background: #ececec; color: #555; }
 .mpdp-callout { border-left: 6px solid #1f5fa8; background: #eef4fb; padding: 8px 14px;
   margin: 0.6em 0; }
 .mpdp-callout.warning { border-color: #c62828; background: #fdecea; font-weight: 600; }
@@ -928,7 +930,7 @@ pre.mpdp-pre { background: #f7f7f7; padding: 8px; font-size: 0.85em; overflow-x:
 </style>
 """
 
-_VERDICT_CELL = re.compile(r"<td>(PASS|FAIL|INCONCLUSIVE)")
+_VERDICT_CELL = re.compile(r"<td>(PASS|FAIL|INCONCLUSIVE|UNINFORMATIVE)")
 
 
 def html_table(frame: pd.DataFrame) -> str:
