@@ -3,5 +3,5 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup-venv.sh test,slurm   # slurm: the executor plugin for tests/slurm
-.venv/bin/ruff check src tests workflow notebooks benchmarks
+.venv/bin/ruff check src tests workflow notebooks perf
 .venv/bin/python -m pytest -q "$@"

@@ -25,7 +25,7 @@ BLAS rounding. Passing the same seed for several columns gives them the same noi
 compiled copy of NumPy's generator in :mod:`mpdp.normal_stream` (checked against NumPy on
 every load; NumPy itself where that copy is unavailable).
 
-Speed (issue 12, measured in ``benchmarks/README.md``): each block runs all ``T`` steps before
+Speed (issue 12, measured in ``perf/README.md``): each block runs all ``T`` steps before
 the next one. In float32 on x86-64 CPUs with AVX2 and FMA, a compiled kernel
 (``_gd_kernel.c``, loaded by :mod:`mpdp.fused_kernel`; :class:`_FusedBlockState`; its AVX-512
 build where the CPU has AVX-512) runs many steps per call, each one pass over the block's rows
@@ -104,7 +104,7 @@ def column_flops(blocks: Sequence[Block], K: int, T: int) -> np.ndarray:
 
     Column ``k`` of a block with ``n_b`` rows costs ``4 n_b p T`` (two products of ``2 n_b p``
     per step). The elementwise passes and the noise are not counted: the sum is the work the
-    dense-GEMM bound of ``benchmarks/bench_engine.py --full`` is computed for (spec E8).
+    dense-GEMM bound of ``perf/bench_engine.py --full`` is computed for (spec E8).
     """
     flops = np.zeros(K, dtype=np.float64)
     for block in blocks:

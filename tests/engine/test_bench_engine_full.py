@@ -1,4 +1,4 @@
-"""``benchmarks/bench_engine.py --full`` sums what the training stage recorded (issue 12)."""
+"""``perf/bench_engine.py --full`` sums what the training stage recorded (issue 12)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-BENCH = Path(__file__).resolve().parents[2] / "benchmarks" / "bench_engine.py"
+BENCH = Path(__file__).resolve().parents[2] / "perf" / "bench_engine.py"
 
 
 @pytest.fixture(scope="module")

@@ -169,7 +169,7 @@ def cross_validate(
                       "per_accountant": bool(cv.get("per_accountant", False)),
                       "accountant": reference_accountant(cfg)},
         "chosen": chosen,
-        # flops of the engine's products in the selection (benchmarks/bench_engine.py --full)
+        # flops of the engine's products in the selection (perf/bench_engine.py --full)
         "arithmetic_flops": flops,
         "scores": scores.rename(columns={"mean": "mean_accuracy", "std": "std_accuracy"})
         .to_dict(orient="records"),

@@ -12,7 +12,7 @@ Measures, on the machine it runs on:
 and prints the ratios and the projected wall time of ``--runs`` runs of ``--T`` steps on an
 ``--n`` × ``--p`` problem. One run-step is counted as ``4 n p`` flops (two products of
 ``2 n p`` each). All measurements are interleaved in ``--repeats`` rounds and the best of
-each is kept. Run ``python benchmarks/bench_engine.py --help``.
+each is kept. Run ``python perf/bench_engine.py --help``.
 
 With ``--full`` it instead measures the whole training stage against its arithmetic (issue 12):
 the dense-GEMM peak on Adult's rows (one thread per process, alone and with N processes at

@@ -9,8 +9,8 @@ done once), so the projection of a job is ``tuning + (measured − tuning) · R 
 full-grid CPU total is the sum over jobs and the wall time on ``--cores`` cores the larger of
 total/cores and the longest job (one Snakemake job per data set and group).
 
-    .venv/bin/python benchmarks/bench_benchmark.py adult bank
-    .venv/bin/python benchmarks/bench_benchmark.py --config config/config.yaml --reps 2 adult
+    .venv/bin/python perf/bench_crosspaper.py adult bank
+    .venv/bin/python perf/bench_crosspaper.py --config config/config.yaml --reps 2 adult
 
 The data sets must be prepared (``snakemake data/processed/<ds>/card.json``).
 """
