@@ -118,3 +118,37 @@ def test_every_primal_step_is_exact():
     for p, (X, y) in enumerate(nodes):
         g = newton.gradient(X, y, res.released[p], 1 / 30, kap + float(cal.phi), (eps[p] / 30)[:, None])
         assert np.linalg.norm(g) <= 1e-9
+
+
+def test_pvp_conditional_sensitivity_solves_the_hidden_state_recursion():
+    """d(1) = Δ_p, d(t+1) = Δ_p + r·d(t) (spec I-20) in closed form, and its supremum."""
+    from mpdp.mechanisms import admm
+
+    r = admm.pvp_hidden_gain(rho=1.0, P=5, penalty=0.5, degree=2)
+    assert 0 < r < 0.5
+    assert np.isclose(r, 0.5 * 2 / (1.0 / 5 + 2 * 0.5 * 2))
+    d, delta = 0.0, 0.3
+    for t in range(1, 40):
+        d = delta + r * d
+        assert np.isclose(admm.pvp_conditional_sensitivity(delta, r, t), d, rtol=1e-12)
+    assert np.isclose(admm.pvp_conditional_sensitivity(delta, r), delta / (1 - r))
+    assert np.isclose(admm.pvp_conditional_sensitivity(delta, 0.0, 5), delta)
+    assert np.isclose(admm.pvp_real_epsilon(0.1, r, 1), 0.1)
+    assert np.isclose(admm.pvp_real_epsilon(0.1, r, 10), 0.1 * (1 - r**10) / (1 - r))
+
+
+def test_pvp_hidden_gain_matches_the_minimiser_of_a_quadratic_node_problem():
+    """With a quadratic loss the (18)-minimiser is linear in the hidden f_p(t): its slope is r."""
+    from mpdp.mechanisms import admm
+
+    rho, P, eta, V, a = 2.0, 5, 0.7, 2, 0.3  # loss a/2‖f‖²: curvature a adds to κ_p
+    kap = rho / P + 2 * eta * V
+
+    def minimiser(hidden: float, neighbour: float = 0.4) -> float:
+        # d/df [a/2 f² + ρ/(2P) f² + η V (f − ½(hidden + neighbour))²] = 0
+        return eta * V * (hidden + neighbour) / (a + kap)
+
+    slope = minimiser(1.0) - minimiser(0.0)
+    r = float(admm.pvp_hidden_gain(rho, P, eta, V))
+    assert slope <= r + 1e-15  # the loss's curvature only shrinks the gain
+    assert np.isclose(eta * V * 1.0 / kap, r)

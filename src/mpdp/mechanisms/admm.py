@@ -115,6 +115,57 @@ def pvp_zeta(
     return np.asarray(alpha, dtype=float) / pvp_sensitivity(B, kappa_p, C_R)
 
 
+def pvp_hidden_gain(rho: float | np.ndarray, P: int, penalty: float | np.ndarray, degree: int) -> np.ndarray:
+    """r = ηV_p/κ_p, the gain of PVP's next minimiser in the node's own hidden f_p(t) (spec I-20).
+
+    In (18) the node's unreleased f_p(t) enters only through the penalty
+    η Σ_{j∈N_p} ‖f − ½(f_p(t) + f̃_j(t))‖², whose gradient in f is linear in f_p(t) with
+    coefficient −ηV_p. The objective is κ_p-strongly convex in f (κ_p = ρ/P + 2ηV_p) and its
+    loss part has the same curvature in both data sets, so moving f_p(t) by d moves the
+    minimiser by at most r·d, r = ηV_p/κ_p < 1/2.
+    """
+    return np.asarray(penalty, dtype=float) * degree / kappa(rho, P, penalty, degree)
+
+
+def pvp_conditional_sensitivity(
+    delta_p: float | np.ndarray, r: float | np.ndarray, t: int | np.ndarray | None = None
+) -> np.ndarray:
+    """Sensitivity of PVP's t-th release given the released history (spec I-20, [DER]).
+
+    Proof. Fix the released transcript up to t. For neighbouring data sets D, D′ let d(t) be
+    the distance of the two hidden primals f_p(t), f′_p(t). At t = 1 both start from
+    f_p(0) = 0, so d(1) ≤ Δ_p (Shalev-Shwartz Lemma 14, the paper's own argument). At t + 1
+    the minimiser moves by at most Δ_p from the changed record (same hidden state) plus r·d(t)
+    from the changed hidden state (:func:`pvp_hidden_gain`), so d(t+1) ≤ Δ_p + r·d(t), hence
+
+        d(t) ≤ Δ_p (1 − r^t)/(1 − r)  <  Δ_p/(1 − r)   (≈ 2Δ_p at r ≈ ½).
+
+    A release calibrated to Δ_p is therefore (α·d(t)/Δ_p)-DP given the history, not α-DP.
+    ``t=None`` gives the supremum Δ_p/(1 − r).
+    """
+    delta_p = np.asarray(delta_p, dtype=float)
+    r = np.asarray(r, dtype=float)
+    if np.any((r < 0) | (r >= 1)):
+        raise ValueError(f"the hidden-state gain r must lie in [0, 1), got {r!r}")
+    if t is None:
+        return delta_p / (1.0 - r)
+    t = np.asarray(t)
+    if np.any(t < 1):
+        raise ValueError(f"releases are numbered from t = 1, got {t!r}")
+    return delta_p * (1.0 - r**t) / (1.0 - r)
+
+
+def pvp_real_epsilon(alpha: float | np.ndarray, r: float | np.ndarray,
+                     t: int | np.ndarray | None = None) -> np.ndarray:
+    """ε that PVP's t-th release (calibrated to Δ_p with parameter α) really gives (spec I-20).
+
+    N-L2 noise of parameter ζ = α/Δ_p shifted by a vector of norm d changes the density by at
+    most e^{ζd}, and the bound is reached in the shift's direction, so the release is
+    α·d(t)/Δ_p-DP with d(t) from :func:`pvp_conditional_sensitivity`.
+    """
+    return np.asarray(alpha, dtype=float) * pvp_conditional_sensitivity(1.0, r, t)
+
+
 def expected_noise_norm(d: int, zeta: float | np.ndarray) -> np.ndarray:
     """E‖ε‖ = d/ζ of the N-L2 noise (spec §0.4; the B7 diagnostic: DVP 2d/α′, PVP dΔ_p/α)."""
     return d / np.asarray(zeta, dtype=float)
