@@ -36,6 +36,9 @@ _ADAPTER_LABELS = {
     "param_avg": "party-level averaging",
     "hamm_vote": "Hamm Alg. 1 (vote)",
     "hamm_soft": "Hamm Alg. 2 (soft vote)",
+    **{f"xp_{k}": f"benchmark: {v}" for k, v in (
+        ("wyx", "WYX"), ("wddp_per_round", "WD-DP per round"), ("wddp_literal", "WD-DP literal, σ_j per party"),
+        ("jayaraman_per_round", "Jayaraman per round"), ("jayaraman_literal", "Jayaraman literal, σ_j per party"))},
     "pvp": "PVP (one iteration)",
     "dvp": "DVP (first iteration)",
 }
@@ -52,6 +55,7 @@ def adapter_label(mechanism: str) -> str:
 
 def family(mechanism: str) -> str:
     """The mechanism id of the project palette behind an adapter id (``wddp_literal`` → wddp)."""
+    mechanism = mechanism.removeprefix("xp_")
     return mechanism.split("_", 1)[0] if mechanism.split("_", 1)[0] in style.PALETTE else mechanism
 
 

@@ -23,6 +23,7 @@ from mpdp.audit.release_adapters import (
     PVPNoiseAdapter,
 )
 from mpdp.errors import ConfigError
+from mpdp.studies.benchmark.calibration import GRADIENT as BENCHMARK_GRADIENT
 
 #: every auditable mechanism by id
 ADAPTERS: dict[str, Adapter] = {}
@@ -53,6 +54,9 @@ for _adapter in (
     GradientCanaryAdapter("wddp_literal", "wddp", "local_then_aggregate"),
     GradientCanaryAdapter("jayaraman_per_round", "jayaraman", "per_round"),
     GradientCanaryAdapter("jayaraman_literal", "jayaraman", "local_then_aggregate"),
+    # the cross-paper benchmark's gradient runs (spec E10): its RunSpec and ledger
+    *(GradientCanaryAdapter(f"xp_{mech}", mech, mode, source="benchmark")
+      for mech, (_, mode, _) in BENCHMARK_GRADIENT.items()),
     L2OutputPerturbationAdapter(),
     *(OutputMechanismAdapter(mech) for mech in ("jayaraman_output", "pathak", "param_avg", "hamm_vote", "hamm_soft")),
     PVPNoiseAdapter(),

@@ -49,6 +49,7 @@ from mpdp.audit.adapters import (
     record_pair,
     setting_label,
 )
+from mpdp.audit.bugs import bug_name
 from mpdp.audit.many_draws import many_draws_audit
 from mpdp.errors import ConfigError
 from mpdp.mechanisms import output_perturbation as op
@@ -185,7 +186,7 @@ class DVPFirstIterationAdapter:
         cal = dvp_calibration(alpha, float(n), kappa)
         return {
             "mechanism": self.id, "setting": label, "method": self.method, "dataset": None,
-            "privacy_unit": self.privacy_unit, "planted_bug": bug, "noise_factor": factor,
+            "privacy_unit": self.privacy_unit, "planted_bug": bug, "bug": bug_name(setting), "noise_factor": factor,
             "eps_claimed": epsilon, "eps_accounted": composed_pure_epsilon(alpha, T, ctx.delta, "pld"),
             "eps_accounted_scope": "per_node", "accountant": "pure_pld", "delta": ctx.delta,
             "beta": ctx.beta, "eps_lower": result.eps_lower, "eps_up": float("nan"), "mu": None,

@@ -26,7 +26,8 @@ COLUMNS: dict[str, str] = {
     "method": "string",  # many_draws | one_run
     "dataset": "string",  # data set whose sizes are used (<NA> for synthetic pairs)
     "privacy_unit": "string",  # record | party
-    "planted_bug": "boolean",  # noise deliberately scaled by audit.bug_noise_factor
+    "planted_bug": "boolean",  # a bug deliberately planted (mpdp.audit.bugs)
+    "bug": "string",  # which: noise_factor (noise std × audit.bug_noise_factor) | largest_party_sigma
     "noise_factor": "float64",  # multiplier of the noise std actually used (1 = honest)
     "eps_claimed": "float64",  # ε the mechanism claims
     "eps_accounted": "float64",  # ε its ledger gives for the calibrated noise
