@@ -128,3 +128,30 @@ def test_mapping_bug_cannot_be_planted_in_a_single_release():
         registry.get("nl2_output").run(
             {"mechanism": "nl2_output", "pair": "noise_stage", "epsilon": 1.0,
              "planted_bug": "largest_party_sigma"}, _ctx())
+
+
+def test_canary_draws_catch_a_halved_sigma_and_stay_below_the_ceiling_when_honest():
+    """Many draws of the canary coordinate (spec A1 on the shipped trainer): σ/2 at claimed
+    ε = 1 (true 2.155, A5 row 1) gives ε̂ > 1; the honest twin ε̂ ≤ ε_up = 1."""
+    ctx = _ctx(canaries=10_000)
+    s = {"mechanism": "wyx", "dataset": "breast_cancer", "epsilon": 1.0, "accountant": "exact",
+         "method": "canary_draws", "T": 10, "draws": 1_000_000}
+    honest = registry.get("wyx").run(s, ctx)
+    bug = registry.get("wyx").run({**s, "planted_bug": True}, ctx)
+    assert honest["method"] == "canary_draws" and honest["trials"] == 1_000_000
+    assert honest["eps_up"] == pytest.approx(1.0, rel=1e-4)
+    assert honest["eps_lower"] <= honest["eps_up"]
+    assert bug["noise_factor"] == 0.5 and bug["eps_up"] == pytest.approx(2.15468, abs=2e-3)
+    assert 1.0 < bug["eps_lower"] <= bug["eps_up"]
+
+
+def test_detection_rate_counts_trials_and_interval():
+    from mpdp.audit.detection import clopper_pearson, detection_rate
+
+    s = {"mechanism": "wyx", "dataset": "breast_cancer", "epsilon": 1.0, "accountant": "exact",
+         "method": "canary_draws", "T": 5, "draws": 1_000_000, "planted_bug": True}
+    rate = detection_rate(s, _ctx(canaries=10_000), 3)
+    assert rate.trials == 3 and rate.caught == 3 and rate.high == 1.0
+    assert rate.low == pytest.approx(clopper_pearson(3, 3)[0]) and rate.low == pytest.approx(0.025 ** (1 / 3))
+    low, high = clopper_pearson(5, 10)
+    assert low == pytest.approx(0.187086, abs=1e-5) and high == pytest.approx(0.812914, abs=1e-5)

@@ -21,7 +21,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -89,6 +89,8 @@ def setting_label(setting: Mapping[str, Any]) -> str:
             parts.append(f"{names.get(key, key)}={setting[key]:g}")
     if setting.get("placement") == "replace":
         parts.append("replace")
+    if setting.get("method") == "canary_draws":
+        parts.append(f"canary draws N={setting.get('draws', 'default')}")
     return " ".join(parts)
 
 
@@ -138,9 +140,9 @@ class GradientCanaryAdapter:
     1/(m n_(1)) — still valid, but the attack loses power.
 
     Score: ``Y_i = θ_T[p+i]/η`` (canary coordinates start at 0); with λ > 0 the final-model
-    score loses the factor of spec A5 row 12, which the ceiling ε_up includes. ``attack:
-    many_draws`` replaces the one-run bound by :func:`canary_many_draws` (many independent
-    transcripts of one canary coordinate, :mod:`mpdp.audit.canary_draws`).
+    score loses the factor of spec A5 row 12, which the ceiling ε_up includes. With
+    ``method: canary_draws`` the one-run bound is replaced by :func:`canary_draws_row` (many
+    independent trainings, many draws of one canary coordinate, spec A1).
     """
 
     id: str
@@ -185,48 +187,90 @@ class GradientCanaryAdapter:
             G=float(opts["G"]), m=setting.get("m"), u=setting.get("u"),
         )
 
-    def train(self, setting: Mapping[str, Any], ctx: AuditContext) -> CanaryRun:
-        """Train the run with canaries through the shipped trainer (:class:`CanaryRun`)."""
+    def train(self, setting: Mapping[str, Any], ctx: AuditContext, trainings: int = 1) -> CanaryRun:
+        """Train the run with canaries through the shipped trainer (:class:`CanaryRun`).
+
+        ``trainings`` independent trainings (the run's noise-seed index 0, 1, …, batched as
+        columns of one :func:`train_batch` call, as cross-validation draws are) of the same
+        canaries; their scores are concatenated. One training: signs i.i.d. ±1 (spec A2);
+        several: a random balanced assignment (as many +1 as −1), for the many-draws audit.
+        """
         opts = {**ctx.one_run, **{k: v for k, v in setting.items() if v is not None}}
         sizes, party, c = self.party_sizes(setting, ctx)
-        run = self.runspec(setting, ctx, opts)
-        signs = rng(ctx.root_seed, "audit", "signs", self.id, setting_label(setting),
-                    bug_name(setting)).choice(np.array([-1, 1]), size=c)
+        base = self.runspec(setting, ctx, opts)
+        runs = [replace(base, seed=i) for i in range(trainings)]
+        gen = rng(ctx.root_seed, "audit", "signs", self.id, setting_label(setting), bug_name(setting))
+        if trainings == 1:
+            signs = gen.choice(np.array([-1, 1]), size=c)
+        else:
+            signs = gen.permutation(np.resize(np.array([1, -1]), c))
         n = int(sizes.sum())
         partition = PartitionSet(order=np.arange(n)[None, :], sizes=sizes[None, :])
         rows = partition.party_indices(0)[party][-c:]  # append: the party's last c records
-        method = "canary_draws" if self.method == "canary_draws" else "one_run"
+        method = str(setting.get("method", self.method))
         with planted(setting, method, float(ctx.bug_noise_factor[method])) as noise_scale:
-            batch = train_batch([run], np.zeros((n, 1)), np.ones(n), partition, {0: np.zeros(1)},
+            batch = train_batch(runs, np.zeros((n, 1)), np.ones(n), partition, {0: np.zeros(1)},
                                 ctx.root_seed, dtype="float64", noise_scale=noise_scale,
                                 canaries=Canaries(rows=rows, signs=signs, G=float(opts["G"])))
         trace = batch.canary
         col = party if self.mode == "local_then_aggregate" else 0
+        sigma = np.array([s[col] for s in trace.sigma])
+        weights = np.concatenate([w[:, col] for w in trace.weight])
+        if not (np.allclose(sigma, sigma[0], rtol=1e-12) and np.allclose(weights, weights[0], rtol=1e-12)):
+            raise ValueError("the audited columns must share their σ and canary weight")
         if self.source == "benchmark":
-            eps_ledger = benchmark_calibration.gradient_ledger(run, sizes).eps_total
+            eps_ledger = benchmark_calibration.gradient_ledger(base, sizes).eps_total
         else:
             eps_ledger = batch.calibrations[0].eps_accounted
-        weights = trace.weight[0][:, col]
-        if not np.allclose(weights, weights[0]):
-            raise ValueError("the canaries of one party must share their weight")
-        honest = mechanisms.get(run.mechanism).calibrate(run, sizes)
+        honest = mechanisms.get(base.mechanism).calibrate(base, sizes)
         return CanaryRun(
-            run=run, sizes=sizes, party=party, signs=signs, scores=trace.theta[0][:, col] / run.eta,
-            sigma=float(trace.sigma[0][col]), weight=float(weights[0]), eps_ledger=float(eps_ledger),
+            run=base, sizes=sizes, party=party, signs=np.tile(signs, trainings),
+            scores=np.concatenate([theta[:, col] for theta in trace.theta]) / base.eta,
+            sigma=float(sigma[0]), weight=float(weights[0]), eps_ledger=float(eps_ledger),
             scope=honest.eps_accounted_scope, accountant=honest.accountant,
-            sigma_honest=honest.party_sigma(party if run.mode == "local_then_aggregate" else None),
-            source=self.source,
+            sigma_honest=honest.party_sigma(party if base.mode == "local_then_aggregate" else None),
+            source=self.source, trainings=trainings,
         )
 
     def run(self, setting: Mapping[str, Any], ctx: AuditContext) -> dict[str, Any]:
         start = time.perf_counter()
+        method = str(setting.get("method", self.method))
+        if method == "canary_draws":
+            return canary_draws_row(self, setting, ctx) | {"seconds": time.perf_counter() - start}
         cr = self.train(setting, ctx)
         fractions = tuple(setting.get("k_fractions") or ctx.one_run.get("k_fractions", DEFAULT_K_FRACTIONS))
         result = one_run_audit(cr.scores, cr.signs, ctx.beta, ctx.delta, fractions)
-        return cr.row(self, setting, ctx) | {
+        return cr.row(self, setting, ctx, method) | {
             "eps_lower": result.eps_lower, "k": result.k, "guesses": result.guesses,
             "correct": result.correct, "seconds": time.perf_counter() - start,
         }
+
+
+def canary_draws_row(adapter: GradientCanaryAdapter, setting: Mapping[str, Any], ctx: AuditContext
+                     ) -> dict[str, Any]:
+    """Many-draws audit (spec A1) of one canary coordinate of the whole transcript.
+
+    Each canary coordinate of a training is an independent draw of the released model's
+    coordinate under S_i = +1 (D) or −1 (D′): given the signs, coordinates are independent and,
+    with one party's canaries sharing σ and weight, identically distributed per sign. So
+    ``trainings = ⌈2N/c⌉`` independent trainings through the shipped trainer give N draws per
+    side; the score Y = θ_T[p+i]/η is the likelihood ratio's monotone statistic (Gaussian, equal
+    variances); threshold on a selection split, Clopper–Pearson on the rest, δ of the Gaussian
+    mechanisms (:func:`mpdp.audit.many_draws.many_draws_audit`). Cheap because only the canary
+    coordinates are simulated: N = 10⁶ per side costs 2·10⁶·T normal draws.
+    """
+    draws = int(setting.get("draws", ctx.many_draws["draws"]))
+    _, _, c = adapter.party_sizes(setting, ctx)
+    trainings = max(1, math.ceil(2 * draws / c))
+    cr = adapter.train(setting, ctx, trainings)
+    label, bug = setting_label(setting), bug_name(setting)
+    split = rng(ctx.root_seed, "audit", "canary_draws_split", adapter.id, label, bug)
+    result = many_draws_audit(cr.scores[cr.signs == 1], cr.scores[cr.signs == -1], split, ctx.beta,
+                              ctx.delta, float(ctx.many_draws["f_sel"]))
+    return cr.row(adapter, setting, ctx, "canary_draws") | {
+        "eps_lower": result.eps_lower, "trials": result.n + result.n_selection, "tp": result.tp,
+        "fp": result.fp, "threshold": result.threshold,
+    }
 
 
 @dataclass(frozen=True)
@@ -245,6 +289,7 @@ class CanaryRun:
     accountant: str
     sigma_honest: float  # σ of the shipped calibration for that column (without planted bug)
     source: str
+    trainings: int  # independent trainings whose canary scores are concatenated
 
     @property
     def mu(self) -> float:
@@ -252,11 +297,13 @@ class CanaryRun:
         r = self.run
         return 2 * self.weight * r.G * math.sqrt(r.T) / self.sigma * final_model_factor(r.eta, r.lam, r.T)
 
-    def row(self, adapter: GradientCanaryAdapter, setting: Mapping[str, Any], ctx: AuditContext) -> dict[str, Any]:
+    def row(self, adapter: GradientCanaryAdapter, setting: Mapping[str, Any], ctx: AuditContext,
+            method: str) -> dict[str, Any]:
         """The audit-table columns common to the one-run and the canary many-draws audits."""
-        c, sizes = self.scores.size, self.sizes
+        c, sizes = self.scores.size // self.trainings, self.sizes
+        times = f"{self.trainings} trainings × " if self.trainings > 1 else ""
         return {
-            "mechanism": adapter.id, "setting": setting_label(setting), "method": adapter.method,
+            "mechanism": adapter.id, "setting": setting_label(setting), "method": method,
             "dataset": str(setting["dataset"]), "privacy_unit": adapter.privacy_unit,
             "planted_bug": bug_name(setting) is not None, "bug": bug_name(setting),
             "noise_factor": self.sigma / self.sigma_honest,
@@ -265,10 +312,10 @@ class CanaryRun:
             "delta": ctx.delta, "beta": ctx.beta,
             "eps_up": gaussian_epsilon(self.mu, ctx.delta), "mu": self.mu,
             "eps_gdp": gdp_epsilon_estimate(self.scores, self.signs, ctx.delta),
-            "noise": self.sigma, "T": self.run.T, "trials": c,
+            "noise": self.sigma, "T": self.run.T, "trials": self.scores.size,
             "n_min": int(sizes.min()), "n": int(sizes.sum()),
-            "data": f"{setting['dataset']} sizes (n = {int(sizes.sum())}, {c} canaries in a party "
-            f"of {int(sizes[self.party])}); {self.source} run, shipped trainer",
+            "data": f"{setting['dataset']} sizes (n = {int(sizes.sum())}, {times}{c} canaries in a "
+            f"party of {int(sizes[self.party])}); {self.source} run, shipped trainer",
         }
 
 
@@ -364,13 +411,18 @@ class L2OutputPerturbationAdapter:
 
 
 def nl2_audit_row(mechanism: str, privacy_unit: str, setting: Mapping[str, Any], ctx: AuditContext,
-                  a: np.ndarray, a_prime: np.ndarray, rate: float, sensitivity: float) -> dict[str, Any]:
+                  a: np.ndarray, a_prime: np.ndarray, rate: float, sensitivity: float,
+                  delta: float = 0.0) -> dict[str, Any]:
     """Many-draws audit (spec A1) of one N-L2 release ``a + η`` against ``a' + η``.
+
+    ``delta``: the δ of the claim the row is compared with, used in the bound and recorded in
+    the row's ``delta`` (0 for a single pure ε-DP release, spec A0; the benchmark's δ for
+    one release of a transcript whose (ε, δ) comes from composing pure releases: DVP, PVP).
 
     ``rate`` is the N-L2 parameter b of the mechanism's calibration (divided here by the
     planted-bug factor); the noise is drawn N times per side from independent streams and the
     score is the likelihood ratio ‖o − a'‖ − ‖o − a‖ (spec A1 step 1). Pure ε-DP: δ = 0 (spec
-    A0); the ceiling is ε_up = b·‖a − a'‖. Returns the audit columns common to every N-L2
+    A0); the ceiling is ε_up = b·‖a − a'‖ (exact at δ = 0, an upper bound at δ > 0). Returns the audit columns common to every N-L2
     release; the caller adds the ledger (``eps_accounted`` …) and the data note.
     """
     label = setting_label(setting)
@@ -393,14 +445,14 @@ def nl2_audit_row(mechanism: str, privacy_unit: str, setting: Mapping[str, Any],
 
     result = many_draws_audit(
         score(out_d), score(out_p), rng(ctx.root_seed, "audit", "split", mechanism, label, bug),
-        ctx.beta, 0.0, float(ctx.many_draws["f_sel"]),
+        ctx.beta, delta, float(ctx.many_draws["f_sel"]),
     )
     d = float(np.linalg.norm(a - a_prime))
     return {
         "mechanism": mechanism, "setting": label, "method": "many_draws",
         "dataset": setting.get("dataset"), "privacy_unit": privacy_unit,
         "planted_bug": bug, "bug": bug_name(setting), "noise_factor": factor, "eps_claimed": epsilon,
-        "delta": 0.0, "beta": ctx.beta, "eps_lower": result.eps_lower,
+        "delta": delta, "beta": ctx.beta, "eps_lower": result.eps_lower,
         "eps_up": b * d, "mu": None, "eps_gdp": None, "noise": 1.0 / b, "T": 1,
         "trials": draws, "k": None, "guesses": None, "correct": None,
         "tp": result.tp, "fp": result.fp, "threshold": result.threshold, "n_min": None,

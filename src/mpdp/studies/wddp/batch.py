@@ -216,8 +216,11 @@ def _train_canaries(canaries: Canaries, col_rows: list[tuple[np.ndarray, np.ndar
     c, K = rows.size, len(col_rows)
     weight = np.zeros((c, K))
     for k, (col_rows_k, col_w) in enumerate(col_rows):
-        lookup = dict(zip(col_rows_k.tolist(), col_w.tolist(), strict=True))
-        weight[:, k] = [lookup.get(int(r), 0.0) for r in rows]
+        if col_rows_k.size == 0:
+            continue
+        order = np.argsort(col_rows_k, kind="stable")
+        position = np.minimum(np.searchsorted(col_rows_k[order], rows), col_rows_k.size - 1)
+        weight[:, k] = np.where(col_rows_k[order][position] == rows, np.asarray(col_w)[order][position], 0.0)
     # columns in which no canary has weight carry no canary signal: not trained (NaN)
     live = np.flatnonzero(np.any(weight != 0, axis=0))
     theta = np.full((c, K), np.nan)
