@@ -83,8 +83,8 @@ def setting_label(setting: Mapping[str, Any]) -> str:
     for key in ("accountant",):
         if setting.get(key):
             parts.append(str(setting[key]))
-    names = {"lambda": "λ", "parties": "M", "kappa": "κ"}
-    for key in ("m", "u", "lambda", "n", "parties", "T", "kappa", "canaries"):
+    names = {"lambda": "λ", "parties": "M", "kappa": "κ", "rho": "ρ", "penalty": "η"}
+    for key in ("m", "u", "lambda", "n", "parties", "T", "kappa", "rho", "penalty", "canaries"):
         if setting.get(key) is not None:
             parts.append(f"{names.get(key, key)}={setting[key]:g}")
     if setting.get("placement") == "replace":

@@ -40,12 +40,14 @@ _ADAPTER_LABELS = {
         ("wyx", "WYX"), ("wddp_per_round", "WD-DP per round"), ("wddp_literal", "WD-DP literal, σ_j per party"),
         ("jayaraman_per_round", "Jayaraman per round"), ("jayaraman_literal", "Jayaraman literal, σ_j per party"))},
     "pvp": "PVP (one iteration)",
+    "pvp_history": "PVP (release given its history)",
     "dvp": "DVP (first iteration)",
 }
 
 
 #: adapters of one cheap release (many-draws audit), drawn as triangles
-_MANY_DRAWS = ("nl2_output", "jayaraman_output", "pathak", "param_avg", "hamm_vote", "hamm_soft", "pvp", "dvp")
+_MANY_DRAWS = ("nl2_output", "jayaraman_output", "pathak", "param_avg", "hamm_vote", "hamm_soft", "pvp",
+               "pvp_history", "dvp")
 
 
 def adapter_label(mechanism: str) -> str:

@@ -17,6 +17,7 @@ E.g. the voting family: the A3 M11/M12 pairs, solved once, noise redrawn — the
 from __future__ import annotations
 
 from mpdp.audit.adapters import Adapter, GradientCanaryAdapter, L2OutputPerturbationAdapter
+from mpdp.audit.pvp_history import PVPHistoryAdapter
 from mpdp.audit.release_adapters import (
     DVPFirstIterationAdapter,
     OutputMechanismAdapter,
@@ -60,6 +61,7 @@ for _adapter in (
     L2OutputPerturbationAdapter(),
     *(OutputMechanismAdapter(mech) for mech in ("jayaraman_output", "pathak", "param_avg", "hamm_vote", "hamm_soft")),
     PVPNoiseAdapter(),
+    PVPHistoryAdapter(),
     DVPFirstIterationAdapter(),
 ):
     register(_adapter)
