@@ -623,15 +623,22 @@ if LS is not None:
 # on the true ε that holds with probability ≥ 95 %. ε̂ above the claimed ε proves the claim
 # false; ε̂ below it proves nothing. Gradient mechanisms are audited in one run with white-box
 # Dirac gradient canaries on extra coordinates (Steinke, Nasr, Jagielski 2023; guess counts
-# fixed in advance, Bonferroni-corrected); the N-L2 output-perturbation release by many noise
-# draws on worst-case neighbours with Clopper–Pearson intervals (Jagielski et al. 2020; Nasr
-# et al. 2021), the threshold chosen on a separate split. The data: for gradient mechanisms
-# the data set gives the party sizes n_j (which set the noise), the canaries are the audited
-# records, and only the canary coordinates are simulated (the real records are zero there, so
-# they do not affect them); the N-L2 pairs are the synthetic worst cases of spec A3 and a
-# real one (a training set with one label flipped, column "setting" names it). The
-# "GDP fit" column is a Gaussian-DP point estimate from the same scores — a diagnostic, never
-# a bound. Planted-bug rows run the same code with the noise std scaled down.
+# fixed in advance, Bonferroni-corrected), or by many draws of one canary coordinate over many
+# independent trainings (method `canary_draws`); the N-L2 output-perturbation release by many
+# noise draws on worst-case neighbours with Clopper–Pearson intervals (Jagielski et al. 2020;
+# Nasr et al. 2021), the threshold chosen on a separate split. Gradient mechanisms run through
+# the trainer and calibrations that produce the WD-DP and benchmark tables, with the canaries
+# added by the trainer's audit hook: the data set gives the party sizes n_j (which set the
+# noise), the canaries are the audited records, and the real records, zero on the canary
+# coordinates, do not affect them. The N-L2 pairs are the synthetic worst cases of spec A3 and
+# a real one (a training set with one label flipped, column "setting" names it). PVP is also
+# attacked on a release that follows a worst-case released history, where its unreleased
+# hidden state differs between the neighbours (spec I-20). The "GDP fit" column is a
+# Gaussian-DP point estimate from the same scores — a diagnostic, never a bound. Planted-bug
+# rows run the same code with a deliberate bug: the noise std scaled down, or the largest
+# party's σ given to every party of the literal mode. Column δ is the δ of each bound: the
+# benchmark's δ for Gaussian mechanisms and for DVP/PVP transcripts, 0 for single pure-DP
+# releases.
 
 # %%
 from mpdp.audit import report as audit_report
@@ -643,6 +650,9 @@ if not audit_path or not Path(audit_path).is_file():
     display(HTML(sections.callout("The audit was not run: no audit table.", "note")))
 else:
     AUDIT_TABLE = audit_table.read(audit_path)
+    pvp_line = audit_report.pvp_headline(AUDIT_TABLE)
+    if pvp_line:
+        display(HTML(sections.callout(pvp_line, "warning" if "false" in pvp_line else "note")))
     audit_exceptions = audit_report.exceptions(AUDIT_TABLE)
     if audit_exceptions:
         display(
