@@ -25,9 +25,9 @@ to the composed Gaussian with replace-one sensitivity 2G, i.e. multiplier σ/2 (
 full-batch gradient rows, spec E10 table). Tests check this; that the 1-D pair dominates every
 other position of (v, v') (2-D brute force: the loss lives in their span); its one-round ε
 against the pair's closed form; and the T-round composition against prv-accountant (Gopi, Lee &
-Wutschitz 2021) on the same pair. Only the PLD accountant is used: dp-accounting's RDP
-accountant disagrees with it under REPLACE_ONE (tooling note, upstream issue
-google/differential-privacy#378).
+Wutschitz 2021) on the same pair. Only the PLD accountant is used: dp-accounting 0.6.0's RDP
+accountant rejects ``REPLACE_ONE`` for a ``PoissonSampledDpEvent`` (``UnsupportedEventError``;
+see also the tooling note on REPLACE_ONE, upstream issue google/differential-privacy#378).
 
 Tolerance. The PLD is built with ``pessimistic_estimate=True`` (dp-accounting's default) and
 value discretisation interval :data:`VALUE_DISCRETIZATION_INTERVAL`, so the returned ε is an
