@@ -106,3 +106,29 @@ def test_train_batch_columns_and_ledger():
                          sigma=res.ledger["sigma"], q=0.25, T=8, G=1.0, lam=1e-3,
                          theta0=np.zeros(X.shape[1]), root_seed=ROOT, key=KEY)
     assert np.array_equal(res.thetas, direct)
+
+
+def test_records_are_included_at_rate_q():
+    """σ = 0, one step from θ = 0: θ₁ = η·0.5·|batch|/(q n) with every x = e₁, y = +1."""
+    n, q, eta = 10_000, 0.1, 1.0
+    X, y = np.ones((n, 1)), np.ones(n)
+    parties = [np.arange(0, 3000), np.arange(3000, n)]
+    theta = dpsgd.train(X, y, parties, etas=[eta], seeds=range(20), sigma=0.0, q=q, T=1, G=1.0,
+                        lam=0.0, theta0=np.zeros(1), root_seed=ROOT, key=KEY)
+    batch = theta[0] * 2 * q * n / eta
+    assert np.allclose(batch, np.round(batch))  # whole records
+    sd = math.sqrt(n * q * (1 - q))
+    assert abs(batch.mean() - n * q) < 4 * sd / math.sqrt(20)
+    assert 0.5 * sd < batch.std(ddof=1) < 1.5 * sd
+
+
+def test_aggregate_noise_has_std_sigma_g():
+    """X = 0 (no gradient): θ₁ = −η z/(q n), z ~ N(0, σ²G²) once on the aggregate, any m."""
+    n, q, eta, sigma, G = 40, 0.5, 1.0, 1.3, 2.0
+    parties = np.array_split(np.arange(n), 4)
+    theta = dpsgd.train(np.zeros((n, 3)), np.ones(n), parties, etas=[eta], seeds=range(2000),
+                        sigma=sigma, q=q, T=1, G=G, lam=0.0, theta0=np.zeros(3), root_seed=ROOT,
+                        key=KEY)
+    z = -theta * q * n / eta
+    assert z.std() == pytest.approx(sigma * G, rel=0.03)
+    assert abs(z.mean()) < 4 * sigma * G / math.sqrt(z.size)
