@@ -132,3 +132,14 @@ def test_aggregate_noise_has_std_sigma_g():
     z = -theta * q * n / eta
     assert z.std() == pytest.approx(sigma * G, rel=0.03)
     assert abs(z.mean()) < 4 * sigma * G / math.sqrt(z.size)
+
+
+@pytest.mark.parametrize(("change", "word"), [({"etas": []}, "learning rates"),
+                                              ({"etas": [-1.0]}, "learning rates"),
+                                              ({"theta0": np.zeros(7)}, "theta0")])
+def test_bad_inputs_raise_one_line_errors(change, word):
+    X, y, parties = _data()
+    kwargs = {"etas": [1.0], "seeds": [0], "sigma": 1.0, "q": 0.2, "T": 2, "G": 1.0, "lam": 0.0,
+              "theta0": np.zeros(X.shape[1]), "root_seed": ROOT, "key": KEY} | change
+    with pytest.raises(ValueError, match=word):
+        dpsgd.train(X, y, parties, **kwargs)

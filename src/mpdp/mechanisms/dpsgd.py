@@ -108,6 +108,12 @@ def train(X: np.ndarray, y: np.ndarray, parties: Sequence[np.ndarray], *, etas: 
     etas_arr = np.asarray(etas, dtype=np.float64)
     S, E = len(seeds), etas_arr.size
     theta0 = np.asarray(theta0, dtype=np.float64)
+    if S == 0 or E == 0 or not np.all(np.isfinite(etas_arr) & (etas_arr > 0)):
+        raise ValueError(f"DP-SGD needs at least one seed and positive learning rates, got "
+                         f"seeds={list(seeds)!r}, etas={etas_arr.tolist()!r}")
+    if y.shape != (X.shape[0],) or theta0.shape not in ((p,), (p, S)):
+        raise ValueError(f"DP-SGD shapes: X {X.shape} needs y ({X.shape[0]},) and theta0 ({p},) "
+                         f"or ({p}, {S}); got y {y.shape}, theta0 {theta0.shape}")
     start = theta0[:, None] if theta0.ndim == 1 else theta0
     thetas = np.repeat(np.broadcast_to(start, (p, S)), E, axis=1)  # column s·E + e
     eta_cols = np.tile(etas_arr, S)
