@@ -130,6 +130,11 @@ def test_one_dimensional_replace_pair_dominates_other_replacements():
               (np.array([1.0, 0.0]), np.array([0.0, 1.0])),
               (np.array([0.5, 0.0]), np.array([-0.5, 0.0])),
               (np.array([1.0, 0.0]), np.array([-0.6, 0.8]))]
+    # and random contributions in the unit disc
+    gen = np.random.default_rng(5)
+    for _ in range(4):
+        v, w = (gen.normal(size=2) for _ in range(2))
+        others.append((v / max(1.0, np.linalg.norm(v)), w / max(1.0, np.linalg.norm(w))))
     for v, w in others:
         assert np.all(_hockey_stick_2d(q, v, w, alphas) <= worst + 1e-9)
     # and the grid sees the same divergence as the closed form of the 1-D pair
