@@ -12,16 +12,15 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import prv_accountant  # the test extra's independent accountant
 import pytest
+from prv_accountant.privacy_random_variables import PrivacyRandomVariable
 from scipy.special import ndtr
 from scipy.stats import norm
 
 from mpdp.privacy import subsampled_gaussian as sg
 from mpdp.privacy.calibration import PrivacyParameterError
 from mpdp.privacy.ledger import composed_gaussian_epsilon
-
-prv_accountant = pytest.importorskip("prv_accountant")
-from prv_accountant.privacy_random_variables import PrivacyRandomVariable  # noqa: E402
 
 DELTA = 1e-5
 #: (q, σ, T) settings of the independent comparison (at least five, spanning q and ε)
