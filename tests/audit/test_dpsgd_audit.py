@@ -32,6 +32,15 @@ def test_correct_mechanism_is_not_flagged(setting):
     assert not row["planted_bug"]
 
 
+def test_full_gap_canary_gives_the_audit_power_on_a_correct_setting():
+    """Clipped at G < 1/2 the label flip moves every round by 2G: ε̂ > 0 without a bug."""
+    row = ADAPTER.run({"epsilon": 3.0, "q": 1.0, "T": 5, "n": 20}, CTX)
+    assert 0.5 < row["eps_lower"] <= row["eps_accounted"]
+    # unclipped (G = 1) the flip moves the gradient by G only (spec A2): a weaker attack
+    half = ADAPTER.run({"epsilon": 3.0, "q": 1.0, "T": 5, "n": 20, "G": 1.0}, CTX)
+    assert half["eps_lower"] < row["eps_lower"]
+
+
 def test_planted_bug_amplification_claimed_while_sampling_everyone_is_caught():
     """σ calibrated for q = 0.01 while every record is sampled: ε̂ far above the accounted ε."""
     setting = {"epsilon": 1.0, "q": 0.01, "T": 10, "n": 20, "planted_bug": True}

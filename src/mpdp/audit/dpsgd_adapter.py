@@ -3,7 +3,12 @@
 The attack runs the shipped trainer (:func:`mpdp.mechanisms.dpsgd.train`) on the spec A3
 record pair: ``n`` records on one coordinate (p = 1), n − 1 of them zero (no gradient) and one
 canary x = e₁ whose label is +1 in D and −1 in D' (a replace-one change). The canary's clipped
-gradient −y·expit(−y θ)·e₁ has norm ≤ G, so the pair is within the mechanism's claim. The
+gradient −y·expit(−y θ)·e₁ has norm ≤ G, so the pair is within the mechanism's claim. Without
+clipping the label flip moves the gradient by expit(−θ) + expit(θ) = 1 only (spec A2: the
+logistic fallback has half the power); with the default clipping norm G = 0.4 < 1/2 both
+labels' gradients are clipped to exactly G while |θ| ≤ ln((1 − G)/G) ≈ 0.41, so the flip moves
+the aggregate by the full replace-one gap 2G in every round that samples the canary (the small
+default step keeps θ there). The
 records are split over ``m`` parties (default 1; the canary in the first), each sampling its
 own records. Every draw is an independent run (a seed: its own sampling and noise streams,
 :func:`mpdp.seeding.rng` keys under ``("audit", "dpsgd", side, label)``); the score is the
@@ -40,8 +45,8 @@ from mpdp.privacy import subsampled_gaussian as sg
 from mpdp.seeding import rng
 
 #: defaults of the setting keys that the audit config may leave out
-DEFAULTS: dict[str, Any] = {"n": 100, "m": 1, "q": 0.01, "T": 10, "eta": 0.01, "lambda": 0.0,
-                            "G": 1.0}
+DEFAULTS: dict[str, Any] = {"n": 100, "m": 1, "q": 0.01, "T": 10, "eta": 1e-3, "lambda": 0.0,
+                            "G": 0.4}
 
 
 @dataclass(frozen=True)
