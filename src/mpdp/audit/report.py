@@ -15,6 +15,7 @@ from mpdp.audit.figure import adapter_label
 BUG_TEXT = {
     "noise_factor": "noise std",
     "largest_party_sigma": "the largest party's σ used for every party (literal mode)",
+    "sampling_rate": "DP-SGD sampling every record while σ is calibrated for the claimed rate q",
 }
 
 
