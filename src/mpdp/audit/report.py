@@ -62,7 +62,7 @@ def summary(table: pd.DataFrame) -> pd.DataFrame:
             "mechanism": table["mechanism"].map(adapter_label),
             "setting": table["setting"],
             "method": table["method"],
-            "planted bug": table["planted_bug"],
+            "planted bug": table["bug"].where(table["planted_bug"].astype(bool), "").fillna(""),
             "claimed ε": table["eps_claimed"],
             "accounted ε": table["eps_accounted"],
             "ε_up (noise used)": table["eps_up"],
@@ -109,11 +109,18 @@ def findings(table: pd.DataFrame) -> list[str]:
         lines.append(f"Planted bug, {what}: caught (ε̂ > claimed ε) in {caught} of {len(rows)} rows "
                      f"({by_method}).")
     audited = set(table["mechanism"])
+    how = []
+    if table["method"].isin(["one_run", "canary_draws"]).any():
+        how.append("Gradient mechanisms run through the trainer and calibrations that produce "
+                   "the tables (WD-DP study and benchmark).")
+    if audited & {"dvp", "pvp"}:
+        how.append("ADMM DVP and PVP are audited on one iteration's release of a node, a valid "
+                   "lower bound for their whole transcript (which contains that release).")
+    if "pvp_history" in audited:
+        how.append("PVP is also attacked on a release given a worst-case released history "
+                   "(its claim that each release is α-DP given the earlier ones).")
     lines.append("Mechanisms audited: " + ", ".join(adapter_label(m) for m in sorted(audited)) + ". "
-                 "Gradient mechanisms run through the trainer and calibrations that produce the "
-                 "tables (WD-DP study and benchmark). ADMM DVP and PVP are audited on one "
-                 "iteration's release of a node, a valid lower bound for their whole transcript "
-                 "(which contains that release), and PVP also on a release given its history.")
+                 + " ".join(how))
     headline = pvp_headline(table)
     if headline:
         lines.append(headline)
