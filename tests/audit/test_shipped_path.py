@@ -110,6 +110,23 @@ def test_wrong_mapping_in_the_benchmark_calibration_is_caught(monkeypatch):
     assert wrong["eps_lower"] > 2.0 * s["epsilon"]
 
 
+def test_wrong_per_party_mapping_in_the_privacy_calibration_is_caught(monkeypatch):
+    """A wrong equal-privacy mapping in mpdp.privacy.calibration — every σ_j from the total n
+    instead of n_j — is refuted through the WD-DP study's run."""
+    from mpdp.mechanisms import gradient_perturbation
+    from mpdp.privacy import calibration
+
+    def total_n(accountant, epsilon, delta, T, G, party_sizes):
+        sizes = np.asarray(party_sizes, dtype=float)
+        return calibration.per_party_noise_std(accountant, epsilon, delta, T, G, np.full_like(sizes, sizes.sum()))
+
+    s = {"mechanism": "wddp_literal", "dataset": "adult", "epsilon": 1.0, "accountant": "exact_per_party",
+         "m": 8, "u": 9, "placement": "replace"}
+    monkeypatch.setattr(gradient_perturbation, "per_party_noise_std", total_n)
+    row = registry.get("wddp_literal").run(s, _ctx(T=100))
+    assert row["eps_lower"] > 2.0 * s["epsilon"]
+
+
 def test_planted_mapping_bug_largest_party_sigma_is_caught():
     """Planted bug: the largest party's σ for every party (literal, equal privacy). The ledger
     still says ε = 1; the audit's ε̂ exceeds it; the honest twin is not refuted."""
