@@ -37,8 +37,10 @@ STAGE_SOURCES: dict[str, tuple[str, ...]] = {
            "seeding.py"),
     "ls_figures": ("studies/ls", "figures", "claims.py"),
     # the empirical privacy audit (spec audit.md): its adapters reuse the mechanisms' code
+    # and the trainer and calibrations that produce the tables (wddp batch, benchmark calibration)
     "audit": ("audit", *ENGINE, "models", "mechanisms", "privacy", "partition.py",
-              "seeding.py"),
+              "seeding.py", "studies/wddp/batch.py", "studies/benchmark/calibration.py",
+              "studies/voting/train.py", "data/prepare.py"),
     "audit_figure": ("audit/figure.py", "audit/table.py", "figures"),
     "voting_train": ("studies/voting/plan.py", "studies/voting/train.py", "models", "data/prepare.py",
                      "mechanisms/output_perturbation.py", "privacy/samplers.py", "bounds.py",
