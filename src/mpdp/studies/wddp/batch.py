@@ -138,6 +138,7 @@ def train_batch(
         col_theta0.append(theta0_by_rep[run.rep])
         return len(col_eta) - 1
 
+    all_rows = np.arange(X.shape[0])  # the rows of every pooled column (shared, not copied)
     for run in runs:
         mech = mechanisms.get(run.mechanism)
         sizes = partition.sizes[run.rep]
@@ -152,7 +153,7 @@ def train_batch(
             run_cols.append((np.array(cols), mech.aggregation_weights(sizes)))
         else:
             weights = _record_weights(run, partition, X.shape[0])
-            col = add_column(run, None, cal, np.arange(X.shape[0]), weights)
+            col = add_column(run, None, cal, all_rows, weights)
             pooled_cols.append(col)
             pooled_weights.append(weights)
             run_cols.append((np.array([col]), np.ones(1)))
