@@ -87,7 +87,7 @@ def _base_row(cfg: Mapping[str, Any], dataset: str, data: plan.BenchmarkData) ->
 def _mech_row(mechanism: str, ledger: calib.Ledger, epsilon: float) -> dict[str, Any]:
     spec = MECHANISM_BY_ID[mechanism]
     return {"mechanism": mechanism, "family": spec.family, "privacy_unit": spec.privacy_unit,
-            "public_data": spec.public_data, "accountant": ledger.accountant,
+            "public_data": spec.public_data, "calibration": spec.calibration, "accountant": ledger.accountant,
             "epsilon": float(epsilon), "eps_claimed": float(epsilon),
             "eps_accounted": ledger.eps_total, "eps_accounted_scope": ledger.scope,
             "eps_total": ledger.eps_total, "delta_total": ledger.delta_total,
@@ -292,6 +292,11 @@ def run_output(cfg: Mapping[str, Any], dataset: str, data: plan.BenchmarkData, l
 # ---------------------------------------------------------------------------------------------
 
 
+def _admm_run_alpha(mech: str, alpha: float, rho: float, P: int, penalty: float, topology: str) -> float:
+    """The α a DVP/PVP column runs with: PVP's is lowered to the hidden-state bound (spec I-20)."""
+    return calib.pvp_bound_alpha(alpha, rho, P, penalty, topology) if mech == "pvp" else alpha
+
+
 def _admm_batch(cfg: Mapping[str, Any], dataset: str, X: np.ndarray, y: np.ndarray,
                 parts: list[np.ndarray], m: int, u: int, rep: int, settings: Sequence[tuple[str, float, float]],
                 tag: str, noise: bool = True) -> tuple[np.ndarray, zz.BatchResult, list[calib.Ledger]]:
@@ -304,7 +309,8 @@ def _admm_batch(cfg: Mapping[str, Any], dataset: str, X: np.ndarray, y: np.ndarr
     b, a = cfg["benchmark"], cfg["benchmark"]["admm"]
     rho = float(b["lambda"]) * a["C_R"] * m
     ledgers = [calib.admm_ledger(eps, a["T"], b["delta"], a["accountant"]) for _, eps, _ in settings]
-    runs = [zz.ADMMRun(mech, rho, float(pen), led.alpha_step, rep)
+    runs = [zz.ADMMRun(mech, rho, float(pen), _admm_run_alpha(mech, led.alpha_step, rho, m, float(pen),
+                                                               a["topology"]), rep)
             for (mech, _, pen), led in zip(settings, ledgers, strict=True)]
     nodes = [(np.ascontiguousarray(X[idx]), y[idx]) for idx in parts]
 
@@ -355,7 +361,10 @@ def run_admm(cfg: Mapping[str, Any], dataset: str, data: plan.BenchmarkData, log
             out = _outcome(opt, theta, lam)
             sizes = calib.size_summary(part.sizes[rep])
             for k, ((mech, eps, pen), led) in enumerate(zip(settings, ledgers, strict=True)):
-                led = calib.Ledger(led.accountant, float(res.sensitivity[k]), math.nan, float(res.zeta[k]),
+                # PVP: the sensitivity its noise is calibrated to, Δ_p/(1 − r) (spec I-20)
+                sens = float(res.sensitivity[k]) / (1.0 - calib.pvp_hidden_gain_max(
+                    float(b["lambda"]) * a["C_R"] * m, m, pen, a["topology"]) if mech == "pvp" else 1.0)
+                led = calib.Ledger(led.accountant, sens, math.nan, float(res.zeta[k]),
                                    led.alpha_step, led.eps_total, led.delta_total, led.scope)
                 cell_rows.append({**base, **sizes, **_mech_row(mech, led, eps), "mode": "decentralised",
                                   "partition": plan.fingerprint(part, rep),
