@@ -42,7 +42,6 @@ from mpdp.mechanisms import admm as zz
 from mpdp.mechanisms import output_perturbation as op
 from mpdp.models import logistic
 from mpdp.partition import PartitionSet
-from mpdp.seeding import rng
 from mpdp.studies.benchmark import calibration as calib
 from mpdp.studies.benchmark import plan
 from mpdp.studies.benchmark.schema import EXTRA_COLUMNS, MECHANISM_BY_ID
@@ -121,6 +120,14 @@ def _val_accuracy(thetas: np.ndarray, X: np.ndarray, y: np.ndarray) -> np.ndarra
 # ---------------------------------------------------------------------------------------------
 
 
+def _initial_point(cfg: Mapping[str, Any], dataset: str, rep: int, p: int, tag: str) -> np.ndarray:
+    """θ₀ of a gradient run: the WD-DP study's draw for evaluated runs, a tuning stream's for the selection."""
+    std = cfg["benchmark"]["gradient"]["init_std"]
+    if tag == "tune":
+        return plan.stream(cfg, tag, "init", dataset, rep).normal(0.0, std, size=p)
+    return initial_point(cfg["root_seed"], f"benchmark:{dataset}", rep, p, std)
+
+
 def _gradient_batch(cfg: Mapping[str, Any], dataset: str, X: np.ndarray, y: np.ndarray, m: int,
                     u: int, settings: Sequence[tuple[str, float, float]], reps: int,
                     tag: str, noise_scale: float = 1.0) -> tuple[list[tuple[str, float, float, int]],
@@ -140,10 +147,9 @@ def _gradient_batch(cfg: Mapping[str, Any], dataset: str, X: np.ndarray, y: np.n
             runs.append(calib.gradient_runspec(mech, dataset, eps, b["delta"], g["T"], eta,
                                                b["lambda"], b["G"], m, u, rep,
                                                experiment=f"benchmark_{tag}"))
-    theta0 = {rep: initial_point(cfg["root_seed"], f"benchmark:{dataset}", rep, X.shape[1], g["init_std"])
-              for rep in range(reps)}
+    theta0 = {rep: _initial_point(cfg, dataset, rep, X.shape[1], tag) for rep in range(reps)}
     res = train_batch(runs, X, y, part, theta0, cfg["root_seed"], dtype=g["dtype"], dedup=True,
-                      noise_scale=noise_scale)
+                      noise_scale=noise_scale, tuning=tag == "tune")
     ledgers = [calib.gradient_ledger(r, part.sizes[r.rep]) for r in runs]
     return keys, res.thetas, ledgers, part, res.flops
 
@@ -216,7 +222,7 @@ def _output_release(cfg: Mapping[str, Any], dataset: str, mech: str, w: np.ndarr
                     noise: bool = True) -> tuple[np.ndarray, calib.Ledger, float]:
     """θ + η with η ~ N-L2(ε/Δ₂) (spec §0.4) from the run's own stream; the ledger; ‖η‖."""
     ledger, cal = calib.output_ledger(mech, eps, w.size, lam, m, n_min)
-    gen = rng(cfg["root_seed"], "benchmark", tag, "output_noise", dataset, mech, m, u, float(eps), rep)
+    gen = plan.stream(cfg, tag, "output_noise", dataset, mech, m, u, float(eps), rep)
     eta = op.draw_noise(gen, cal, w.shape) if noise else np.zeros_like(w)
     return w + eta, ledger, float(np.linalg.norm(eta))
 
@@ -315,8 +321,8 @@ def _admm_batch(cfg: Mapping[str, Any], dataset: str, X: np.ndarray, y: np.ndarr
     nodes = [(np.ascontiguousarray(X[idx]), y[idx]) for idx in parts]
 
     def rng_for(run: zz.ADMMRun) -> np.random.Generator:
-        return rng(cfg["root_seed"], "benchmark", tag, "admm_noise", dataset, run.mechanism, m, u,
-                   float(run.alpha), float(run.penalty), run.rep)
+        return plan.stream(cfg, tag, "admm_noise", dataset, run.mechanism, m, u, float(run.alpha),
+                           float(run.penalty), run.rep)
 
     res = zz.run_batch(nodes, a["topology"], runs, a["T"], rng_for, lambda rel: {}, [a["T"]], a["C_R"],
                        noise=noise)
