@@ -690,13 +690,14 @@ else:
                      "Holm-corrected within the cell at 0.05); party-level mechanisms are over-protected "
                      "relative to the record-level ones, which is part of the comparison."))
     display(HTML(sections.html_table(xp_report.leaderboard(XP))))
+    display(Markdown(xp_report.edge_sentence(XP)))
     display(Markdown("### What changes relative to each paper's own conclusions"))
     display(Markdown("Each paper's comparison re-checked here at equal *accounted* privacy (the ε of "
                      "the whole transcript equals the target, see above): accuracy of the mechanism "
                      "the paper favours minus its competitor, paired by repetition and averaged over "
                      "the grid; PASS = the paper's conclusion holds, FAIL = the opposite holds."))
     display(HTML(sections.html_table(XP_CLAIMS)))
-    for xp_name, xp_caption in xp_report.CAPTIONS.items():
+    for xp_name, xp_caption in xp_report.captions(XP, CFG).items():
         xp_path = XP.figures.get(xp_name)
         display(Markdown(f"**{xp_name}.** {xp_caption}"))
         if xp_path:

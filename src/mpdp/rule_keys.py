@@ -63,8 +63,10 @@ RULE_KEYS: dict[str, tuple[str, ...]] = {
     "audit_table": ("root_seed", "audit"),
     # cross-paper benchmark (spec E10): every job reads the whole section (grid, selection)
     "benchmark_job": ("root_seed", "benchmark"),
-    "benchmark_collect": ("benchmark.reference", "benchmark.val_frac", "benchmark.tune_seeds"),
-    "benchmark_figure": ("benchmark.reference", "benchmark.delta"),
+    "benchmark_collect": ("benchmark.reference", "benchmark.val_frac", "benchmark.tune_seeds",
+                          "benchmark.mechanisms"),
+    "benchmark_figure": ("benchmark.reference", "benchmark.delta", "benchmark.max_train_records"),
+    "benchmark_ranking": ("benchmark.primary_metric",),
 }
 
 #: preprocessing keys that only one data set's preparation reads

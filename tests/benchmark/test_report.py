@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import pandas as pd
 
-from mpdp.studies.benchmark import report
-from mpdp.studies.benchmark.schema import MECHANISM_BY_ID
+from mpdp.studies.benchmark import registry, report
 
 
 def _rows(mechs: list[str]) -> pd.DataFrame:
-    return pd.DataFrame({"mechanism": mechs, "calibration": [MECHANISM_BY_ID[m].calibration for m in mechs]})
+    spec = [registry.get(m) for m in mechs]
+    return pd.DataFrame({"mechanism": mechs, "calibration": [m.calibration for m in spec],
+                         "label": [m.label for m in spec], "privacy_unit": [m.privacy_unit for m in spec],
+                         "public_data": [m.public_data for m in spec], "family": [m.family for m in spec]})
 
 
 def test_calibration_note_names_pvp_bound_only_when_pvp_ran():

@@ -34,14 +34,6 @@ from mpdp.data.prepare import load
 from mpdp.errors import ConfigError
 from mpdp.partition import PartitionSet, make_partitions, two_group_sizes
 from mpdp.seeding import rng, tuning_rng
-from mpdp.studies.benchmark.schema import MECHANISMS
-
-#: the job groups of a data set (one Snakemake job each): which mechanisms each trains
-JOB_GROUPS: dict[str, tuple[str, ...]] = {
-    "gradient": tuple(m.id for m in MECHANISMS if m.family == "gradient"),
-    "output": tuple(m.id for m in MECHANISMS if m.family in ("reference", "output", "voting")),
-    "admm": tuple(m.id for m in MECHANISMS if m.family == "admm"),
-}
 
 
 @dataclass(frozen=True)

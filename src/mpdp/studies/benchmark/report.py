@@ -14,10 +14,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from mpdp import claims
+from mpdp import claims, tuning
 from mpdp.studies.benchmark import ranking
-from mpdp.studies.benchmark.figures import label, read_tables
-from mpdp.studies.benchmark.schema import MECHANISM_BY_ID
+from mpdp.studies.benchmark.figures import catalogue, data_sizes, read_tables
 
 CAPTIONS: dict[str, str] = {
     "xp_eps": "Test accuracy (top) and optimality gap against the pooled θ* of the same λ (bottom) "
@@ -25,8 +24,10 @@ CAPTIONS: dict[str, str] = {
               "its whole released transcript is (ε, δ)-DP.",
     "xp_m": "The same versus the number of parties m, at the reference ε and u.",
     "xp_u": "The same versus the size unevenness u, at the reference ε and m.",
-    "xp_rank": "Best mechanism of every cell of the grid (colour) and the number of mechanisms not "
-               "significantly worse than it (paired over repetitions, Holm-corrected).",
+    "xp_rank": "Best mechanism of every cell of the grid on the pre-declared primary metric (colour) and "
+               "the number of mechanisms not significantly worse than it (paired over repetitions, "
+               "Holm-corrected); hatched \"u\": uninformative cell, no mechanism's accuracy significantly "
+               "above the majority rate.",
 }
 
 #: each paper's own comparison, re-checked on the common footing: (id, paper, claim, better, worse)
@@ -51,6 +52,7 @@ class Benchmark:
     table: pd.DataFrame
     hparams: list[dict[str, Any]]
     figures: dict[str, str]
+    ranking: pd.DataFrame  # per-cell ranking table (data/results/benchmark/ranking.parquet)
 
 
 def load(ctx: dict[str, Any] | None) -> Benchmark | None:
@@ -62,7 +64,23 @@ def load(ctx: dict[str, Any] | None) -> Benchmark | None:
         return None
     hparams = [json.loads(Path(p).read_text()) for p in ctx.get("hparams", []) if Path(p).is_file()]
     figures = {k: v for k, v in ctx.get("figures", {}).items() if Path(v).is_file()}
-    return Benchmark(read_tables(tables), hparams, figures)
+    ranked = [p for p in ctx.get("ranking", []) if Path(p).is_file()]
+    table = read_tables(tables)
+    return Benchmark(table, hparams, figures,
+                     pd.read_parquet(ranked[0]) if ranked else ranking.ranking_table(table))
+
+
+def _label(bench: Benchmark, mechanism: str) -> str:
+    """The legend label of ``mechanism`` (from its rows)."""
+    labels = catalogue(bench.table)["label"]
+    return str(labels.get(mechanism, mechanism))
+
+
+def captions(bench: Benchmark, cfg: dict[str, Any]) -> dict[str, str]:
+    """:data:`CAPTIONS` with the data size of every data set (private records and the cap)."""
+    sizes = data_sizes(bench.table, cfg.get("benchmark", {}).get("max_train_records"))
+    size_text = " Data: " + "; ".join(f"{ds} {n}" for ds, n in sizes.items()) + "."
+    return {k: v + size_text for k, v in CAPTIONS.items()}
 
 
 def footing(bench: Benchmark, cfg: dict[str, Any]) -> list[str]:
@@ -115,30 +133,47 @@ def _calibration_notes(private: pd.DataFrame) -> str:
     bound = sorted(private.loc[private["calibration"].fillna("").str.contains("hidden-state"), "mechanism"].unique())
     if not bound:
         return ""
-    return (f" For {', '.join(label(m) for m in bound)} this holds because its noise is calibrated to the "
+    labels = catalogue(private)["label"]
+    return (f" For {', '.join(labels[m] for m in bound)} this holds because its noise is calibrated to the "
             "hidden-state bound Δp/(1−r) of its conditional sensitivity (spec I-20): the paper's noise, "
             "calibrated to Δp, is not α-DP per release given the released history.")
 
 
 def leaderboard(bench: Benchmark) -> pd.DataFrame:
     """Per mechanism: cells, best, best-or-tied and their share, mean rank, with readable labels."""
-    board = ranking.leaderboard(ranking.cell_ranking(bench.table))
-    board.insert(0, "mechanism (spec)", [f"{label(m)} [{MECHANISM_BY_ID[m].spec}]" if m in MECHANISM_BY_ID
-                                         else m for m in board["mechanism"]])
+    board = ranking.leaderboard(bench.ranking)
+    spec = bench.table.drop_duplicates("mechanism").set_index("mechanism")["spec"]
+    board.insert(0, "mechanism (spec)", [f"{_label(bench, m)} [{spec.get(m, '')}]" for m in board["mechanism"]])
     board["share_best_or_tied"] = board["share_best_or_tied"].map(lambda v: f"{100 * v:.0f} %")
     board["mean_rank"] = board["mean_rank"].round(2)
     return board.drop(columns="mechanism")
 
 
 def leader_sentence(bench: Benchmark) -> str:
-    """Which mechanism is best or tied in the most cells, computed from the ranking."""
-    board = ranking.leaderboard(ranking.cell_ranking(bench.table))
+    """Which mechanism is best or tied in the most cells, and how many cells are uninformative."""
+    board = ranking.leaderboard(bench.ranking)
     if board.empty:
         return "No competing mechanisms in the tables."
     top = board.iloc[0]
-    return (f"Over {int(top['cells'])} cells, **{label(top['mechanism'])}** is best or not significantly "
-            f"worse than the best in {int(top['best_or_tied'])} cells ({100 * top['share_best_or_tied']:.0f} %), "
-            f"best outright in {int(top['best'])}.")
+    metric = str(bench.ranking["primary_metric"].iloc[0])
+    flat = int(bench.ranking["uninformative"].sum())
+    return (f"Ranked on the pre-declared primary metric, {ranking.PRIMARY_METRICS[metric]} (lower is better; "
+            f"accuracy secondary). Over {int(top['cells'])} cells, **{_label(bench, top['mechanism'])}** is best or not "
+            f"significantly worse than the best in {int(top['best_or_tied'])} cells "
+            f"({100 * top['share_best_or_tied']:.0f} %), best outright in {int(top['best'])}. "
+            f"{flat} of {len(bench.ranking)} cells are uninformative (no mechanism's accuracy significantly "
+            "above the majority rate): their winners are ranked on the metric only.")
+
+
+def edge_sentence(bench: Benchmark) -> str:
+    """Tuned knobs on an edge of their candidate grid (:func:`mpdp.tuning.edge_sentence`)."""
+    choices = []
+    for record in bench.hparams:
+        for mech, h in record.get("mechanisms", {}).items():
+            if h.get("candidates"):
+                choices.append((f"{record['dataset']}, {_label(bench, mech)}", h["hparam"], float(h["chosen"]),
+                                h["candidates"]))
+    return tuning.edge_sentence(tuning.edge_warnings("benchmark", choices))
 
 
 def paper_comparisons(bench: Benchmark) -> pd.DataFrame:

@@ -29,7 +29,7 @@ import functools
 import logging
 import math
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -37,14 +37,15 @@ import numpy as np
 import pandas as pd
 
 from mpdp import io, results
-from mpdp.errors import InputDataError
+from mpdp.errors import ConfigError, InputDataError
 from mpdp.mechanisms import admm as zz
 from mpdp.mechanisms import output_perturbation as op
 from mpdp.models import logistic
 from mpdp.partition import PartitionSet
 from mpdp.studies.benchmark import calibration as calib
-from mpdp.studies.benchmark import plan
-from mpdp.studies.benchmark.schema import EXTRA_COLUMNS, MECHANISM_BY_ID
+from mpdp.studies.benchmark import plan, registry
+from mpdp.studies.benchmark.interface import BatchMechanism, Run
+from mpdp.studies.benchmark.schema import EXTRA_COLUMNS
 from mpdp.studies.voting import train as voting
 from mpdp.studies.wddp.batch import initial_point, train_batch
 
@@ -84,9 +85,11 @@ def _base_row(cfg: Mapping[str, Any], dataset: str, data: plan.BenchmarkData) ->
 
 
 def _mech_row(mechanism: str, ledger: calib.Ledger, epsilon: float) -> dict[str, Any]:
-    spec = MECHANISM_BY_ID[mechanism]
-    return {"mechanism": mechanism, "family": spec.family, "privacy_unit": spec.privacy_unit,
-            "public_data": spec.public_data, "calibration": spec.calibration, "accountant": ledger.accountant,
+    """What the mechanism declares (:mod:`.interface`) and its ledger, for one row."""
+    spec = registry.get(mechanism)
+    return {"mechanism": mechanism, "label": spec.label, "spec": spec.spec, "family": spec.family,
+            "privacy_unit": spec.privacy_unit, "public_data": spec.public_data,
+            "calibration": spec.calibration, "accountant": ledger.accountant,
             "epsilon": float(epsilon), "eps_claimed": float(epsilon),
             "eps_accounted": ledger.eps_total, "eps_accounted_scope": ledger.scope,
             "eps_total": ledger.eps_total, "delta_total": ledger.delta_total,
@@ -95,11 +98,12 @@ def _mech_row(mechanism: str, ledger: calib.Ledger, epsilon: float) -> dict[str,
 
 
 def _outcome(opt: Optimum, thetas: np.ndarray, lam: float) -> dict[str, np.ndarray]:
-    """Accuracy, L_D, L_D(θ*), gap and θ*'s accuracy for the columns of ``thetas`` (p, K)."""
+    """Accuracy, test log-loss, L_D, L_D(θ*), gap and θ*'s accuracy for the columns of ``thetas`` (p, K)."""
     data = opt.data
     train = opt.loss(thetas, lam)
     best = opt.optimal_loss(lam)
     return {"accuracy": np.asarray(logistic.accuracy(thetas, data.X_test, data.y_test)),
+            "test_logloss": np.asarray(logistic.loss(thetas, data.X_test, data.y_test, 0.0)),
             "train_loss": train, "optimal_loss": np.full(thetas.shape[1], best),
             "optimal_gap": train - best,
             "optimal_accuracy": np.full(thetas.shape[1], logistic.accuracy(opt.theta(lam), data.X_test,
@@ -155,10 +159,11 @@ def _gradient_batch(cfg: Mapping[str, Any], dataset: str, X: np.ndarray, y: np.n
 
 
 def run_gradient(cfg: Mapping[str, Any], dataset: str, data: plan.BenchmarkData, log: logging.Logger,
-                 noise_scale: float = 1.0) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    """Tune η at the reference cell, then train every gradient mechanism on the grid."""
+                 noise_scale: float = 1.0, ids: Sequence[str] | None = None
+                 ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """Tune η at the reference cell, then train the gradient mechanisms ``ids`` on the grid."""
     b, g = cfg["benchmark"], cfg["benchmark"]["gradient"]
-    mechs = plan.JOB_GROUPS["gradient"]
+    mechs = tuple(ids if ids is not None else registry.job_groups(cfg)["gradient"])
     m_ref, u_ref, eps_ref = plan.reference_cell(cfg)
     fit, val = plan.validation_split(data.n, cfg, dataset)
     start = time.perf_counter()
@@ -228,10 +233,14 @@ def _output_release(cfg: Mapping[str, Any], dataset: str, mech: str, w: np.ndarr
 
 
 def run_output(cfg: Mapping[str, Any], dataset: str, data: plan.BenchmarkData, log: logging.Logger,
-               noise: bool = True) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    """Tune λ at the reference cell, then release every output/voting mechanism on the grid."""
+               noise: bool = True, ids: Sequence[str] | None = None
+               ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """Tune λ at the reference cell, then release the output/voting mechanisms ``ids`` on the grid
+    (a reference-family id among them adds the non-private θ* rows)."""
     b = cfg["benchmark"]
-    mechs = [m for m in plan.JOB_GROUPS["output"] if m != "nonprivate"]
+    ids = tuple(ids if ids is not None else registry.job_groups(cfg)["output"])
+    refs = [m for m in ids if registry.get(m).family == "reference"]
+    mechs = [m for m in ids if m not in refs]
     m_ref, u_ref, eps_ref = plan.reference_cell(cfg)
     fit, val = plan.validation_split(data.n, cfg, dataset)
     cands = [float(x) for x in b["output"]["lambda_candidates"]]
@@ -249,8 +258,8 @@ def run_output(cfg: Mapping[str, Any], dataset: str, data: plan.BenchmarkData, l
     hp: dict[str, Any] = {mech: {"hparam": "lambda", "candidates": cands, "seeds": b["tune_seeds"],
                                  "val_accuracy": acc[mech].mean(axis=1).tolist(),
                                  "chosen": _choose(cands, acc[mech].mean(axis=1))} for mech in mechs}
-    hp["nonprivate"] = {"hparam": "none", "candidates": [], "seeds": 0, "val_accuracy": [],
-                        "chosen": float(b["lambda"])}
+    for ref in refs:
+        hp[ref] = {"hparam": "none", "candidates": [], "seeds": 0, "val_accuracy": [], "chosen": float(b["lambda"])}
     log.info("%s output: tuned lambda in %.1f s: %s", dataset, time.perf_counter() - start,
              {k: v["chosen"] for k, v in hp.items()})
     opt = Optimum(data)
@@ -268,8 +277,8 @@ def run_output(cfg: Mapping[str, Any], dataset: str, data: plan.BenchmarkData, l
             common = {**base, **sizes, "mode": "output_perturbation", "m": m, "u": float(u), "rep": rep,
                       "partition": plan.fingerprint(part, rep),
                       "T": 0, "dtype": "float64"}
-            for eps in b["eps_grid"]:
-                cell_rows.append({**common, **_mech_row("nonprivate", calib.NONPRIVATE, eps),
+            for ref, eps in ((ref, eps) for ref in refs for eps in b["eps_grid"]):
+                cell_rows.append({**common, **_mech_row(ref, calib.NONPRIVATE, eps),
                                   "mode": "central", "lambda": lam_np, "hparam": "none",
                                   "hparam_value": math.nan, **{k: float(v[0]) for k, v in np_out.items()}})
             for lam in sorted({hp[mech]["chosen"] for mech in mechs}):
@@ -330,10 +339,11 @@ def _admm_batch(cfg: Mapping[str, Any], dataset: str, X: np.ndarray, y: np.ndarr
 
 
 def run_admm(cfg: Mapping[str, Any], dataset: str, data: plan.BenchmarkData, log: logging.Logger,
-             noise: bool = True) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    """Tune the ADMM penalty at the reference cell, then run DVP and PVP on the grid."""
+             noise: bool = True, ids: Sequence[str] | None = None
+             ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """Tune the ADMM penalty at the reference cell, then run DVP/PVP (``ids``) on the grid."""
     b, a = cfg["benchmark"], cfg["benchmark"]["admm"]
-    mechs = plan.JOB_GROUPS["admm"]
+    mechs = tuple(ids if ids is not None else registry.job_groups(cfg)["admm"])
     m_ref, u_ref, eps_ref = plan.reference_cell(cfg)
     fit, val = plan.validation_split(data.n, cfg, dataset)
     cands = [float(x) for x in a["penalty_candidates"]]
@@ -388,9 +398,61 @@ def run_admm(cfg: Mapping[str, Any], dataset: str, data: plan.BenchmarkData, log
 # jobs
 # ---------------------------------------------------------------------------------------------
 
-FAMILY_RUNNERS: dict[str, Callable[..., tuple[list[dict[str, Any]], dict[str, Any]]]] = {
-    "gradient": run_gradient, "output": run_output, "admm": run_admm,
-}
+def run_batch_mechanism(cfg: Mapping[str, Any], dataset: str, data: plan.BenchmarkData, mech: BatchMechanism,
+                        log: logging.Logger) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """The whole job of a :class:`~mpdp.studies.benchmark.interface.BatchMechanism` (spec E10).
+
+    Selection by the common protocol: the mechanism's candidates × ``tune_seeds`` at the reference
+    cell on the validation split, tuning streams only, best mean validation accuracy frozen; then
+    every cell, repetition and ε of the grid, one :meth:`train_batch` call per (cell, repetition)
+    on the same partitions as every other mechanism, each run with its own noise stream.
+    """
+    b = cfg["benchmark"]
+    m_ref, u_ref, eps_ref = plan.reference_cell(cfg)
+    fit, val = plan.validation_split(data.n, cfg, dataset)
+    cands = [float(c) for c in mech.candidates(cfg)]
+    budget = len(b["gradient"]["eta_candidates"])
+    if len(cands) != budget:
+        raise ConfigError(f"benchmark mechanism {mech.id!r} has {len(cands)} candidates of {mech.hparam}; every "
+                          f"mechanism gets the same selection budget, {budget} (benchmark.gradient.eta_candidates)")
+    start = time.perf_counter()
+    part = plan.partitions(cfg, dataset, len(fit), m_ref, u_ref, b["tune_seeds"], "tune")
+    acc = np.zeros((len(cands), b["tune_seeds"]))
+
+    def runs_for(tag: str, sizes: np.ndarray, m: int, u: int, rep: int,
+                 settings: Sequence[tuple[float, float]]) -> list[Run]:
+        return [Run(float(eps), float(h), rep, mech.ledger(cfg, float(eps), sizes, float(h), data.p),
+                    plan.stream(cfg, tag, "noise", dataset, mech.id, m, u, float(eps), float(h), rep))
+                for eps, h in settings]
+
+    for s in range(b["tune_seeds"]):
+        runs = runs_for("tune", part.sizes[s], m_ref, u_ref, s, [(eps_ref, c) for c in cands])
+        theta = mech.train_batch(cfg, data.X[fit], data.y[fit], part.party_indices(s), runs)
+        acc[:, s] = _val_accuracy(theta, data.X[val], data.y[val])
+    chosen = _choose(cands, acc.mean(axis=1))
+    hp = {mech.id: {"hparam": mech.hparam, "candidates": cands, "seeds": b["tune_seeds"],
+                    "val_accuracy": acc.mean(axis=1).tolist(), "chosen": chosen}}
+    log.info("%s %s: tuned %s in %.1f s: %g", dataset, mech.id, mech.hparam, time.perf_counter() - start, chosen)
+    opt = Optimum(data)
+    base = _base_row(cfg, dataset, data)
+    lam = mech.lam(cfg, chosen)
+    rows: list[dict[str, Any]] = []
+    for m, u in plan.cells(cfg, data.n)[0]:
+        start = time.perf_counter()
+        part = plan.partitions(cfg, dataset, data.n, m, u, b["reps"], "grid")
+        cell_rows = []
+        for rep in range(b["reps"]):
+            runs = runs_for("grid", part.sizes[rep], m, u, rep, [(float(e), chosen) for e in b["eps_grid"]])
+            out = _outcome(opt, mech.train_batch(cfg, data.X, data.y, part.party_indices(rep), runs), lam)
+            common = {**base, **calib.size_summary(part.sizes[rep]), "mode": mech.family, "m": m, "u": float(u),
+                      "rep": rep, "partition": plan.fingerprint(part, rep), "T": 0, "dtype": "float64",
+                      "lambda": lam, "hparam": mech.hparam, "hparam_value": chosen}
+            for k, run in enumerate(runs):
+                cell_rows.append({**common, **_mech_row(mech.id, run.ledger, run.epsilon),
+                                  **{key: float(v[k]) for key, v in out.items()}})
+        seconds = (time.perf_counter() - start) / max(len(cell_rows), 1)
+        rows += [{**r, "seconds": seconds} for r in cell_rows]
+    return rows, hp
 
 
 def family_job(cfg: Mapping[str, Any], dataset: str, group: str, processed_dir: Path, out: Path,
@@ -406,7 +468,12 @@ def family_job(cfg: Mapping[str, Any], dataset: str, group: str, processed_dir: 
         raise InputDataError(f"benchmark: no (m, u) cell of benchmark.m_grid x benchmark.u_grid leaves "
                              f">= benchmark.min_party_size records per party in the {data.n} private "
                              f"records of {dataset}; lower m_grid, u_grid or min_party_size")
-    rows, hp = FAMILY_RUNNERS[group](cfg, dataset, data, log)
+    groups = registry.job_groups(cfg)
+    if group not in groups:
+        raise InputDataError(f"benchmark: no configured mechanism trains in job {group!r} "
+                             f"(benchmark.mechanisms gives jobs {sorted(groups)})")
+    ids = groups[group]
+    rows, hp = registry.get(ids[0]).train_job(cfg, dataset, data, ids, log)
     frame = results.to_frame(rows, EXTRA_COLUMNS)
     results.write(frame, out, EXTRA_COLUMNS)
     io.write_json({"group": group, "mechanisms": hp, "skipped_cells": skipped,
@@ -418,7 +485,7 @@ def collect(dataset: str, cfg: Mapping[str, Any], parts: Sequence[Path], hparams
             out: Path, hparams_out: Path) -> None:
     """Concatenate a data set's job parts into its table and one hyper-parameter record."""
     frame = pd.concat([results.read(p, EXTRA_COLUMNS) for p in parts], ignore_index=True)
-    order = {m: i for i, m in enumerate(MECHANISM_BY_ID)}
+    order = {m.id: i for i, m in enumerate(registry.configured(cfg))}
     frame = (frame.assign(_o=frame["mechanism"].map(order))
              .sort_values(["_o", "epsilon", "m", "u", "rep"], kind="stable").drop(columns="_o"))
     results.write(frame.reset_index(drop=True), out, EXTRA_COLUMNS)
