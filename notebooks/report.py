@@ -691,6 +691,9 @@ else:
                      "relative to the record-level ones, which is part of the comparison."))
     display(HTML(sections.html_table(xp_report.leaderboard(XP))))
     display(Markdown(xp_report.edge_sentence(XP)))
+    display(Markdown("### Today's standard baseline: DP-SGD with Poisson subsampling"))
+    display(Markdown(xp_report.baseline_sentence(XP)))
+    display(HTML(sections.html_table(xp_report.baseline_standing(XP))))
     display(Markdown("### What changes relative to each paper's own conclusions"))
     display(Markdown("Each paper's comparison re-checked here at equal *accounted* privacy (the ε of "
                      "the whole transcript equals the target, see above): accuracy of the mechanism "

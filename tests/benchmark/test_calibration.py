@@ -114,3 +114,27 @@ def test_benchmark_pvp_noise_meets_the_hidden_state_bound(bench_cfg, bench_data,
     assert res.zeta[0] * sup_d == pytest.approx(alpha, rel=1e-12)
     assert alpha / delta_p * sup_d > alpha * (1 + r / 2)  # the paper's ζ = α/Δ_p misses the bound
     assert ledgers[0].eps_total == pytest.approx(1.0, rel=1e-3)
+
+
+@pytest.mark.parametrize("eps", [0.3, 1.0, 10.0])
+def test_benchmark_dpsgd_ledger_is_the_replace_one_pld_of_its_noise(bench_cfg, eps):
+    """DP-SGD's row ledger: σG on the aggregate, whose replace-one PLD ε over T Poisson rounds
+    (recomputed here straight from dp-accounting) is the target; a smaller σ would exceed it."""
+    from mpdp.studies.benchmark import registry
+
+    mech = registry.get("dpsgd")
+    bench_cfg["benchmark"]["dpsgd"]["candidates"] = [{"q": 0.05, "T": 40, "eta": 1.0}]
+    led = mech.ledger(bench_cfg, eps, np.array([100, 300]), 0.0, 5)
+    G = bench_cfg["benchmark"]["G"]
+    sigma = led.sigma / G
+
+    def pld_eps(s: float) -> float:
+        acc = dp_accounting.pld.PLDAccountant(dp_accounting.NeighboringRelation.REPLACE_ONE,
+                                              value_discretization_interval=1e-4)
+        acc.compose(dp_accounting.PoissonSampledDpEvent(0.05, dp_accounting.GaussianDpEvent(s)), 40)
+        return acc.get_epsilon(DELTA)
+
+    assert led.eps_total == pytest.approx(eps, rel=2e-3) and led.eps_total <= eps * (1 + 1e-9)
+    assert pld_eps(sigma) == pytest.approx(eps, rel=5e-3)
+    assert pld_eps(sigma * 0.97) > eps  # calibrated, not over-noised
+    assert led.delta_total == DELTA and led.sensitivity == pytest.approx(2 * G)

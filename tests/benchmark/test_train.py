@@ -11,7 +11,6 @@ from sklearn.linear_model import LogisticRegression
 from mpdp import results
 from mpdp.models import logistic
 from mpdp.studies.benchmark import plan, registry, train
-from mpdp.studies.benchmark.builtin import MECHANISMS
 from mpdp.studies.benchmark.schema import EXTRA_COLUMNS
 
 LOG = logging.getLogger("test")
@@ -31,10 +30,10 @@ def all_rows(bench_cfg, bench_data):
 def test_every_mechanism_one_row_per_key_at_the_target(all_rows, bench_cfg):
     frame, hp = all_rows
     b = bench_cfg["benchmark"]
-    assert set(frame["mechanism"]) == {m.id for m in MECHANISMS}
+    assert set(frame["mechanism"]) == {m.id for m in registry.BUILTIN}
     assert not frame.duplicated(KEY).any()
     n_cells = len(b["m_grid"]) * len(b["u_grid"])
-    assert len(frame) == len(MECHANISMS) * len(b["eps_grid"]) * n_cells * b["reps"]
+    assert len(frame) == len(registry.BUILTIN) * len(b["eps_grid"]) * n_cells * b["reps"]
     private = frame[frame["mechanism"] != "nonprivate"]
     # the whole transcript's accounted ε equals the common target (accountant tolerance), never above
     np.testing.assert_allclose(private["eps_total"], private["epsilon"], rtol=1e-3)

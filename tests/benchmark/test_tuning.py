@@ -7,11 +7,15 @@ import logging
 import pytest
 
 from mpdp import seeding
-from mpdp.studies.benchmark import train
+from mpdp.studies.benchmark import registry, train
 from mpdp.studies.wddp import batch
 
 
-@pytest.mark.parametrize("runner", [train.run_gradient, train.run_output, train.run_admm])
+def _dpsgd(cfg, dataset, data, log):
+    return registry.get("dpsgd").train_job(cfg, dataset, data, ("dpsgd",), log)
+
+
+@pytest.mark.parametrize("runner", [train.run_gradient, train.run_output, train.run_admm, _dpsgd])
 def test_selection_streams_are_disjoint_from_the_evaluated_ones(monkeypatch, bench_cfg, bench_data, runner):
     """Every stream opened before the first choice (the selection) is a tuning stream; none after."""
     keys: dict[str, list[tuple]] = {"tuning": [], "evaluated": []}

@@ -87,6 +87,7 @@ class Run:
     rep: int  # repetition (or tuning seed)
     ledger: Ledger  # from :meth:`BatchMechanism.ledger`
     rng: np.random.Generator  # the run's own noise stream (tuning streams while tuning)
+    key: tuple[Any, ...] = ()  # that stream's key under ``root_seed`` (for engines that take keys)
 
 
 @dataclass(frozen=True)
@@ -114,6 +115,10 @@ class BatchMechanism(Mechanism, ABC):
     def train_batch(self, cfg: Mapping[str, Any], X: np.ndarray, y: np.ndarray,
                     parties: list[np.ndarray], runs: Sequence[Run]) -> np.ndarray:
         """The released models (p, len(runs)) of ``runs`` on the parties' rows of (X, y)."""
+
+    def row_fields(self, cfg: Mapping[str, Any], hparam: float) -> dict[str, Any]:
+        """Further columns of its rows for the chosen ``hparam`` (e.g. ``T``, ``eta``); none by default."""
+        return {}
 
     def lam(self, cfg: Mapping[str, Any], hparam: float) -> float:
         """The λ of its objective for ``hparam`` (the optimality gap's θ*): the knob if it is λ."""

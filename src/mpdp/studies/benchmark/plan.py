@@ -33,7 +33,7 @@ from mpdp.config import validate
 from mpdp.data.prepare import load
 from mpdp.errors import ConfigError
 from mpdp.partition import PartitionSet, make_partitions, two_group_sizes
-from mpdp.seeding import rng, tuning_rng
+from mpdp.seeding import rng, tuning_key, tuning_rng
 
 
 @dataclass(frozen=True)
@@ -163,15 +163,18 @@ def partitions(cfg: Mapping[str, Any], dataset: str, n: int, m: int, u: int, rep
     return PartitionSet(order=np.array(orders, dtype=np.int32), sizes=np.tile(sizes.astype(np.int32), (reps, 1)))
 
 
+def stream_key(tag: str, *key: Any) -> tuple[Any, ...]:
+    """The full key of a benchmark draw (see :func:`stream`)."""
+    return tuning_key("benchmark", *key) if tag == "tune" else ("benchmark", tag, *key)
+
+
 def stream(cfg: Mapping[str, Any], tag: str, *key: Any) -> np.random.Generator:
     """The generator of a benchmark draw: a tuning stream for tag ``"tune"``, else ``tag``'s own.
 
     Tuning keys are ``("tuning", "benchmark", *key)``, evaluated ones ``("benchmark", tag, *key)``
     (:func:`mpdp.seeding.assert_disjoint` holds by construction).
     """
-    if tag == "tune":
-        return tuning_rng(cfg["root_seed"], "benchmark", *key)
-    return rng(cfg["root_seed"], "benchmark", tag, *key)
+    return rng(cfg["root_seed"], *stream_key(tag, *key))
 
 
 def reference_cell(cfg: Mapping[str, Any]) -> tuple[int, int, float]:

@@ -176,12 +176,61 @@ def edge_sentence(bench: Benchmark) -> str:
     return tuning.edge_sentence(tuning.edge_warnings("benchmark", choices))
 
 
+#: today's standard baseline, compared with the four papers' mechanisms
+BASELINE = "dpsgd"
+
+
+def baseline_standing(bench: Benchmark, baseline: str = BASELINE) -> pd.DataFrame:
+    """Where ``baseline`` stands per data set, ε and m (over the u cells), from the ranking table.
+
+    Columns: its mean rank on the primary metric among all competitors, the number of
+    competitors, the u cells where it is best or tied with the best, and the papers' mechanism
+    ranked highest (the first non-baseline mechanism of the cell's order, most often over u).
+    """
+    r = bench.ranking
+    rows = []
+    for (ds, eps, m), cells in r.groupby(["dataset", "epsilon", "m"], sort=True):
+        ranks, top, tied = [], [], 0
+        for cell in cells.itertuples():
+            order = cell.ranked.split(",")
+            if baseline not in order:
+                continue
+            ranks.append(order.index(baseline) + 1)
+            top.append(next(x for x in order if x != baseline))
+            tied += baseline in cell.tied.split(",")
+        if ranks:
+            best_paper = pd.Series(top).value_counts().index[0]
+            rows.append({"dataset": ds, "ε": eps, "m": int(m), "rank of DP-SGD (mean over u)": float(np.mean(ranks)),
+                         "competitors": len(cells.iloc[0]["ranked"].split(",")),
+                         "best or tied (u cells)": f"{tied} of {len(ranks)}",
+                         "highest-ranked paper mechanism": _label(bench, best_paper)})
+    return pd.DataFrame(rows)
+
+
+def baseline_sentence(bench: Benchmark, baseline: str = BASELINE) -> str:
+    """One sentence on the standard baseline against the papers' mechanisms (from the ranking)."""
+    r = bench.ranking
+    has = r[r["ranked"].str.split(",").map(lambda order: baseline in order)]
+    if has.empty:
+        return f"{baseline} is not among the benchmark's mechanisms in this build."
+    best = int((has["best_mechanism"] == baseline).sum())
+    tied = int(has["tied"].str.split(",").map(lambda t: baseline in t).sum())
+    flat = int(has["uninformative"].sum())
+    metric = ranking.PRIMARY_METRICS[str(has["primary_metric"].iloc[0])]
+    return (f"At equal accounted privacy, **{_label(bench, baseline)}** is best on the primary metric ({metric}) in "
+            f"{best} of {len(has)} cells and best or not significantly worse than the best in {tied}; in the other "
+            f"{len(has) - tied} cells another mechanism is significantly better "
+            f"({flat} of the {len(has)} cells are uninformative on accuracy). Per data set, ε and m:")
+
+
 def paper_comparisons(bench: Benchmark) -> pd.DataFrame:
     """Each paper's own comparison re-checked on the common footing, per data set.
 
     Statistic: accuracy(better) − accuracy(worse), paired by repetition within each cell, averaged
     over all cells of the grid for each repetition; 95 % t-interval over repetitions; verdict PASS
-    when the interval is above 0 (the paper's claim holds), FAIL when below.
+    when the interval is above 0 (the paper's claim holds), FAIL when below; UNINFORMATIVE when
+    neither mechanism's grid-mean accuracy is significantly above the majority rate (one-sided
+    by the lower end of its 95 % interval), as at chance the comparison says nothing.
     """
     t = bench.table
     rows = []
@@ -194,10 +243,18 @@ def paper_comparisons(bench: Benchmark) -> pd.DataFrame:
             diff = (wide[better] - wide[worse]).dropna()
             per_rep = diff.groupby(level="rep").mean()
             est, lo, hi = claims.t_interval(per_rep.to_numpy())
+            verdict, note = claims.verdict(lo, hi, "greater"), ""
+            majority = float(sub["majority_rate"].iloc[0])
+            above = [claims.t_interval(wide[mech].groupby(level="rep").mean().to_numpy() - majority)[1] > 0
+                     for mech in (better, worse)]
+            if not any(above):
+                verdict = "UNINFORMATIVE"
+                note = (f"neither mechanism's accuracy is significantly above the majority rate "
+                        f"{majority:.3f}: accuracy cannot rank them here")
             rows.append({"claim_id": cid, "paper": paper, "claim": text, "dataset": ds,
                          "statistic": "mean accuracy difference over the grid", "estimate": est,
                          "ci_low": lo, "ci_high": hi, "n_reps": len(per_rep), "cells": int(diff.index.droplevel(
-                             "rep").nunique()), "verdict": claims.verdict(lo, hi, "greater")})
+                             "rep").nunique()), "verdict": verdict, "note": note})
     return pd.DataFrame(rows)
 
 

@@ -25,6 +25,7 @@ EXTRA_COLUMNS: dict[str, str] = {
     "hparam": "string",  # name of the tuned hyper-parameter (eta | lambda | admm_penalty | none)
     "hparam_value": "float64",  # its frozen value (selected at the reference cell)
     "noise_norm": "float64",  # ‖noise‖ actually drawn (output/voting); NaN where not one draw
+    "sampling_rate": "float64",  # DP-SGD: Poisson sampling rate q of its tuned candidate; NaN elsewhere
     "test_logloss": "float64",  # mean logistic loss on the test set (the ranking's primary metric)
     "partition": "string",  # fingerprint of the (m, u, rep) partition: equal across mechanisms
 }

@@ -42,6 +42,7 @@ from mpdp.mechanisms import admm as zz
 from mpdp.mechanisms import output_perturbation as op
 from mpdp.models import logistic
 from mpdp.partition import PartitionSet
+from mpdp.seeding import rng
 from mpdp.studies.benchmark import calibration as calib
 from mpdp.studies.benchmark import plan, registry
 from mpdp.studies.benchmark.interface import BatchMechanism, Run
@@ -421,9 +422,9 @@ def run_batch_mechanism(cfg: Mapping[str, Any], dataset: str, data: plan.Benchma
 
     def runs_for(tag: str, sizes: np.ndarray, m: int, u: int, rep: int,
                  settings: Sequence[tuple[float, float]]) -> list[Run]:
+        keys = [plan.stream_key(tag, "noise", dataset, mech.id, m, u, float(eps), float(h), rep) for eps, h in settings]
         return [Run(float(eps), float(h), rep, mech.ledger(cfg, float(eps), sizes, float(h), data.p),
-                    plan.stream(cfg, tag, "noise", dataset, mech.id, m, u, float(eps), float(h), rep))
-                for eps, h in settings]
+                    rng(cfg["root_seed"], *key), key) for (eps, h), key in zip(settings, keys, strict=True)]
 
     for s in range(b["tune_seeds"]):
         runs = runs_for("tune", part.sizes[s], m_ref, u_ref, s, [(eps_ref, c) for c in cands])
@@ -446,7 +447,7 @@ def run_batch_mechanism(cfg: Mapping[str, Any], dataset: str, data: plan.Benchma
             out = _outcome(opt, mech.train_batch(cfg, data.X, data.y, part.party_indices(rep), runs), lam)
             common = {**base, **calib.size_summary(part.sizes[rep]), "mode": mech.family, "m": m, "u": float(u),
                       "rep": rep, "partition": plan.fingerprint(part, rep), "T": 0, "dtype": "float64",
-                      "lambda": lam, "hparam": mech.hparam, "hparam_value": chosen}
+                      "lambda": lam, "hparam": mech.hparam, "hparam_value": chosen, **mech.row_fields(cfg, chosen)}
             for k, run in enumerate(runs):
                 cell_rows.append({**common, **_mech_row(mech.id, run.ledger, run.epsilon),
                                   **{key: float(v[k]) for key, v in out.items()}})
