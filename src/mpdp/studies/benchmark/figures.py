@@ -206,7 +206,8 @@ def plot_rank(ranked: pd.DataFrame, cat: pd.DataFrame, png: Path, pdf: Path,
                         ax.add_patch(Rectangle((j - 0.5, i - 0.5), 1, 1, fill=False, hatch="///",
                                                edgecolor="#444444", linewidth=0))
                         text += " u"
-                    ax.text(j, i, text, ha="center", va="center", fontsize=7)
+                    ax.text(j, i, text, ha="center", va="center", fontsize=7,
+                            bbox={"facecolor": "white", "alpha": 0.8, "linewidth": 0, "pad": 1})
             ax.set_xticks(range(len(order)), order, rotation=60, ha="right", fontsize=7)
             ax.set_yticks(range(len(grid.index)), [f"{e:g}" for e in grid.index])
             ax.set_ylabel("ε")
