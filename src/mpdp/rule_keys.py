@@ -94,7 +94,8 @@ def keys_for(rule: str, cfg: Mapping[str, Any], dataset: str | None = None,
             raise ValueError("u-sweep train_job keys depend on the data set")
         keys = (*keys, f"wddp.u_grid.{dataset}")
     if rule == "audit_table" and cfg.get("benchmark"):  # δ of the Gaussian audits (spec A0)
-        keys = (*keys, "benchmark.delta")
+        # and the benchmark mechanisms' own audit settings (mpdp.studies.benchmark.registry)
+        keys = (*keys, "benchmark.delta", "benchmark.mechanisms", "benchmark.reference", "benchmark.dpsgd")
     if rule == "prepare":
         if dataset is None:
             raise ValueError("prepare keys depend on the data set")

@@ -97,6 +97,9 @@ def test_report_section_numbers_come_from_the_tables(workdir):
     assert "uninformative" in xp_report.leader_sentence(bench)
     assert "grid" in xp_report.edge_sentence(bench)
     assert all("n = " in c for c in xp_report.captions(bench, cfg).values())
+    assert "DP-SGD" in xp_report.baseline_sentence(bench)
+    standing = xp_report.baseline_standing(bench)
+    assert len(standing) == 2 * 2 and (standing["competitors"] == len(registry.BUILTIN) - 1).all()
     board = xp_report.leaderboard(bench)
     cells = bench.table.groupby(["epsilon", "m", "u"]).ngroups
     assert (board["cells"] == cells).all()
