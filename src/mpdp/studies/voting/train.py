@@ -201,6 +201,7 @@ class Pooled:
         self._w: dict[float, np.ndarray] = {}
 
     def model(self, lam: float) -> np.ndarray:
+        """The pooled minimiser at λ (warm-started from the nearest λ solved so far)."""
         if lam not in self._w:
             init = self._w[min(self._w, key=lambda x: abs(math.log(x / lam)))] if self._w else None
             self._w[lam] = global_models(self.task.X_priv, [self.t], lam, self.task.n_classes, init)[0]
