@@ -126,7 +126,7 @@ def describe(dtype: str = "float32") -> str:
 
         noise = "compiled copy of NumPy's" if normal_stream.load() is not None else "NumPy's"
         return (f"engine: fused {kernel.name} kernel (float32), "
-                f"{engine.fused_layout_description(kernel.lanes)}, "
+                f"{engine.fused_layout_description()}, "
                 f"noise from {noise} normal streams")
     reason = "turned off" if os.environ.get(ENGINE_VARIABLE, "").strip().lower() == "numpy" else (
         "kernel not built" if _library_path() is None else "CPU without AVX2/FMA")
