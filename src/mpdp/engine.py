@@ -54,7 +54,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from mpdp import fused_kernel, normal_stream
+from mpdp import engine_provenance, fused_kernel, normal_stream
 
 #: Number of noise values held per block between refills (about 8 MB in float64 on the NumPy
 #: path, 4 MB of scaled float32 on the fused one); the number of steps drawn at once is this
@@ -517,6 +517,7 @@ def noisy_gd(
     work = np.array([max(1, b.X.shape[0] * b.columns.size) for b in blocks], dtype=np.float64)
     total, done, next_report = work.sum(), 0.0, 0.1
     kernel = fused_kernel.load() if dtype == np.float32 else None
+    engine_provenance.record(dtype.name)  # the results rows' provenance; logs a fallback
     for block, cost in zip(blocks, work, strict=True):
         state: _BlockState | _FusedBlockState
         if kernel is not None:

@@ -18,6 +18,7 @@ import dataclasses
 import functools
 import importlib.util
 import os
+import platform
 
 from mpdp.errors import MpdpError
 
@@ -113,21 +114,27 @@ def load() -> Kernel | None:
     return kernels[0] if kernels else None
 
 
+def fallback_reason() -> str | None:
+    """Why float32 training takes the NumPy path although the fused one was not turned off
+    (``MPDP_ENGINE=numpy``), or ``None`` when it takes the fused path or was turned off."""
+    if os.environ.get(ENGINE_VARIABLE, "").strip().lower() == "numpy" or load() is not None:
+        return None
+    if platform.machine().lower() not in ("x86_64", "amd64"):
+        return (f"this machine is {platform.machine()}, not x86-64: the compiled kernel needs "
+                "AVX2 and FMA, so training takes the NumPy/BLAS path")
+    if _library_path() is None:
+        return ("the compiled kernel is not built (no C compiler at install?); install a C "
+                "compiler and run `pip install -e .` again")
+    return "this CPU lacks AVX2 or FMA, which the compiled kernel needs"
+
+
 def describe(dtype: str = "float32") -> str:
     """A few words for job logs: which engine path training in ``dtype`` takes."""
-    if dtype != "float32":
-        return f"engine: NumPy/BLAS path ({dtype})"
+    from mpdp import engine_provenance  # imports this module
+
     try:
-        kernel = load()
+        provenance, fallback = engine_provenance.current(dtype)
     except MpdpError as exc:
         return f"engine: {exc}"
-    if kernel is not None:
-        from mpdp import engine, normal_stream  # both import this module
-
-        noise = "compiled copy of NumPy's" if normal_stream.load() is not None else "NumPy's"
-        return (f"engine: fused {kernel.name} kernel (float32), "
-                f"{engine.fused_layout_description()}, "
-                f"noise from {noise} normal streams")
-    reason = "turned off" if os.environ.get(ENGINE_VARIABLE, "").strip().lower() == "numpy" else (
-        "kernel not built" if _library_path() is None else "CPU without AVX2/FMA")
-    return f"engine: NumPy/BLAS path ({reason})"
+    text = engine_provenance.describe(provenance)
+    return text if fallback is None else f"{text} (fallback: {fallback})"

@@ -14,8 +14,9 @@ from typing import Any
 
 import pandas as pd
 
-from mpdp.audit.adapters import AuditContext, setting_label
-from mpdp.audit.registry import get
+from mpdp import engine_provenance
+from mpdp.audit.adapters import AuditContext, GradientCanaryAdapter, setting_label
+from mpdp.audit.registry import ADAPTERS, get
 from mpdp.errors import InputDataError
 from mpdp.io import atomic_path
 
@@ -51,6 +52,7 @@ COLUMNS: dict[str, str] = {
     "n": "Int64",
     "data": "string",  # what data the audit used
     "seconds": "float64",
+    **engine_provenance.COLUMNS,  # how the row was computed (mpdp.engine_provenance)
 }
 
 
@@ -108,13 +110,21 @@ def run_settings(
     return conform(pd.DataFrame(rows))
 
 
+def _engine_rows(frame: pd.DataFrame) -> pd.Series:
+    """Rows whose mechanism ran in :func:`mpdp.engine.noisy_gd` (the gradient canary audits)."""
+    engine_ids = [key for key, adapter in ADAPTERS.items() if isinstance(adapter, GradientCanaryAdapter)]
+    return frame["mechanism"].isin(engine_ids)
+
+
 def conform(frame: pd.DataFrame) -> pd.DataFrame:
-    """The frame with exactly :data:`COLUMNS` in order and their dtypes."""
+    """The frame with exactly :data:`COLUMNS` in order and their dtypes (the provenance columns
+    filled by :func:`mpdp.engine_provenance.fill`)."""
     frame = frame.copy()
     for column in COLUMNS:
         if column not in frame:
             frame[column] = None
-    return frame[list(COLUMNS)].astype(COLUMNS)
+    frame = frame[list(COLUMNS)].astype(COLUMNS)
+    return engine_provenance.fill(frame, _engine_rows)
 
 
 def write(frame: pd.DataFrame, path: str | Path) -> None:
