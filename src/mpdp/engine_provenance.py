@@ -90,9 +90,9 @@ def current(dtype: str = "float32") -> tuple[Provenance, str | None]:
 def describe(provenance: Provenance) -> str:
     """One line for logs and the report."""
     if provenance.engine_path == "fused":
-        from mpdp import engine
+        from mpdp import engine, fused_kernel
 
-        return (f"engine: fused {provenance.isa} kernel (float32), "
+        return (f"engine: fused {fused_kernel.ISAS[provenance.isa][1]} kernel (float32), "
                 f"{engine.fused_layout_description()}, noise from "
                 f"{'the compiled copy of NumPy' if provenance.noise_source == 'compiled-stream' else 'NumPy'}"
                 "'s normal streams: bit-identical on every x86-64 CPU with AVX2 and FMA")
