@@ -25,6 +25,18 @@ from mpdp.errors import MpdpError
 #: Environment variable choosing the engine path (see the module docstring).
 ENGINE_VARIABLE = "MPDP_ENGINE"
 _CHOICES = ("auto", "fused", "avx2", "avx512", "numpy")
+#: Status codes of ``mpdp_gd_run`` (``_gd_kernel.c``) and what they mean.
+STATUS = {
+    -1: "out of memory for its work buffers; free memory or train fewer columns per block",
+    -2: ("this CPU lacks the kernel's instruction set, or the block's shapes are not supported "
+         "(a bug in mpdp.engine: please report it); MPDP_ENGINE=numpy trains without the kernel"),
+}
+
+
+class KernelError(MpdpError):
+    """The compiled kernel refused a call (:data:`STATUS`)."""
+
+
 #: The kernel's instruction sets: the code ``mpdp_gd_run`` takes, and the name in logs.
 ISAS = {"avx512": (2, "AVX-512"), "avx2": (1, "AVX2")}
 
@@ -41,9 +53,20 @@ class Kernel:
     def name(self) -> str:
         return ISAS[self.isa][1]
 
-    def run(self, *args: object) -> int:
-        """``mpdp_gd_run`` with this kernel (arguments as in ``_gd_kernel.c``, after ``isa``)."""
-        return int(self.lib.mpdp_gd_run(ISAS[self.isa][0], *args))
+    def run(self, *args: object) -> None:
+        """``mpdp_gd_run`` with this kernel (arguments as in ``_gd_kernel.c``, after ``isa``).
+
+        Raises:
+            MemoryError: the kernel could not allocate its work buffers (nothing changed).
+            KernelError: the kernel refused the call (see :data:`STATUS`).
+        """
+        status = int(self.lib.mpdp_gd_run(ISAS[self.isa][0], *args))
+        if status == 0:
+            return
+        message = STATUS.get(status, f"unknown status {status}")
+        if status == -1:
+            raise MemoryError(f"fused engine kernel ({self.name}): {message}")
+        raise KernelError(f"fused engine kernel ({self.name}): {message}")
 
 
 def _library_path() -> str | None:
