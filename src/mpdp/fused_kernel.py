@@ -1,9 +1,11 @@
 """The compiled fused step kernel of :mod:`mpdp.engine` (``_gd_kernel.c``, issue 12).
 
-``pip install -e .`` compiles ``src/mpdp/_gd_kernel.c`` (an optional extension: the install
-succeeds without a C compiler). The library holds the kernel twice, for AVX2 + FMA and for
-AVX-512; on the same block layout the two give bit-identical results (they add the same terms
-in the same order; :mod:`mpdp.engine` transposes some large blocks for AVX-512 only).
+``pip install -e .`` compiles ``src/mpdp/_gd_kernel.c`` and ``_normal_stream.c`` into the plain
+shared library ``src/mpdp/libmpdp_kernel.so`` (``setup.py``; optional: the install succeeds
+without a C compiler, and the engine then takes its NumPy path with a WARNING). The library
+holds the kernel twice, for AVX2 + FMA and for AVX-512; the two give bit-identical results
+(they add the same terms in the same order, and :mod:`mpdp.engine` lays out a block by its
+shape only).
 :func:`load` finds the library, checks what the CPU can run and returns a :class:`Kernel`
 (the AVX-512 one where the CPU has it), or ``None``; the engine then uses its NumPy path.
 The environment variable ``MPDP_ENGINE`` chooses: ``auto`` (default), ``fused`` (the best
@@ -16,12 +18,16 @@ from __future__ import annotations
 import ctypes
 import dataclasses
 import functools
-import importlib.util
 import os
 import platform
+import sys
+from pathlib import Path
 
 from mpdp.errors import MpdpError
 
+#: File name of the compiled library (a plain shared library built by setup.py, not a Python
+#: extension module)
+LIBRARY = "libmpdp_kernel" + (".dll" if sys.platform == "win32" else ".so")
 #: Environment variable choosing the engine path (see the module docstring).
 ENGINE_VARIABLE = "MPDP_ENGINE"
 _CHOICES = ("auto", "fused", "avx2", "avx512", "numpy")
@@ -70,12 +76,9 @@ class Kernel:
 
 
 def _library_path() -> str | None:
-    """Path of the compiled ``mpdp._gd_kernel`` (found without importing it), or ``None``."""
-    try:
-        spec = importlib.util.find_spec("mpdp._gd_kernel")
-    except (ImportError, ValueError):
-        return None
-    return spec.origin if spec is not None and spec.origin and os.path.isfile(spec.origin) else None
+    """Path of the compiled library :data:`LIBRARY` next to this module, or ``None``."""
+    path = Path(__file__).with_name(LIBRARY)
+    return str(path) if path.is_file() else None
 
 
 @functools.cache
