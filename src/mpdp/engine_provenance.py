@@ -9,9 +9,9 @@ that no row builder has to know about them:
 
 - ``engine_path``: ``fused`` (the compiled float32 kernel), ``numpy-float32`` or
   ``numpy-float64`` (the NumPy/BLAS path of :func:`mpdp.engine.noisy_gd`; float64 is the exact
-  reference), ``exact-float64`` (not trained by the gradient-descent engine: exact float64
-  solvers such as Newton's method or L-BFGS, and closed forms), ``least-squares-float64`` (the
-  least-squares write-up's own NumPy code), or ``unrecorded`` (an engine
+  reference), ``not-engine-float64`` (not trained by the gradient-descent engine: the
+  mechanism's own NumPy float64 code — Newton or L-BFGS solvers, closed forms, the
+  least-squares study, DP-SGD), or ``unrecorded`` (an engine
   row built in a process where the engine did not run, e.g. a hand-made test table);
 - ``isa``: ``avx2`` | ``avx512`` on the fused path, else ``none``;
 - ``layout_rule``: :data:`mpdp.engine.LAYOUT_RULE` on the fused path, else ``n/a``;
@@ -35,7 +35,7 @@ import pandas as pd
 
 #: provenance column -> pandas dtype, after every other column of a results table
 COLUMNS: dict[str, str] = {
-    "engine_path": "string",  # fused | numpy-float32 | numpy-float64 | exact-float64 | unrecorded
+    "engine_path": "string",  # fused | numpy-float32 | numpy-float64 | not-engine-float64 | unrecorded
     "isa": "string",  # avx2 | avx512 | none
     "layout_rule": "string",  # engine.LAYOUT_RULE (fused path) | n/a
     "noise_source": "string",  # compiled-stream | numpy
@@ -57,11 +57,8 @@ class Provenance:
         return dataclasses.asdict(self)
 
 
-#: rows not trained by the gradient-descent engine
-NOT_ENGINE = Provenance("exact-float64")
-#: rows of the least-squares write-up: its own NumPy float64 code (closed forms and a batched
-#: SGD of its own), not the logistic gradient-descent engine
-LEAST_SQUARES = Provenance("least-squares-float64")
+#: rows not trained by the gradient-descent engine (the mechanism's own NumPy float64 code)
+NOT_ENGINE = Provenance("not-engine-float64")
 #: engine rows of a process in which the engine never ran
 UNRECORDED = Provenance("unrecorded", "unrecorded", "unrecorded", "unrecorded")
 
@@ -117,8 +114,7 @@ def used() -> dict[str, Provenance]:
     return dict(_USED)
 
 
-def fill(frame: pd.DataFrame, engine_rows: Callable[[pd.DataFrame], pd.Series],
-         other: Provenance = NOT_ENGINE) -> pd.DataFrame:
+def fill(frame: pd.DataFrame, engine_rows: Callable[[pd.DataFrame], pd.Series]) -> pd.DataFrame:
     """``frame`` with the :data:`COLUMNS` (appended where absent), their NA values filled.
 
     ``engine_rows(frame)`` says which rows :func:`mpdp.engine.noisy_gd` trained: they get what
@@ -141,7 +137,7 @@ def fill(frame: pd.DataFrame, engine_rows: Callable[[pd.DataFrame], pd.Series],
         dtypes = pd.Series(only, index=out.index, dtype="string")
     for name in COLUMNS:
         values = [
-            getattr(_USED.get(str(dt), UNRECORDED) if eng else other, name)
+            getattr(_USED.get(str(dt), UNRECORDED) if eng else NOT_ENGINE, name)
             for eng, dt in zip(is_engine, dtypes, strict=True)
         ]
         out[name] = out[name].fillna(pd.Series(values, index=out.index, dtype="string"))

@@ -3,7 +3,7 @@
 The engine's noise (spec M2, M3.1; :mod:`mpdp.engine`) is, for column ``k``, the stream of
 ``Generator(PCG64(noise_seeds[k])).standard_normal``. NumPy's loop and the scaling pass after it
 cost 9.3 ns a value on an AMD Zen 5 and 15.1 ns on an Intel Xeon, up to 12 % of a training job.
-``_normal_stream.c`` (in the compiled ``mpdp._gd_kernel`` library) runs the same algorithm —
+``_normal_stream.c`` (in the compiled library ``libmpdp_kernel.so``) runs the same algorithm —
 PCG64 and NumPy's 256-layer ziggurat — and writes the values already multiplied by ``η_k σ_k``
 in float32 into the engine's noise buffer, so the float64 draws need no second pass: 2.1–2.9
 and 3.7 ns a value on those machines.

@@ -69,7 +69,7 @@ def test_benchmark_rows_follow_their_family(fresh):
     assert list(frame.columns) == list(results.columns(BENCHMARK_EXTRA))
     assert frame.loc[0, "engine_path"] == engine_provenance.current("float32")[0].engine_path
     # the benchmark's θ* is solved exactly, although WD-DP's "nonprivate" is engine-trained
-    assert frame.loc[1, "engine_path"] == "exact-float64"
+    assert frame.loc[1, "engine_path"] == "not-engine-float64"
 
 
 def test_engine_rows_of_a_process_without_the_engine_say_so(fresh):
@@ -81,13 +81,13 @@ def test_audit_and_least_squares_tables_carry_the_provenance(fresh):
     train(np.float64)  # the audit's gradient canaries train in float64
     audit = audit_table.conform(pd.DataFrame([{"mechanism": "wyx", "T": 1, "trials": 1},
                                                 {"mechanism": "nl2_output", "T": 1, "trials": 1}]))
-    assert audit["engine_path"].tolist() == ["numpy-float64", "exact-float64"]
+    assert audit["engine_path"].tolist() == ["numpy-float64", "not-engine-float64"]
     example = {"string": "ls_sgd", "bool": True, "boolean": True, "Int64": 1, "int64": 1,
                "float64": 0.5}
     ls = ls_experiment.conform([{name: example[dtype] for name, dtype in ls_experiment.COLUMNS.items()
                                  if name not in PROVENANCE}])
     assert list(ls.columns) == list(ls_experiment.COLUMNS)
-    assert ls.loc[0, PROVENANCE].tolist() == list(engine_provenance.LEAST_SQUARES.values().values())
+    assert ls.loc[0, PROVENANCE].tolist() == list(engine_provenance.NOT_ENGINE.values().values())
 
 
 def test_row_builders_may_set_the_provenance_themselves(fresh):
@@ -142,7 +142,7 @@ def test_the_report_counts_the_engine_paths_of_every_table(fresh):
     assert paths.groupby("table")["rows"].sum().to_dict() == {"wddp": 3, "admm": 1, "old": 3}
     assert paths.set_index("table").loc["old", "engine_path"] == "not recorded"
     text = report_provenance.engine_sentence(paths)
-    assert "1 of 7 rows: `exact-float64`" in text and "do not record" in text
+    assert "1 of 7 rows: `not-engine-float64`" in text and "do not record" in text
     path = engine_provenance.current("float32")[0].engine_path
     assert f"3 of 7 rows: `{path}`" in text
     assert ("bit-identical" in text) == (path == "fused")

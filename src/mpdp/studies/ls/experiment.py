@@ -208,8 +208,8 @@ def conform(rows: list[dict[str, Any]]) -> pd.DataFrame:
             frame[col] = pd.NA
         frame[col] = frame[col].astype(dtype)
     # how the rows were computed (mpdp.engine_provenance): the study's own NumPy float64 code
-    return engine_provenance.fill(frame[list(COLUMNS)], lambda f: pd.Series(False, index=f.index),
-                                  engine_provenance.LEAST_SQUARES).reset_index(drop=True)
+    return engine_provenance.fill(frame[list(COLUMNS)],
+                                  lambda f: pd.Series(False, index=f.index)).reset_index(drop=True)
 
 
 def run(experiment: str, cfg: dict[str, Any], root_seed: int) -> tuple[pd.DataFrame, pd.DataFrame | None]:
