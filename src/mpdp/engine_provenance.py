@@ -131,7 +131,7 @@ def fill(frame: pd.DataFrame, engine_rows: Callable[[pd.DataFrame], pd.Series]) 
         return out
     is_engine = engine_rows(out).fillna(False).astype(bool)
     if "dtype" in out.columns:
-        dtypes = out["dtype"].astype("string").fillna("float32")
+        dtypes = out["dtype"].astype("string").fillna("unknown")  # no dtype: unrecorded
     else:
         only = next(iter(_USED)) if len(_USED) == 1 else "float32"
         dtypes = pd.Series(only, index=out.index, dtype="string")
