@@ -82,6 +82,9 @@ def test_audit_and_least_squares_tables_carry_the_provenance(fresh):
     audit = audit_table.conform(pd.DataFrame([{"mechanism": "wyx", "T": 1, "trials": 1},
                                                 {"mechanism": "nl2_output", "T": 1, "trials": 1}]))
     assert audit["engine_path"].tolist() == ["numpy-float64", "not-engine-float64"]
+    assert list(audit.columns) == [*audit_table.COLUMNS, *PROVENANCE]
+    engine_provenance._USED.clear()  # read back in another process: kept as recorded
+    assert audit_table.conform(audit)["engine_path"].tolist() == ["numpy-float64", "not-engine-float64"]
     example = {"string": "ls_sgd", "bool": True, "boolean": True, "Int64": 1, "int64": 1,
                "float64": 0.5}
     ls = ls_experiment.conform([{name: example[dtype] for name, dtype in ls_experiment.COLUMNS.items()

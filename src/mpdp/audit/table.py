@@ -52,7 +52,6 @@ COLUMNS: dict[str, str] = {
     "n": "Int64",
     "data": "string",  # what data the audit used
     "seconds": "float64",
-    **engine_provenance.COLUMNS,  # how the row was computed (mpdp.engine_provenance)
 }
 
 
@@ -117,14 +116,15 @@ def _engine_rows(frame: pd.DataFrame) -> pd.Series:
 
 
 def conform(frame: pd.DataFrame) -> pd.DataFrame:
-    """The frame with exactly :data:`COLUMNS` in order and their dtypes (the provenance columns
-    filled by :func:`mpdp.engine_provenance.fill`)."""
+    """The frame with exactly :data:`COLUMNS` in order and their dtypes (an adapter's row),
+    followed by the provenance columns of :mod:`mpdp.engine_provenance` (kept where present,
+    else filled)."""
     frame = frame.copy()
     for column in COLUMNS:
         if column not in frame:
             frame[column] = None
-    frame = frame[list(COLUMNS)].astype(COLUMNS)
-    return engine_provenance.fill(frame, _engine_rows)
+    kept = [column for column in engine_provenance.COLUMNS if column in frame]
+    return engine_provenance.fill(frame[[*COLUMNS, *kept]].astype(COLUMNS), _engine_rows)
 
 
 def write(frame: pd.DataFrame, path: str | Path) -> None:
