@@ -495,9 +495,18 @@ if not VOTING.tables:
 else:
     display(Markdown("### Methods, privacy units and sensitivities"))
     display(HTML(sections.html_table(voting_report.methods_table())))
-    display(Markdown("### Global λ and pools"))
-    display(HTML(sections.html_table(voting_report.lambdas(VOTING.tables))))
+    display(Markdown("### Pools"))
+    display(HTML(sections.html_table(voting_report.pools(VOTING.tables))))
     _v = CFG["voting"]
+    display(Markdown(f"### λ chosen with the noise in the loop (M = {_v['h1_M']})\n\n"
+                     "Per (M, ε, method), the λ of the grid with the lowest validation error of the *private* "
+                     "release, averaged over noise draws from tuning streams disjoint from the repetitions. "
+                     + voting_report.SELECTION_PRIVACY + " " + voting_report.edge_text(VOTING.tables, CFG)))
+    display(HTML(sections.html_table(voting_report.lambdas(VOTING.tables, CFG))))
+    display(Markdown(f"### When each method beats the majority class (M = {_v['h1_M']})\n\n"
+                     "The smallest ε whose test error is significantly below the majority-class error "
+                     "(95 % t-interval over repetitions)."))
+    display(HTML(sections.html_table(voting_report.beats_majority(VOTING.tables, CFG))))
     display(Markdown(f"### Test error at M = {_v['h1_M']}, ε = 1 (controls: no noise)"))
     display(HTML(sections.html_table(
         voting_report.error_summary(VOTING.tables, _v["h1_M"], 1.0).reset_index(names="method")
@@ -512,18 +521,22 @@ if VOTING.tables:
             display(Image(filename=_path, alt=f"voting study figure {_fig}"))
         else:
             display(HTML(sections.callout(f"Figure {_fig} was not built.", "note")))
+    display(Markdown("#### What the figures show\n\n" + voting_report.figure_findings(VOTING.tables, CFG)))
 
 # %% [markdown]
 # ### Claims (S-004, E5) and privacy ledger
 #
 # Paired within a repetition (same partition and local classifiers), 95 % t-intervals over
 # repetitions; the Lemma 6 claim uses a Clopper–Pearson interval for the fraction of draws
-# above the line. The ledger lists, for every private mechanism, the unit, the sensitivity
+# above the line. V1 and V2 average over the ε at which one of the two compared methods is
+# significantly below the majority-class error; a claim with no such setting compares
+# classifiers no better than always predicting the majority class and is UNINFORMATIVE. The ledger lists, for every private mechanism, the unit, the sensitivity
 # and the N-L2 parameter β = ε/Δ actually used, and the ε really given.
 
 # %%
 if VOTING.tables:
     display(HTML(sections.html_table(VOTING_CLAIMS)))
+    display(Markdown(voting_report.claims_text(VOTING_CLAIMS)))
     display(HTML(sections.html_table(voting_report.ledger(VOTING.tables))))
     display(Markdown("### Reconstructed and open choices of this study"))
     display(HTML(sections.html_table(pd.DataFrame(
@@ -699,13 +712,17 @@ else:
                      "Holm-corrected within the cell at 0.05); party-level mechanisms are over-protected "
                      "relative to the record-level ones, which is part of the comparison."))
     display(HTML(sections.html_table(xp_report.leaderboard(XP))))
+    display(Markdown(xp_report.edge_sentence(XP)))
+    display(Markdown("### Today's standard baseline: DP-SGD with Poisson subsampling"))
+    display(Markdown(xp_report.baseline_sentence(XP)))
+    display(HTML(sections.html_table(xp_report.baseline_standing(XP))))
     display(Markdown("### What changes relative to each paper's own conclusions"))
     display(Markdown("Each paper's comparison re-checked here at equal *accounted* privacy (the ε of "
                      "the whole transcript equals the target, see above): accuracy of the mechanism "
                      "the paper favours minus its competitor, paired by repetition and averaged over "
                      "the grid; PASS = the paper's conclusion holds, FAIL = the opposite holds."))
     display(HTML(sections.html_table(XP_CLAIMS)))
-    for xp_name, xp_caption in xp_report.CAPTIONS.items():
+    for xp_name, xp_caption in xp_report.captions(XP, CFG).items():
         xp_path = XP.figures.get(xp_name)
         display(Markdown(f"**{xp_name}.** {xp_caption}"))
         if xp_path:

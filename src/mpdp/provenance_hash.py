@@ -49,8 +49,7 @@ STAGE_SOURCES: dict[str, tuple[str, ...]] = {
                    "studies/admm/schema.py", "seeding.py", "results.py", "data/prepare.py"),
     "admm_figures": ("figures/style.py", "figures/bands.py", "studies/admm", "claims.py", "results.py"),
     # cross-paper benchmark tables (issue 10): reuses the gradient, voting and ADMM training code
-    "benchmark_train": ("studies/benchmark/plan.py", "studies/benchmark/calibration.py",
-                        "studies/benchmark/train.py", "studies/benchmark/schema.py",
+    "benchmark_train": ("studies/benchmark",
                         "studies/wddp/batch.py", "studies/voting/train.py", "studies/voting/plan.py",
                         *ENGINE, "models", "mechanisms", "privacy", "partition.py", "seeding.py",
                         "results.py", "data/prepare.py", "bounds.py"),

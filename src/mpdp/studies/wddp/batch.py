@@ -20,7 +20,7 @@ from mpdp import mechanisms
 from mpdp.engine import Block, column_flops, deduplicate, noisy_gd, row_keys
 from mpdp.mechanisms import Calibration, RunSpec
 from mpdp.partition import PartitionSet
-from mpdp.seeding import rng, seed_sequence
+from mpdp.seeding import rng, seed_sequence, tuning_key
 
 
 @dataclass(frozen=True)
@@ -65,8 +65,12 @@ def train_batch(
     dedup: bool = True,
     progress: Callable[[int], None] | None = None,
     noise_scale: float = 1.0,
+    tuning: bool = False,
 ) -> BatchResult:
     """Train ``runs`` (all on ``partition``; ``run.rep`` indexes its repetitions).
+
+    ``tuning`` draws every column's noise from the tuning stream of its key
+    (:func:`mpdp.seeding.tuning_key`), disjoint from every evaluated repetition's.
 
     ``noise_scale`` multiplies every column's calibrated σ (test hook: 0 switches the noise off
     and gives the family's non-private trajectories; the calibrations returned are unchanged).
@@ -93,7 +97,8 @@ def train_batch(
     def add_column(run: RunSpec, party: int | None, cal: Calibration) -> int:
         col_eta.append(run.eta)
         col_sigma.append(cal.party_sigma(party) * noise_scale)
-        col_seed.append(seed_sequence(root_seed, *run.noise_key(party)))
+        key = run.noise_key(party)
+        col_seed.append(seed_sequence(root_seed, *(tuning_key(*key) if tuning else key)))
         col_theta0.append(theta0_by_rep[run.rep])
         return len(col_eta) - 1
 
