@@ -167,6 +167,15 @@ if git.dirty:
         )
     )
 
+ENGINE_TABLES = {f"wddp/{ds}": frame for ds, frame in TABLES.items()}
+if ZZ is not None:
+    ENGINE_TABLES["admm"] = ZZ["frame"]
+ENGINE_TABLES |= {f"voting/{name}": frame for name, frame in VOTING.tables.items()}
+engine_paths = provenance.engine_paths(ENGINE_TABLES)
+display(Markdown("**Engine** (how the rows of the results tables were computed): "
+                 + provenance.engine_sentence(engine_paths)))
+display(HTML(sections.html_table(engine_paths)))
+
 display(
     Markdown("**Raw files** (SHA-256 of the uncompressed file each data card was prepared from):")
 )

@@ -15,10 +15,10 @@ PACKAGE_ROOT = Path(__file__).resolve().parent
 #: the WD-DP study's training modules (its figure table is a figures/report dependency)
 WDDP_TRAINING = tuple(f"studies/wddp/{name}.py" for name in ("plan", "batch", "cv", "evaluate", "job"))
 
-#: the batched training engine: its Python side, the compiled kernel's and noise stream's C
-#: sources, and the CPU facts that choose its block layouts
+#: the batched training engine: its Python side and the compiled kernel's and noise stream's C
+#: sources
 ENGINE = ("engine.py", "fused_kernel.py", "_gd_kernel.c", "_gd_kernel_simd.h", "_normal_stream.c",
-          "normal_stream.py", "cpu_caches.py")
+          "_ziggurat_tables.h", "normal_stream.py")
 
 #: which parts of the package each stage depends on (paths relative to src/mpdp)
 STAGE_SOURCES: dict[str, tuple[str, ...]] = {
