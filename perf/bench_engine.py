@@ -224,7 +224,7 @@ def main() -> None:
         help="--full: Snakemake --configfile (default: the workflow's config/config.yaml)",
     )
     parser.add_argument(
-        "--target", type=float, default=1.4, help="--full: ratio to the bound to meet (default 1.4)"
+        "--target", type=float, default=1.5, help="--full: ratio to the bound to meet (default 1.5)"
     )
     args = parser.parse_args()
     if args.full:
