@@ -25,9 +25,9 @@ from pathlib import Path
 import pandas as pd
 from IPython.display import Image, display
 
-from mpdp.figures.plot import load_tables, render_figure, select_rows
-from mpdp.report import sections
+from mpdp.studies.wddp import report as sections
 from mpdp.studies.wddp.figure_spec import FIGURES, VARIANTS
+from mpdp.studies.wddp.figures import load_tables, render_figure, select_rows
 
 RESULTS = Path("data/results/wddp")
 tables = load_tables({path.stem: path for path in sorted(RESULTS.glob("*.parquet"))})

@@ -34,13 +34,13 @@ import yaml
 from IPython.display import HTML, Image, Markdown, display
 
 from mpdp import config as mpdp_config
-from mpdp.figures.plot import cv_curves_png, load_tables, table1_frame
-from mpdp.report import provenance, sections
+from mpdp.report import provenance
 from mpdp.report.build import CONTEXT_ENV
 from mpdp.studies.admm import report as zz_report
 from mpdp.studies.benchmark import report as xp_report
 from mpdp.studies.ls import report as ls_report
 from mpdp.studies.voting import report as voting_report
+from mpdp.studies.wddp import report as sections
 from mpdp.studies.wddp.claims import READINGS, survival_sentence
 from mpdp.studies.wddp.figure_spec import (
     ACCOUNTANT_NOTES,
@@ -50,6 +50,7 @@ from mpdp.studies.wddp.figure_spec import (
     VARIANTS,
     variants_for,
 )
+from mpdp.studies.wddp.figures import cv_curves_png, load_tables, table1_frame
 
 CTX = json.loads(Path(os.environ[CONTEXT_ENV]).read_text())
 CFG = CTX["config"]

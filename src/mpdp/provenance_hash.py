@@ -26,8 +26,10 @@ STAGE_SOURCES: dict[str, tuple[str, ...]] = {
     "partition": ("partition.py", "seeding.py", "io.py"),
     "train": (*ENGINE, "models", "mechanisms", "privacy", *WDDP_TRAINING, "bounds.py",
               "partition.py", "seeding.py", "results.py"),
-    "figures": ("figures", "studies/wddp/figure_spec.py", "bounds.py", "results.py"),
-    "report": ("report", "claims.py", "studies/wddp/claims.py", "figures",
+    "figures": ("figures", "studies/wddp/figures.py", "studies/wddp/figure_spec.py", "bounds.py",
+                "results.py"),
+    "report": ("report", "claims.py", "studies/wddp/claims.py", "studies/wddp/report.py",
+               "studies/wddp/figures.py", "figures",
                "studies/wddp/figure_spec.py", "bounds.py", "results.py", "studies/ls",
                "studies/voting", "studies/admm", "audit/report.py", "audit/figure.py",
                "studies/benchmark"),
@@ -56,7 +58,7 @@ STAGE_SOURCES: dict[str, tuple[str, ...]] = {
                         "results.py", "data/prepare.py", "bounds.py"),
     "benchmark_figures": ("studies/benchmark/figures.py", "studies/benchmark/ranking.py",
                           "studies/benchmark/schema.py", "figures/style.py", "figures/bands.py",
-                          "figures/plot.py", "results.py"),
+                          "studies/wddp/figures.py", "results.py"),
 }
 
 

@@ -13,8 +13,8 @@ import pytest
 
 from mpdp import config, results
 from mpdp.errors import MpdpError
-from mpdp.figures.plot import render_figure, render_noise_diagnostics
 from mpdp.report.build import CONTEXT_KEYS, render_report
+from mpdp.studies.wddp.figures import render_figure, render_noise_diagnostics
 
 ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOK = ROOT / "notebooks" / "report.py"

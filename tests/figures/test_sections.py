@@ -9,7 +9,7 @@ import pytest
 
 from mpdp import config
 from mpdp.figures import style
-from mpdp.report import sections
+from mpdp.studies.wddp import report as sections
 from mpdp.studies.wddp.claims import survival_sentence
 from mpdp.studies.wddp.figure_spec import FIGURES
 
@@ -109,7 +109,7 @@ def test_html_table_escapes_and_colours_verdicts():
 
 
 def test_table1_summary_one_row_per_setting(tables):
-    from mpdp.figures.plot import table1_frame
+    from mpdp.studies.wddp.figures import table1_frame
 
     summary = sections.table1_summary(table1_frame(tables))
     # per data set: ε-sweep m = 2, 32 and the u-sweep (m = 16, ε = 0.05) at u = 1 and 3
@@ -163,7 +163,7 @@ def test_survival_sentence_is_computed_from_both_readings(claims):
 def test_cv_curves_and_choices_from_the_eta_tables(tmp_path):
     import json
 
-    from mpdp.figures.plot import cv_curves_png
+    from mpdp.studies.wddp.figures import cv_curves_png
 
     (tmp_path / "eta").mkdir()
     scores = [

@@ -2,6 +2,6 @@
 
 * :mod:`mpdp.report.build`: execute the jupytext notebook and export self-contained HTML;
 * :mod:`mpdp.report.provenance`: git commit, package versions, machine, checksums, wall times;
-* :mod:`mpdp.report.sections`: every table and sentence the report shows, computed from the
+* :mod:`mpdp.studies.wddp.report`: every table and sentence the report shows, computed from the
   results, cards, config and claims check.
 """

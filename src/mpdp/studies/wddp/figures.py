@@ -855,7 +855,7 @@ def cv_curves_png(scores: pd.DataFrame, chosen: pd.DataFrame) -> bytes:
 
     One line per selection group (colour: mechanism and mode; line style: accountant); the
     chosen η (one-SE rule) is circled. ``scores`` and ``chosen`` come from
-    :func:`mpdp.report.sections.cv_scores`.
+    :func:`mpdp.studies.wddp.report.cv_scores`.
     """
     import io as _io
 

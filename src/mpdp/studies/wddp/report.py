@@ -21,9 +21,9 @@ import pandas as pd
 from mpdp import bounds
 from mpdp.claims import VERDICTS
 from mpdp.figures import style
-from mpdp.figures.plot import select_rows
 from mpdp.studies.wddp.claims import evaluate_reading, survival
 from mpdp.studies.wddp.figure_spec import DATASET_PANELS, FIGURES, VARIANTS, FigureSpec
+from mpdp.studies.wddp.figures import select_rows
 
 Tables = Mapping[str, pd.DataFrame | None]
 
@@ -851,7 +851,7 @@ def inconsistencies(config: Mapping[str, Any], tables: Tables) -> pd.DataFrame:
 
 
 def table1_summary(frame: pd.DataFrame) -> pd.DataFrame:
-    """Compact view of :func:`mpdp.figures.plot.table1_frame`: risk bounds per method and setting.
+    """Compact view of :func:`mpdp.studies.wddp.figures.table1_frame`: risk bounds per method and setting.
 
     One row per data set and ε-sweep m (u-sweeps at their smallest and largest u), columns
     the explicit excess-risk bound of each Table 1 row plus WD-DP's computed and claimed
