@@ -25,7 +25,7 @@ from pathlib import Path
 import pandas as pd
 from IPython.display import Image, display
 
-from mpdp.studies.wddp import report as sections
+from mpdp.studies.wddp import report as wddp_report
 from mpdp.studies.wddp.figure_spec import FIGURES, VARIANTS
 from mpdp.studies.wddp.figures import load_tables, render_figure, select_rows
 
@@ -37,7 +37,7 @@ print({ds: len(t) for ds, t in tables.items()})
 # Runs per experiment, mechanism, mode and accountant:
 
 # %%
-runs = sections.combined(tables)
+runs = wddp_report.combined(tables)
 runs.groupby(["dataset", "experiment", "mechanism", "mode", "accountant"]).size().unstack("dataset")
 
 # %% [markdown]

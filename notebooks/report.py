@@ -34,13 +34,13 @@ import yaml
 from IPython.display import HTML, Image, Markdown, display
 
 from mpdp import config as mpdp_config
-from mpdp.report import provenance
+from mpdp.report import provenance, sections
 from mpdp.report.build import CONTEXT_ENV
 from mpdp.studies.admm import report as zz_report
 from mpdp.studies.benchmark import report as xp_report
 from mpdp.studies.ls import report as ls_report
 from mpdp.studies.voting import report as voting_report
-from mpdp.studies.wddp import report as sections
+from mpdp.studies.wddp import report as wddp_report
 from mpdp.studies.wddp.claims import READINGS, survival_sentence
 from mpdp.studies.wddp.figure_spec import (
     ACCOUNTANT_NOTES,
@@ -60,10 +60,10 @@ UNAVAILABLE = CTX["unavailable"]
 FIGURE_FILES = CTX["figures"]
 CONFIGURED_VARIANTS = variants_for(CFG)
 display(HTML(sections.REPORT_CSS))
-warnings = sections.data_warnings(CFG, CARDS, TABLES, UNAVAILABLE)
+warnings = wddp_report.data_warnings(CFG, CARDS, TABLES, UNAVAILABLE)
 if warnings:
     display(HTML(sections.callout(warnings, "warning")))
-CLAIMS = {reading: sections.claims_check(TABLES, reading) for reading in READINGS}
+CLAIMS = {reading: wddp_report.claims_check(TABLES, reading) for reading in READINGS}
 ZZ = zz_report.load(CTX)
 VOTING = voting_report.load(CTX.get("voting"))
 LS = ls_report.load(CTX.get("ls"))
@@ -89,11 +89,11 @@ if CLAIMS["paper"].empty:
     display(HTML(sections.callout("No results tables: no claim could be checked.", "warning")))
 else:
     display(Markdown("**Verdict.** " + survival_sentence(CLAIMS["paper"], CLAIMS["equal_privacy"], "equal privacy")))
-    display(HTML(sections.html_table(sections.survival_table(CLAIMS["paper"], CLAIMS["equal_privacy"]))))
+    display(HTML(sections.html_table(wddp_report.survival_table(CLAIMS["paper"], CLAIMS["equal_privacy"]))))
     display(
         HTML(
             sections.html_table(
-                sections.claims_side_by_side(CLAIMS["paper"], CLAIMS["equal_privacy"], "equal privacy")
+                wddp_report.claims_side_by_side(CLAIMS["paper"], CLAIMS["equal_privacy"], "equal privacy")
             )
         )
     )
@@ -193,7 +193,7 @@ else:
 # ## 3. Data cards
 
 # %%
-display(HTML(sections.html_table(sections.data_card_table(CARDS, UNAVAILABLE))))
+display(HTML(sections.html_table(wddp_report.data_card_table(CARDS, UNAVAILABLE))))
 display(
     Markdown(
         "**Floor and ceiling of every accuracy panel.** The majority-class rate of the test set "
@@ -203,8 +203,8 @@ display(
         "majority rate, every accuracy curve of that data set is essentially the majority class."
     )
 )
-display(HTML(sections.html_table(sections.accuracy_range(TABLES, CTX["results"]))))
-notes = sections.parsing_notes(CARDS)
+display(HTML(sections.html_table(wddp_report.accuracy_range(TABLES, CTX["results"]))))
+notes = wddp_report.parsing_notes(CARDS)
 if not notes.empty:
     display(Markdown("What the preparation dropped or imputed:"))
     display(HTML(sections.html_table(notes)))
@@ -232,7 +232,7 @@ for reading_id, claims in CLAIMS.items():
         display(HTML(sections.callout("No results tables: no claim could be checked.", "warning")))
         continue
     display(HTML(sections.html_table(sections.verdict_summary(claims))))
-    display(HTML(sections.html_table(sections.claims_matrix(claims))))
+    display(HTML(sections.html_table(wddp_report.claims_matrix(claims))))
 
 # %% [markdown]
 # ## 5. The figures
@@ -274,7 +274,7 @@ for fig_id, spec in FIGURES.items():
                 )
             )
     display(Markdown(f"**The paper's claim.** {spec.claim}"))
-    observations = sections.figure_observations(spec, TABLES)
+    observations = wddp_report.figure_observations(spec, TABLES)
     display(
         Markdown(
             "**What the replication shows** (main reading; mean over repetitions at both ends of the x-axis):"
@@ -282,14 +282,14 @@ for fig_id, spec in FIGURES.items():
     )
     display(HTML(sections.html_table(observations)))
     display(
-        Markdown("\n".join(f"- {line}" for line in sections.figure_findings(spec, observations)))
+        Markdown("\n".join(f"- {line}" for line in wddp_report.figure_findings(spec, observations)))
     )
     for reading_id, claims in CLAIMS.items():
-        rows, note = sections.figure_claims(claims, spec)
+        rows, note = wddp_report.figure_claims(claims, spec)
         label = READINGS[reading_id].name
         display(Markdown(f"**Verdict ({label}).** {note}"))
         if not rows.empty:
-            display(HTML(sections.html_table(sections.claims_matrix(rows))))
+            display(HTML(sections.html_table(wddp_report.claims_matrix(rows))))
 
 # %% [markdown]
 # ### Noise diagnostics (not a paper figure)
@@ -310,7 +310,7 @@ display(
         "Realised size ratio n/(m n_(1)) of the random-size partitions (= σ_J/σ_WD of those runs):"
     )
 )
-display(HTML(sections.html_table(sections.size_ratios(TABLES))))
+display(HTML(sections.html_table(wddp_report.size_ratios(TABLES))))
 
 # %% [markdown]
 # ## 6. Privacy ledger
@@ -333,8 +333,8 @@ display(HTML(sections.html_table(sections.size_ratios(TABLES))))
 #   accounted ε = claimed ε for the aggregate.
 
 # %%
-display(Markdown(sections.ma16_ratio_sentence(TABLES) + "."))
-display(HTML(sections.html_table(sections.privacy_ledger(TABLES))))
+display(Markdown(wddp_report.ma16_ratio_sentence(TABLES) + "."))
+display(HTML(sections.html_table(wddp_report.privacy_ledger(TABLES))))
 
 # %% [markdown]
 # ## 7. Deviations and open choices
@@ -346,12 +346,12 @@ display(HTML(sections.html_table(sections.privacy_ledger(TABLES))))
 
 # %%
 display(Markdown("### Reconstructed and open choices used"))
-display(HTML(sections.html_table(sections.reconstructed_choices(CFG, CARDS))))
+display(HTML(sections.html_table(wddp_report.reconstructed_choices(CFG, CARDS))))
 display(Markdown("### Learning rates (spec E3.3, I-4)"))
-display(HTML(sections.html_table(sections.learning_rates(TABLES))))
-display(Markdown(sections.twin_identity(TABLES)))
+display(HTML(sections.html_table(wddp_report.learning_rates(TABLES))))
+display(Markdown(wddp_report.twin_identity(TABLES)))
 display(Markdown("### Cross-validation of η"))
-CV_SCORES, CV_CHOSEN = sections.cv_scores(CTX["results"])
+CV_SCORES, CV_CHOSEN = wddp_report.cv_scores(CTX["results"])
 display(
     Markdown(
         "η is chosen by 5-fold CV at the reference setting (m = 8, ε = 0.1) on validation "
@@ -377,7 +377,7 @@ if CV_SCORES.empty:
     )
 else:
     display(Image(data=cv_curves_png(CV_SCORES, CV_CHOSEN), format="png"))
-    display(HTML(sections.html_table(sections.cv_choice_table(CV_CHOSEN))))
+    display(HTML(sections.html_table(wddp_report.cv_choice_table(CV_CHOSEN))))
 display(Markdown("### λ sensitivity of the non-private optimum (λ is reconstructed, spec E7 #4)"))
 display(
     Markdown(
@@ -386,9 +386,9 @@ display(
         "ceiling of the accuracy panels on some data sets."
     )
 )
-display(HTML(sections.html_table(sections.lambda_sensitivity_table(CTX["results"]))))
+display(HTML(sections.html_table(wddp_report.lambda_sensitivity_table(CTX["results"]))))
 display(Markdown("### Inconsistencies of the paper that affect the figures"))
-display(HTML(sections.html_table(sections.inconsistencies(CFG, TABLES))))
+display(HTML(sections.html_table(wddp_report.inconsistencies(CFG, TABLES))))
 
 # %% [markdown]
 # ### Table 1 of the paper, computed
@@ -401,7 +401,7 @@ display(HTML(sections.html_table(sections.inconsistencies(CFG, TABLES))))
 # bounds and the factor the paper claims.
 
 # %%
-display(HTML(sections.html_table(sections.table1_summary(table1_frame(TABLES)))))
+display(HTML(sections.html_table(wddp_report.table1_summary(table1_frame(TABLES)))))
 
 
 # %% [markdown]

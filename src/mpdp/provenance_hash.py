@@ -58,7 +58,7 @@ STAGE_SOURCES: dict[str, tuple[str, ...]] = {
                         "results.py", "data/prepare.py", "bounds.py"),
     "benchmark_figures": ("studies/benchmark/figures.py", "studies/benchmark/ranking.py",
                           "studies/benchmark/schema.py", "figures/style.py", "figures/bands.py",
-                          "studies/wddp/figures.py", "results.py"),
+                          "figures/plot.py", "results.py"),
 }
 
 

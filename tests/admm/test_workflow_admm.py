@@ -73,8 +73,8 @@ def test_report_section_renders_from_the_built_outputs(built):
     from IPython.display import HTML, Image, Markdown
 
     from mpdp import config
+    from mpdp.report import sections
     from mpdp.studies.admm import report as zz_report
-    from mpdp.studies.wddp import report as sections
 
     workdir = built
     text = (ROOT / "notebooks" / "report.py").read_text()

@@ -19,7 +19,7 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
 from mpdp.figures import style
-from mpdp.studies.wddp.figures import save_figure
+from mpdp.figures.plot import save_figure
 
 #: ε̂ = 0 is drawn at this value on the log axis (labelled "0")
 FLOOR = 1e-2

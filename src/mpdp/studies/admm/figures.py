@@ -22,10 +22,10 @@ import pandas as pd  # noqa: E402
 from mpdp.errors import InputDataError  # noqa: E402
 from mpdp.figures import style  # noqa: E402
 from mpdp.figures.bands import summarise  # noqa: E402
+from mpdp.figures.plot import save_figure  # noqa: E402
 from mpdp.io import atomic_path  # noqa: E402
 from mpdp.studies.admm.tradeoff import alpha_star, fit_g, fit_table  # noqa: E402
 from mpdp.studies.admm.train import read_table  # noqa: E402
-from mpdp.studies.wddp.figures import save_figure  # noqa: E402
 
 PRIVATE = ("dvp", "pvp")
 I11_NOTE = ("α is per node and per iteration (\u201cdynamic α-DP\u201d); the paper gives no composition "

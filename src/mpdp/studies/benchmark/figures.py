@@ -30,9 +30,9 @@ from mpdp import results  # noqa: E402
 from mpdp.errors import InputDataError  # noqa: E402
 from mpdp.figures import style  # noqa: E402
 from mpdp.figures.bands import summarise  # noqa: E402
+from mpdp.figures.plot import save_figure  # noqa: E402
 from mpdp.studies.benchmark import ranking  # noqa: E402
 from mpdp.studies.benchmark.schema import EXTRA_COLUMNS, MECHANISM_BY_ID, MECHANISMS  # noqa: E402
-from mpdp.studies.wddp.figures import save_figure  # noqa: E402
 
 FIGURES = ("xp_eps", "xp_m", "xp_u", "xp_rank")
 #: the axis of each sweep figure: (column, label, log scale)

@@ -22,7 +22,7 @@ import pandas as pd
 from matplotlib.axes import Axes
 
 from mpdp.figures import style
-from mpdp.studies.wddp.figures import save_figure
+from mpdp.figures.plot import save_figure
 
 #: colours and legend names of the curves (Okabe–Ito, from the project palette order)
 CURVES: dict[str, tuple[str, str]] = {

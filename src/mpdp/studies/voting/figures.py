@@ -23,8 +23,8 @@ from matplotlib.figure import Figure
 
 from mpdp.claims import t_interval
 from mpdp.figures import style
+from mpdp.figures.plot import save_figure
 from mpdp.studies.voting.plan import CONTROLS, EXTRA_COLUMNS
-from mpdp.studies.wddp.figures import save_figure
 
 #: legend names (spec M5, M6a, M6b, M11, M12, M13 and the E5 controls)
 LABELS: dict[str, str] = {

@@ -32,7 +32,7 @@ from matplotlib.lines import Line2D
 from mpdp import bounds, results
 from mpdp.errors import InputDataError
 from mpdp.figures import style
-from mpdp.io import atomic_path
+from mpdp.figures.plot import axes_texts, message_panel, save_figure
 from mpdp.studies.wddp.figure_spec import (
     ACCOUNTANT_NOTES,
     DATASET_PANELS,
@@ -280,27 +280,6 @@ def overlay_label(
 # --------------------------------------------------------------------------------------------
 
 
-def _message_panel(ax: Axes, title: str, message: str, width: int = 42) -> None:
-    """Replace a panel's curves by a readable explanation (wrapped at ``width`` characters)."""
-    ax.set_title(title, loc="left")
-    ax.set_xticks([])
-    ax.set_yticks([])
-    ax.grid(False)
-    for spine in ax.spines.values():
-        spine.set_linestyle(":")
-        spine.set_color("#999999")
-    ax.text(
-        0.5,
-        0.5,
-        "\n".join(textwrap.wrap(message, width)),
-        ha="center",
-        va="center",
-        transform=ax.transAxes,
-        fontsize=9.5,
-        color="#444444",
-    )
-
-
 def panel_problem(
     dataset: str, tables: Mapping[str, pd.DataFrame | None], unavailable: Mapping[str, str]
 ) -> tuple[str, str] | None:
@@ -316,13 +295,6 @@ def panel_problem(
     if table is None or table.empty:
         return "empty", f"{name}: no results table for this data set."
     return None
-
-
-def _axes_texts(ax: Axes) -> tuple[str, ...]:
-    """Every non-empty text of an axes: titles and free text."""
-    texts = [ax.get_title(loc) for loc in ("left", "center", "right")]
-    texts += [t.get_text() for t in ax.texts]
-    return tuple(t for t in texts if t)
 
 
 def _draw_curves(ax: Axes, rows: pd.DataFrame, metric: str) -> tuple[str, ...]:
@@ -537,8 +509,8 @@ def render_figure(
                         f"{var.mode}, accountant {var.accountant}) in the results table.",
                     )
             if problem is not None:
-                _message_panel(ax, panel_title, problem[1])
-                panels[dataset] = PanelSummary(dataset, *problem, (), 0, _axes_texts(ax))
+                message_panel(ax, panel_title, problem[1])
+                panels[dataset] = PanelSummary(dataset, *problem, (), 0, axes_texts(ax))
                 continue
             ax.set_title(panel_title, loc="left")
             mechanisms = _draw_curves(ax, rows, spec.metric)
@@ -551,20 +523,12 @@ def render_figure(
                 _draw_accounted(ax, rows)
             _format_axes(ax, spec, rows)
             panels[dataset] = PanelSummary(
-                dataset, "plotted", "", mechanisms, len(rows), _axes_texts(ax)
+                dataset, "plotted", "", mechanisms, len(rows), axes_texts(ax)
             )
         n_plotted = sum(p.status == "plotted" for p in panels.values())
         labels = _draw_legend(axes[5], spec, var, legend, n_plotted)
         save_figure(fig, out_png, out_pdf)
     return FigureSummary(f"{fig_id}{variant}", title, subtitle, panels, labels)
-
-
-def save_figure(fig: Figure, out_png: str | Path, out_pdf: str | Path) -> None:
-    """Save ``fig`` as PNG and PDF, atomically and without dates or versions in the files."""
-    with atomic_path(out_png) as tmp:
-        fig.savefig(tmp, format="png", dpi=style.DPI, metadata=style.PNG_METADATA)
-    with atomic_path(out_pdf) as tmp:
-        fig.savefig(tmp, format="pdf", dpi=style.DPI, metadata=style.PDF_METADATA)
 
 
 # --------------------------------------------------------------------------------------------
@@ -740,9 +704,9 @@ def render_noise_diagnostics(
             if dataset not in rows_by_ds:
                 status, message = panel_problem(dataset, tables, unavailable)  # type: ignore[misc]
                 for ax in axes:
-                    _message_panel(ax, panel_title, message, width=26)
+                    message_panel(ax, panel_title, message, width=26)
                 panels[dataset] = PanelSummary(
-                    dataset, status, message, (), 0, _axes_texts(axes[0])
+                    dataset, status, message, (), 0, axes_texts(axes[0])
                 )
                 continue
             for ax in axes:
@@ -763,7 +727,7 @@ def render_noise_diagnostics(
                 "",
                 mechanisms,
                 len(eps_rows) + len(u_rows),
-                _axes_texts(axes[0]),
+                axes_texts(axes[0]),
             )
         labels = _noise_legend(fig.add_subplot(grid[:, 5]), look)
         save_figure(fig, out_png, out_pdf)

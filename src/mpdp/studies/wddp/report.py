@@ -1,16 +1,14 @@
-"""Tables and sentences of the HTML report, computed from the results (spec E3.4, E7, §16).
+"""The WD-DP study's report tables and sentences, computed from the results (spec E3.4, E7, §16).
 
-Everything the report states about the replication is computed here from the results
+Everything the report states about the WD-DP replication is computed here from the results
 tables, the data cards, the config and the claims check (:mod:`mpdp.studies.wddp.claims`);
 the notebook ``notebooks/report.py`` only arranges it. No number in the report is typed by hand.
 """
 
 from __future__ import annotations
 
-import html
 import json
 import math
-import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -19,7 +17,6 @@ import numpy as np
 import pandas as pd
 
 from mpdp import bounds
-from mpdp.claims import VERDICTS
 from mpdp.figures import style
 from mpdp.studies.wddp.claims import evaluate_reading, survival
 from mpdp.studies.wddp.figure_spec import DATASET_PANELS, FIGURES, VARIANTS, FigureSpec
@@ -367,42 +364,6 @@ def figure_claims(claims: pd.DataFrame, spec: FigureSpec) -> tuple[pd.DataFrame,
         f"its companion Fig. {pair.number} ({pair.shows}), which tests the same statement."
     )
     return hits, note
-
-
-def verdict_summary(claims: pd.DataFrame) -> pd.DataFrame:
-    """Per claim: how many data sets PASS / FAIL / are INCONCLUSIVE / UNINFORMATIVE."""
-    if claims.empty:
-        return pd.DataFrame(columns=["id", "claim", *VERDICTS])
-    counts = claims.groupby(["claim_id", "claim"])["verdict"].value_counts().unstack(fill_value=0)
-    for verdict in VERDICTS:
-        if verdict not in counts.columns:
-            counts[verdict] = 0
-    order = list(dict.fromkeys(claims["claim_id"]))
-    counts = counts[list(VERDICTS)].reset_index()
-    counts.columns.name = None
-    counts = counts.sort_values("claim_id", key=lambda s: s.map(order.index))
-    return counts.rename(columns={"claim_id": "id"}).reset_index(drop=True)
-
-
-def studies_at_a_glance(claims_by_study: Mapping[str, pd.DataFrame | None]) -> pd.DataFrame:
-    """One row per (study, claim): how many data sets / settings PASS, FAIL or are INCONCLUSIVE.
-
-    ``claims_by_study`` maps a study's name to its claims table (:data:`mpdp.claims.COLUMNS`);
-    a study that did not run (None or empty) gets one row saying so, so the glance table never
-    hides a missing study.
-    """
-    frames = []
-    for study, claims in claims_by_study.items():
-        if claims is None or claims.empty:
-            frames.append(pd.DataFrame([{"study": study, "id": "—", "claim": "not run in this build",
-                                         **dict.fromkeys(VERDICTS, 0)}]))
-            continue
-        counts = verdict_summary(claims)
-        counts.insert(0, "study", study)
-        frames.append(counts)
-    if not frames:
-        return pd.DataFrame(columns=["study", "id", "claim", *VERDICTS])
-    return pd.concat(frames, ignore_index=True)
 
 
 # --------------------------------------------------------------------------------------------
@@ -891,70 +852,3 @@ def table1_summary(frame: pd.DataFrame) -> pd.DataFrame:
     )
 
 
-def format_number(value: Any) -> str:
-    """Numbers for HTML tables: 4 significant digits, scientific when very large or small."""
-    if isinstance(value, bool | np.bool_):
-        return "yes" if value else "no"
-    if isinstance(value, int | np.integer):
-        return str(int(value))
-    if isinstance(value, float | np.floating):
-        if math.isnan(value):
-            return "—"
-        if value != 0 and (abs(value) >= 1e5 or abs(value) < 1e-3):
-            return f"{value:.3e}"
-        return f"{value:.4g}"
-    return "—" if value is None or value is pd.NA else str(value)
-
-
-# --------------------------------------------------------------------------------------------
-# HTML snippets
-# --------------------------------------------------------------------------------------------
-
-#: CSS of the report's tables and call-outs (inline: the report loads nothing)
-REPORT_CSS = """
-<style>
-.mpdp-table { border-collapse: collapse; font-size: 0.85em; margin: 0.4em 0 1em 0; }
-.jp-RenderedHTMLCommon .mpdp-table th, .jp-RenderedHTMLCommon .mpdp-table td,
-.mpdp-table th, .mpdp-table td { border: 1px solid #d0d0d0; padding: 3px 7px; text-align: left;
-  vertical-align: top; }
-.mpdp-table th { background: #f3f3f3; }
-.mpdp-table td.v-PASS { background: #e3f4e6; }
-.mpdp-table td.v-FAIL { background: #fbe3e3; }
-.mpdp-table td.v-INCONCLUSIVE { background: #fff5d6; }
-.mpdp-table td.v-UNINFORMATIVE { background: #ececec; color: #555; }
-.mpdp-callout { border-left: 6px solid #1f5fa8; background: #eef4fb; padding: 8px 14px;
-  margin: 0.6em 0; }
-.mpdp-callout.warning { border-color: #c62828; background: #fdecea; font-weight: 600; }
-.mpdp-callout.note { border-color: #8a6d00; background: #fff8e1; }
-pre.mpdp-pre { background: #f7f7f7; padding: 8px; font-size: 0.85em; overflow-x: auto; }
-</style>
-"""
-
-_VERDICT_CELL = re.compile(r"<td>(PASS|FAIL|INCONCLUSIVE|UNINFORMATIVE)")
-
-
-def html_table(frame: pd.DataFrame) -> str:
-    """A results table as escaped HTML; verdict cells are coloured."""
-    if frame.empty:
-        return '<p class="mpdp-callout note">No rows.</p>'
-    text = frame.map(format_number).to_html(
-        index=False, escape=True, border=0, classes="mpdp-table"
-    )
-    return _VERDICT_CELL.sub(lambda m: f'<td class="v-{m[1]}">{m[1]}', text)
-
-
-def callout(lines: list[str] | str, kind: str = "info") -> str:
-    """A highlighted box (``info``, ``note`` or ``warning``) with escaped text, one line per item."""
-    items = [lines] if isinstance(lines, str) else lines
-    body = "<br>".join(html.escape(line) for line in items)
-    return f'<div class="mpdp-callout {kind}">{body}</div>'
-
-
-def pre(text: str) -> str:
-    """Preformatted, escaped text (commands, config)."""
-    return f'<pre class="mpdp-pre">{html.escape(text)}</pre>'
-
-
-def details(summary: str, body_html: str) -> str:
-    """A collapsed block (no script needed) with an escaped summary line."""
-    return f"<details><summary>{html.escape(summary)}</summary>{body_html}</details>"

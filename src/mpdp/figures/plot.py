@@ -1,0 +1,56 @@
+"""Panel helpers every study's figures use: deterministic saving, message panels, axes texts.
+
+Output is byte-reproducible: fixed DPI, no dates or versions in the PNG/PDF metadata
+(:data:`mpdp.figures.style.PNG_METADATA`, guides/tooling.md).
+"""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+from matplotlib.axes import Axes  # noqa: E402
+from matplotlib.figure import Figure  # noqa: E402
+
+from mpdp.figures import style  # noqa: E402
+from mpdp.io import atomic_path  # noqa: E402
+
+
+def save_figure(fig: Figure, out_png: str | Path, out_pdf: str | Path) -> None:
+    """Save ``fig`` as PNG and PDF, atomically and without dates or versions in the files."""
+    with atomic_path(out_png) as tmp:
+        fig.savefig(tmp, format="png", dpi=style.DPI, metadata=style.PNG_METADATA)
+    with atomic_path(out_pdf) as tmp:
+        fig.savefig(tmp, format="pdf", dpi=style.DPI, metadata=style.PDF_METADATA)
+
+
+def message_panel(ax: Axes, title: str, message: str, width: int = 42) -> None:
+    """Replace a panel's curves by a readable explanation (wrapped at ``width`` characters)."""
+    ax.set_title(title, loc="left")
+    ax.set_xticks([])
+    ax.set_yticks([])
+    ax.grid(False)
+    for spine in ax.spines.values():
+        spine.set_linestyle(":")
+        spine.set_color("#999999")
+    ax.text(
+        0.5,
+        0.5,
+        "\n".join(textwrap.wrap(message, width)),
+        ha="center",
+        va="center",
+        transform=ax.transAxes,
+        fontsize=9.5,
+        color="#444444",
+    )
+
+
+def axes_texts(ax: Axes) -> tuple[str, ...]:
+    """Every non-empty text of an axes: titles and free text."""
+    texts = [ax.get_title(loc) for loc in ("left", "center", "right")]
+    texts += [t.get_text() for t in ax.texts]
+    return tuple(t for t in texts if t)
