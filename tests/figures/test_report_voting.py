@@ -44,4 +44,4 @@ def test_report_shows_the_voting_section(tmp_path, voting_context):
     assert "Output perturbation and voting" in text
     for item in ("hamm_soft", "jayaraman_output", "Lemma 6", "Clopper", "record", "party", "hamm_h4"):
         assert item in text
-    assert text.count("voting study figure") == len(figures.FIGURE_IDS)
+    assert text.count('alt="voting study figure') == len(figures.FIGURE_IDS)

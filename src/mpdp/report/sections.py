@@ -10,7 +10,7 @@ from __future__ import annotations
 import html
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -102,13 +102,33 @@ pre.mpdp-pre { background: #f7f7f7; padding: 8px; font-size: 0.85em; overflow-x:
 _VERDICT_CELL = re.compile(r"<td>(PASS|FAIL|INCONCLUSIVE|UNINFORMATIVE)")
 
 
-def html_table(frame: pd.DataFrame) -> str:
-    """A results table as escaped HTML; verdict cells are coloured."""
+def html_table(
+    frame: pd.DataFrame,
+    row_ids: Sequence[str | None] | None = None,
+    links: Mapping[str, Sequence[str | None]] | None = None,
+) -> str:
+    """A results table as escaped HTML; verdict cells are coloured.
+
+    ``row_ids`` gives each body row an ``id`` (an anchor; None: no id); ``links`` maps a column
+    to one ``href`` per row, and that column's cells become links (None: plain text).
+    """
     if frame.empty:
         return '<p class="mpdp-callout note">No rows.</p>'
-    text = frame.map(format_number).to_html(
-        index=False, escape=True, border=0, classes="mpdp-table"
-    )
+    cells = frame.map(lambda value: html.escape(format_number(value)))
+    for column, hrefs in (links or {}).items():
+        cells[column] = [
+            f'<a href="{html.escape(href)}">{cell}</a>' if href else cell
+            for cell, href in zip(cells[column], hrefs, strict=True)
+        ]
+    text = cells.to_html(index=False, escape=False, border=0, classes="mpdp-table")
+    if row_ids is not None:
+        head, body = text.split("<tbody>", 1)
+        rows = body.split("<tr>")
+        rows[1:] = [
+            (f'<tr id="{html.escape(rid)}">' if rid else "<tr>") + row
+            for rid, row in zip(row_ids, rows[1:], strict=True)
+        ]
+        text = head + "<tbody>" + "".join(rows)
     return _VERDICT_CELL.sub(lambda m: f'<td class="v-{m[1]}">{m[1]}', text)
 
 
