@@ -29,9 +29,10 @@ STAGE_SOURCES: dict[str, tuple[str, ...]] = {
     "figures": ("figures", "studies/wddp/figures.py", "studies/wddp/figure_spec.py", "bounds.py",
                 "results.py"),
     "report": ("report", "claims.py", "studies/wddp/claims.py", "studies/wddp/report.py",
-               "studies/wddp/figures.py", "figures",
+               "studies/wddp/figures.py", "studies/wddp/section.py", "tuning.py", "figures",
                "studies/wddp/figure_spec.py", "bounds.py", "results.py", "studies/ls",
-               "studies/voting", "studies/admm", "audit/report.py", "audit/figure.py",
+               "studies/voting", "studies/admm", "audit/report.py", "audit/figure.py", "audit/section.py",
+               "audit/table.py",
                "studies/benchmark"),
     # least-squares study (issue 9): experiment tables, then figures and claims
     "ls": ("studies/ls/__init__.py", "studies/ls/data.py", "studies/ls/experiment.py",
