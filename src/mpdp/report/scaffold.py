@@ -69,8 +69,8 @@ def bullets(lines: Sequence[str]) -> Markdown:
 
 
 def slug(text: str) -> str:
-    """A stable anchor fragment: lower case, runs of other characters become ``-``."""
-    return re.sub(r"[^a-z0-9]+", "-", str(text).lower()).strip("-") or "x"
+    """A stable anchor fragment: lower case; runs of characters other than a-z, 0-9, _ become ``-``."""
+    return re.sub(r"[^a-z0-9_]+", "-", str(text).lower()).strip("-") or "x"
 
 
 def heading(level: int, anchor: str, text: str, toc: bool = True) -> HTML:
