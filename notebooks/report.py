@@ -37,7 +37,6 @@ from mpdp.audit import section as audit_section
 from mpdp.report import provenance, scaffold, sections
 from mpdp.report.build import CONTEXT_ENV
 from mpdp.studies.admm import section as zz_section
-from mpdp.studies.benchmark import report as xp_report
 from mpdp.studies.benchmark import section as xp_section
 from mpdp.studies.ls import section as ls_section
 from mpdp.studies.voting import section as voting_section
@@ -78,17 +77,8 @@ for study in PAPERS:
 
 # %%
 display(scaffold.heading(2, "findings", "Cross-paper findings"))
-XP_LOADED = xp_report.load(CTX.get("xp"))
-display(Markdown(scaffold.paper_summary(XP) + (
-    " " + xp_report.leader_sentence(XP_LOADED) + " ([leaderboard](#benchmark-method))" if XP_LOADED else "")))
-if AUDIT.ran:
-    from mpdp.audit import report as audit_report
-    from mpdp.audit import table as audit_table
-
-    display(Markdown("**Privacy audit** ([§ audit](#audit)). " + " ".join(
-        audit_report.findings(audit_table.read(CTX["audit"]["table"])))))
-else:
-    display(Markdown(scaffold.paper_summary(AUDIT)))
+for study in (XP, AUDIT):
+    display(Markdown(scaffold.paper_summary(study)))
 REGISTER = []
 if WDDP.ran:
     REGISTER.append(

@@ -47,6 +47,7 @@ def build(ctx: Mapping[str, Any] | None) -> StudySection:
         return section
     frame = audit_table.read(path)
     exceptions = ar.exceptions(frame)
+    section.summary_note = " ".join(ar.findings(frame))
     section.method = [md(METHOD)]
     figure = ctx.get("figure")
     section.figures = [FigureItem("audit_eps", "Audit: lower bounds on ε against the claimed and the accounted ε",

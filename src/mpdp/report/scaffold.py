@@ -244,7 +244,7 @@ def paper_summary(section: StudySection) -> str:
         return f"**{section.paper}.** Not run in this build ({link}): {section.not_run}"
     reading, claims = next(iter(section.claims_tables.items()), ("", None))
     if claims is None or claims.empty:
-        return f"**{section.paper}.** No claim could be checked ({link})."
+        return f"**{section.paper}** ({link}). {section.summary_note or 'No claim could be checked.'}"
     groups = {cid: rows for cid, rows in claims.groupby("claim_id", sort=False)}
     outcome = {cid: claim_outcome(rows) for cid, rows in groups.items()}
     totals = {v: sum(o == v for o in outcome.values()) for v in VERDICTS}

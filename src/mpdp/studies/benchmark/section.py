@@ -39,6 +39,7 @@ def build(ctx: Mapping[str, Any] | None, cfg: Mapping[str, Any]) -> StudySection
         return section
     comparisons = xr.paper_comparisons(bench)
     section.claims_tables = {"each paper's comparison at equal accounted privacy": comparisons}
+    section.summary_note = xr.leader_sentence(bench) + " ([leaderboard](#benchmark-method))"
     section.method = [md("**The common footing.**"), bullets(xr.footing(bench, dict(cfg))),
                       md("**Leaderboard.** " + xr.leader_sentence(bench) + TIES), table(xr.leaderboard(bench))]
     section.figures = [FigureItem(name, caption, bench.figures.get(name)) for name, caption in xr.CAPTIONS.items()]
