@@ -201,7 +201,7 @@ CHANGES = {
     "`wddp.tau_frac`": {"config": "wddp={tau_frac: 0.1}"},
     "`wddp.cv` (η fixed by `wddp.eta`, as in the smoke profile)": {"config": "wddp={cv: {folds: 3}}"},
     "`preprocess.bank_keep_duration`": {"config": "preprocess={bank_keep_duration: false}"},
-    "plot code (`src/mpdp/figures/`)": {"edit": "figures/style.py"},
+    "plot code (`src/mpdp/figures/`)": {"edit": "figures/plot.py"},
     "training code (`src/mpdp/engine.py`, mechanisms, privacy, `studies/wddp/` training modules)":
         {"edit": "engine.py"},
 }
