@@ -263,12 +263,13 @@ def paper_summary(section: StudySection) -> str:
             continue
         bad = rows[rows["verdict"] == "FAIL"]
         first = bad.iloc[0]
-        where_failed = f"{len(bad)} of {len(rows)}" if len(rows) > 1 else "its only"
+        where_failed = (f"in {len(bad)} of {len(rows)} data sets / settings" if len(rows) > 1
+                        else "on its only data set / setting")
         why = str(first["note"]).strip() if pd.notna(first["note"]) and str(first["note"]).strip() else ""
         figures = _figure_links(section, rows)
         sentences.append(
-            f"Does not replicate: {_claim_link(section, cid, str(first['claim']))}, FAIL in {where_failed} "
-            f"data sets / settings (e.g. {first['dataset']}: {first['statistic']} = {_interval(first)})"
+            f"Does not replicate: {_claim_link(section, cid, str(first['claim']))}, FAIL {where_failed} "
+            f"(e.g. {first['dataset']}: {first['statistic']} = {_interval(first)})"
             + (f"; {why.rstrip('.')}" if why else "") + (f"; see {figures}" if figures else "") + "."
         )
     open_claims = [f"[{cid}](#{section.claim_anchor(cid)})" for cid in groups
