@@ -25,9 +25,9 @@ from pathlib import Path
 import pandas as pd
 from IPython.display import Image, display
 
-from mpdp.figures.plot import load_tables, render_figure, select_rows
-from mpdp.report import sections
+from mpdp.studies.wddp import report as wddp_report
 from mpdp.studies.wddp.figure_spec import FIGURES, VARIANTS
+from mpdp.studies.wddp.figures import load_tables, render_figure, select_rows
 
 RESULTS = Path("data/results/wddp")
 tables = load_tables({path.stem: path for path in sorted(RESULTS.glob("*.parquet"))})
@@ -37,7 +37,7 @@ print({ds: len(t) for ds, t in tables.items()})
 # Runs per experiment, mechanism, mode and accountant:
 
 # %%
-runs = sections.combined(tables)
+runs = wddp_report.combined(tables)
 runs.groupby(["dataset", "experiment", "mechanism", "mode", "accountant"]).size().unstack("dataset")
 
 # %% [markdown]

@@ -69,30 +69,22 @@ def test_zz_builds_table_figures_and_fit_table(built):
 
 
 def test_report_section_renders_from_the_built_outputs(built):
-    """Execute the report notebook's ADMM section (cells after '## 8.') on the built outputs."""
-    from IPython.display import HTML, Image, Markdown
-
+    """The report's ADMM section (mpdp.studies.admm.section) on the built outputs, and without them."""
     from mpdp import config
-    from mpdp.report import sections
-    from mpdp.studies.admm import report as zz_report
+    from mpdp.report import scaffold
+    from mpdp.studies.admm import section as zz_section
 
     workdir = built
-    text = (ROOT / "notebooks" / "report.py").read_text()
-    # the notebook loads the study's outputs at the top (its claims feed the opening table)
-    loads = "\n".join(line for line in text.splitlines() if line.startswith(("ZZ = ", "ZZ_CLAIMS = ")))
-    section = loads + "\n" + text[text.index("# ## 8. Zhang & Zhu"):text.index("# ## 9.")]
     figures = workdir / "reports" / "figures"
-    shown: list = []
     cfg = config.load(workdir / "config" / "smoke.yaml")
     ctx = {"admm": {"table": str(workdir / "data" / "results" / "admm" / "adult.parquet"),
                     "figures": {n: str(figures / f"{n}.png") for n in ("zz_f3", "zz_f4", "zz_f5")},
                     "fit_table": str(figures / "zz_table.csv")}}
-    namespace = {"CTX": ctx, "CFG": cfg, "sections": sections, "display": shown.append, "HTML": HTML,
-                 "Markdown": Markdown, "Image": Image, "Path": Path, "zz_report": zz_report}
-    exec(compile(section, "report.py#8", "exec"), namespace)  # noqa: S102
-    html = " ".join(getattr(item, "data", "") or "" for item in shown if isinstance(item, HTML | Markdown))
-    assert "Claims check" in html and "Z3" in html and "I-11" in html
-    assert sum(isinstance(item, Image) for item in shown) == 3
-    shown.clear()
-    exec(compile(section, "report.py#8", "exec"), {**namespace, "CTX": {}})  # noqa: S102
-    assert any("did not run" in (getattr(item, "data", "") or "") for item in shown)
+    section = zz_section.build(ctx, cfg)
+    html = " ".join(item.data or "" for item in scaffold.render(section))
+    assert 'id="admm-claims"' in html and 'id="claim-admm-z3"' in html and "I-11" in html
+    assert html.count("data:image/webp;base64,") == 3
+    assert all(f'id="fig-{n}"' in html for n in ("zz_f3", "zz_f4", "zz_f5"))
+    assert "Z3" in scaffold.paper_summary(section)
+    missing = " ".join(item.data or "" for item in scaffold.render(zz_section.build({}, cfg)))
+    assert "did not run" in missing and 'id="admm-claims"' not in missing

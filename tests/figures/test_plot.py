@@ -11,7 +11,8 @@ import pytest
 
 from mpdp.errors import InputDataError
 from mpdp.figures import style
-from mpdp.figures.plot import (
+from mpdp.studies.wddp.figure_spec import FIGURES, OVERLAYS, VARIANTS
+from mpdp.studies.wddp.figures import (
     noise_rows,
     overlay_label,
     overlay_lines,
@@ -21,7 +22,6 @@ from mpdp.figures.plot import (
     sigma_ratio,
     table1_frame,
 )
-from mpdp.studies.wddp.figure_spec import FIGURES, OVERLAYS, VARIANTS
 
 
 def _png_size(path: Path) -> tuple[int, int]:
@@ -183,7 +183,7 @@ def test_table1_uses_the_runs_settings(tables):
 
 
 def test_reference_lines_are_floor_and_ceilings_from_the_table():
-    from mpdp.figures.plot import REFERENCE_STYLES, accounted_ratios, reference_lines
+    from mpdp.studies.wddp.figures import REFERENCE_STYLES, accounted_ratios, reference_lines
 
     spec = FIGURES["fig01"]  # accuracy vs ε
     rows = pd.DataFrame({

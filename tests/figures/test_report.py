@@ -13,8 +13,8 @@ import pytest
 
 from mpdp import config, results
 from mpdp.errors import MpdpError
-from mpdp.figures.plot import render_figure, render_noise_diagnostics
 from mpdp.report.build import CONTEXT_KEYS, render_report
+from mpdp.studies.wddp.figures import render_figure, render_noise_diagnostics
 
 ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOK = ROOT / "notebooks" / "report.py"
@@ -89,7 +89,7 @@ def test_report_is_one_self_contained_html_file(report, context):
     images = re.findall(r"<img [^>]*>", text)
     assert len(images) == len(context["figures"])
     assert all(
-        re.search(r'src="data:image/png;base64,[A-Za-z0-9+/=]{1000,}"', img) for img in images
+        re.search(r'src="data:image/webp;base64,[A-Za-z0-9+/=]{1000,}"', img) for img in images
     )
     alts = [re.search(r'alt="([^"]*)"', img).group(1) for img in images]
     assert alts[0].startswith("Fig. 3 (main") and alts[-1].startswith("Noise diagnostics")
@@ -98,13 +98,16 @@ def test_report_is_one_self_contained_html_file(report, context):
         r"""(?:src|href)\s*=\s*["']?(?:https?:)?//""", text, re.I
     )  # no external URL
     assert "<code" not in text or "import json" not in text  # code cells are hidden
+    assert "<title>Replication report: multi-party differentially private ERM</title>" in text
     for heading in (
+        "What replicates, paper by paper",
+        "Cross-paper findings",
+        "Claims at a glance",
         "How to reproduce it",
         "Provenance",
         "Data cards",
-        "Claims check",
         "Privacy ledger",
-        "Deviations and open choices",
+        "Deviations and [REC] choices",
         "Table 1",
     ):
         assert heading in text
@@ -155,14 +158,46 @@ window.addEventListener("load", function () {
   var result = {
     images: images.length,
     loaded: images.filter(function (i) { return i.complete && i.naturalWidth > 0; }).length,
-    errors: window.__mpdpErrors
+    displayed: images.filter(function (i) { return i.getBoundingClientRect().width > 0; }).length,
+    errors: window.__mpdpErrors,
+    nav: null,
+    claims: {},
+    broken: []
   };
+  var nav = document.querySelector("nav.mpdp-toc");
+  if (nav) {
+    // follow the table of contents to every study's claims: the target scrolls into view
+    var links = Array.prototype.slice.call(nav.querySelectorAll('a[href$="-claims"]'));
+    links.forEach(function (a) {
+      a.click();
+      var target = document.getElementById(a.getAttribute("href").slice(1));
+      var top = target ? target.getBoundingClientRect().top : null;
+      result.claims[a.getAttribute("href")] = {
+        hash: location.hash,
+        inView: top !== null && top >= 0 && top < window.innerHeight,
+        navTop: nav.getBoundingClientRect().top,
+        scrolled: window.scrollY
+      };
+    });
+    result.nav = {position: getComputedStyle(nav).position, sections: Array.prototype.map.call(
+      nav.querySelectorAll(":scope > ul > li > a"), function (a) { return a.getAttribute("href"); })};
+  }
+  // every in-page link leads somewhere
+  Array.prototype.forEach.call(document.querySelectorAll('a[href^="#"]'), function (a) {
+    var id = decodeURIComponent(a.getAttribute("href").slice(1));
+    if (!document.getElementById(id)) { result.broken.push(id); }
+  });
   var pre = document.createElement("pre");
   pre.id = "mpdp-probe";
   pre.textContent = JSON.stringify(result);
   document.body.appendChild(pre);
 });
 </script>"""
+
+
+def context_studies(page: str) -> list[str]:
+    """Keys of the study sections that ran (they have a claims part)."""
+    return re.findall(r'<h3[^>]*\bid="(\w+)-claims"', page)
 
 
 def _chromium() -> str | None:
@@ -193,6 +228,7 @@ def test_report_renders_in_headless_chromium(report, context, tmp_path):
             "--enable-logging=stderr",
             "--v=0",
             "--virtual-time-budget=5000",
+            "--window-size=1400,1000",
             "--dump-dom",
             page.as_uri(),
         ],
@@ -205,8 +241,20 @@ def test_report_renders_in_headless_chromium(report, context, tmp_path):
     assert match, f"probe did not run (rc {done.returncode}); stderr tail:\n{done.stderr[-2000:]}"
     probe = json.loads(match.group(1).replace("&quot;", '"').replace("&amp;", "&"))
     assert probe["images"] == len(context["figures"])
-    assert probe["loaded"] == probe["images"], probe
+    assert probe["loaded"] == probe["images"], probe  # every figure decodes (naturalWidth > 0)
+    assert probe["displayed"] == probe["images"], probe  # and takes space on the page
     assert probe["errors"] == [], probe["errors"]
+    assert probe["broken"] == [], probe["broken"]  # every in-page link has its anchor
+    sections = probe["nav"]["sections"]
+    assert probe["nav"]["position"] == "fixed"  # the table of contents stays in view
+    assert sections[:3] == ["#summary", "#findings", "#glance"]
+    assert {"#wddp", "#admm", "#voting", "#ls", "#benchmark", "#audit"} <= set(sections)
+    ran = context_studies(text)
+    assert "wddp" in ran
+    assert sorted(probe["claims"]) == sorted(f"#{key}-claims" for key in ran)
+    for href, seen in probe["claims"].items():
+        assert seen["hash"] == href and seen["inView"], (href, seen)
+        assert seen["navTop"] == 0 and seen["scrolled"] > 0, (href, seen)
     console = [
         line for line in done.stderr.splitlines() if "CONSOLE" in line and "mpdp-probe" not in line
     ]

@@ -49,4 +49,5 @@ def test_report_shows_the_voting_section(tmp_path, voting_context):
                  "V1, kddcup99"):
         assert item in text, item
     assert "on an edge of" in text  # mpdp.tuning.edge_sentence: a warning or "No tuned value lies on an edge…"
-    assert text.count("voting study figure") == len(figures.FIGURE_IDS)
+    assert "<td>voting/kddcup99_multiclass</td>" in text  # provenance: the engine paths of the voting tables
+    assert text.count('alt="voting study figure') == len(figures.FIGURE_IDS)

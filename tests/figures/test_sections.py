@@ -10,6 +10,7 @@ import pytest
 from mpdp import config
 from mpdp.figures import style
 from mpdp.report import sections
+from mpdp.studies.wddp import report as wddp_report
 from mpdp.studies.wddp.claims import survival_sentence
 from mpdp.studies.wddp.figure_spec import FIGURES
 
@@ -23,11 +24,11 @@ def cfg():
 
 @pytest.fixture(scope="module")
 def claims(tables):
-    return sections.claims_check(tables, "paper")
+    return wddp_report.claims_check(tables, "paper")
 
 
 def test_warnings_flag_synthetic_subsampled_smoke_and_missing(cfg, tables, unavailable):
-    warnings = sections.data_warnings(cfg, {"adult": {"subsampled": True}}, tables, unavailable)
+    warnings = wddp_report.data_warnings(cfg, {"adult": {"subsampled": True}}, tables, unavailable)
     text = "\n".join(warnings)
     assert "SYNTHETIC DATA" in text and "adult, kddcup99" in text
     assert "SUBSAMPLED DATA" in text and "SMOKE PROFILE" in text
@@ -35,7 +36,7 @@ def test_warnings_flag_synthetic_subsampled_smoke_and_missing(cfg, tables, unava
 
 
 def test_claims_matrix_has_one_cell_per_claim_and_data_set(claims):
-    matrix = sections.claims_matrix(claims)
+    matrix = wddp_report.claims_matrix(claims)
     assert list(matrix["id"]) == list(dict.fromkeys(claims["claim_id"]))
     assert list(matrix.columns[2:]) == ["(a) KDDCup99", "(b) Adult"]
     c2 = matrix.set_index("id").loc["C2", "(b) Adult"]
@@ -46,14 +47,14 @@ def test_claims_matrix_has_one_cell_per_claim_and_data_set(claims):
 
 
 def test_figure_claims_use_the_companion_for_gap_vs_u(claims):
-    rows, note = sections.figure_claims(claims, FIGURES["fig03"])
+    rows, note = wddp_report.figure_claims(claims, FIGURES["fig03"])
     assert set(rows["claim_id"]) == {"C2"} and note == ""
-    rows, note = sections.figure_claims(claims, FIGURES["fig12"])
+    rows, note = wddp_report.figure_claims(claims, FIGURES["fig12"])
     assert set(rows["claim_id"]) == {"C5", "C6a", "C6b", "C7"} and "Fig. 2" in note
 
 
 def test_figure_observations_are_means_at_the_ends(tables):
-    obs = sections.figure_observations(FIGURES["fig01"], tables)
+    obs = wddp_report.figure_observations(FIGURES["fig01"], tables)
     assert list(obs["data set"]) == ["(a) KDDCup99", "(a) KDDCup99", "(b) Adult", "(b) Adult"]
     assert list(obs["ε"]) == [0.05, 0.25, 0.05, 0.25]
     adult = tables["adult"]
@@ -66,12 +67,12 @@ def test_figure_observations_are_means_at_the_ends(tables):
         & (adult["epsilon"] == 0.25)
     ]
     assert obs.iloc[3][style.mechanism_label("wddp")] == pytest.approx(wd["accuracy"].mean())
-    findings = sections.figure_findings(FIGURES["fig01"], obs)
+    findings = wddp_report.figure_findings(FIGURES["fig01"], obs)
     assert len(findings) == 2 and findings[0].startswith("(a) KDDCup99: best at ε = 0.05")
 
 
 def test_privacy_ledger_explains_gaps(tables):
-    ledger = sections.privacy_ledger(tables)
+    ledger = wddp_report.privacy_ledger(tables)
     local = ledger[(ledger["mode"] == "local_then_aggregate") & (ledger["accountant"] == "ma16")]
     assert local["scope of accounted ε"].str.startswith("worst_party (upper bound").all()
     assert (
@@ -85,7 +86,7 @@ def test_privacy_ledger_explains_gaps(tables):
 
 def test_reconstructed_choices_list_config_and_card_values(cfg):
     card = {"preprocessing": {"intercept": {"value": True, "tag": "REC", "spec": "E1.3"}}}
-    table = sections.reconstructed_choices(cfg, {"adult": card, "bank": card, "kddcup99": None})
+    table = wddp_report.reconstructed_choices(cfg, {"adult": card, "bank": card, "kddcup99": None})
     by_choice = table.set_index("choice")
     assert by_choice.loc["wddp.lambda", "value used"] == str(cfg["wddp"]["lambda"])
     assert by_choice.loc["preprocessing: intercept", "source"] == "data cards: adult, bank"
@@ -93,12 +94,12 @@ def test_reconstructed_choices_list_config_and_card_values(cfg):
 
 
 def test_inconsistencies_and_learning_rates(cfg, tables):
-    register = sections.inconsistencies(cfg, tables)
+    register = wddp_report.inconsistencies(cfg, tables)
     assert list(register["id"]) == ["I-1", "I-2", "I-3", "I-4", "I-5", "I-7", "I-19"]
     assert (
         "noise_sharing = independent" in register.set_index("id").loc["I-2", "what this run does"]
     )
-    rates = sections.learning_rates(tables)
+    rates = wddp_report.learning_rates(tables)
     assert rates["η ≤ 1/L (B1′ applies)"].all()  # η = 0.1 ≤ 1/(1/4 + λ)
 
 
@@ -109,9 +110,9 @@ def test_html_table_escapes_and_colours_verdicts():
 
 
 def test_table1_summary_one_row_per_setting(tables):
-    from mpdp.figures.plot import table1_frame
+    from mpdp.studies.wddp.figures import table1_frame
 
-    summary = sections.table1_summary(table1_frame(tables))
+    summary = wddp_report.table1_summary(table1_frame(tables))
     # per data set: ε-sweep m = 2, 32 and the u-sweep (m = 16, ε = 0.05) at u = 1 and 3
     assert len(summary) == 2 * 4
     assert list(summary["data set"].unique()) == ["(a) KDDCup99", "(b) Adult"]
@@ -126,10 +127,10 @@ def test_ma16_ratio_and_zero_epsilon_come_from_the_tables(tables):
     t = ratios["adult"]
     agg = (t["accountant"] == "ma16") & (t["eps_accounted_scope"] == "aggregate")
     t.loc[agg & (t["epsilon"] == 0.05), "eps_accounted"] = 0.0
-    sentence = sections.ma16_ratio_sentence(ratios)
+    sentence = wddp_report.ma16_ratio_sentence(ratios)
     assert "at claimed ε = 0.25" in sentence and "0.71 at claimed ε = 0.25" in sentence
     assert "0.7 ε" not in sentence
-    ledger = sections.privacy_ledger(ratios)
+    ledger = wddp_report.privacy_ledger(ratios)
     row = ledger[(ledger["mode"] == "per_round") & (ledger["accountant"] == "ma16")].iloc[0]
     assert "accounted ε = 0 at claimed ε 0.05" in row["explanation"]
     assert "(0, δ)-DP" in row["explanation"]
@@ -139,7 +140,7 @@ def test_delta_at_zero_is_the_gaussian_tv_distance():
     from scipy import stats
 
     # s' = (σ/Δ)/sqrt(T) = 10/sqrt(4) = 5: δ(0) = P(|N(0,1)| ≤ 1/(2·5))
-    assert sections.delta_at_zero(10.0, 1.0, 4) == pytest.approx(
+    assert wddp_report.delta_at_zero(10.0, 1.0, 4) == pytest.approx(
         stats.norm.cdf(0.1) - stats.norm.cdf(-0.1)
     )
 
@@ -156,14 +157,14 @@ def test_survival_sentence_is_computed_from_both_readings(claims):
     assert "pass on none of them: C2" in sentence
     other.loc[(other["claim_id"] == "C2") & (other["dataset"] == "adult"), "verdict"] = "PASS"
     assert "C2 (1/2 data sets)" in survival_sentence(paper, other, "equal privacy")
-    table = sections.survival_table(paper, other)
+    table = wddp_report.survival_table(paper, other)
     assert table.set_index("id").loc["C1", "status"] == "survives"
 
 
 def test_cv_curves_and_choices_from_the_eta_tables(tmp_path):
     import json
 
-    from mpdp.figures.plot import cv_curves_png
+    from mpdp.studies.wddp.figures import cv_curves_png
 
     (tmp_path / "eta").mkdir()
     scores = [
@@ -177,12 +178,12 @@ def test_cv_curves_and_choices_from_the_eta_tables(tmp_path):
     (tmp_path / "eta" / "adult.json").write_text(
         json.dumps({"source": "cv", "scores": scores, "chosen": chosen})
     )
-    got_scores, got_chosen = sections.cv_scores({"adult": str(tmp_path / "adult.parquet")})
+    got_scores, got_chosen = wddp_report.cv_scores({"adult": str(tmp_path / "adult.parquet")})
     assert got_scores["se"].tolist() == pytest.approx([0.1 / 30**0.5] * 3)
-    table = sections.cv_choice_table(got_chosen)
+    table = wddp_report.cv_choice_table(got_chosen)
     assert set(table["selected with (pooled group)"]) == {"wyx/central"} and len(table) == 2
     assert cv_curves_png(got_scores, got_chosen).startswith(b"\x89PNG")
-    assert sections.cv_scores({"adult": str(tmp_path / "bank.parquet")})[0].empty
+    assert wddp_report.cv_scores({"adult": str(tmp_path / "bank.parquet")})[0].empty
 
 
 def test_studies_at_a_glance_counts_verdicts_and_names_missing_studies() -> None:

@@ -78,4 +78,4 @@ def test_ls_target_builds_tables_figures_and_report_section(workdir, tmp_path):
     html = html_path.read_text()
     assert "Least-squares write-up" in html and "Where the printed closed form is negative" in html
     assert "synthetic by design" in html and "LS1-formula" in html
-    assert html.count("data:image/png") >= 3
+    assert html.count("data:image/webp") >= 3

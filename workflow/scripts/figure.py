@@ -4,8 +4,8 @@ from pathlib import Path
 import pandas as pd
 
 from mpdp import results
-from mpdp.figures.plot import render_figure
 from mpdp.runner import run_step
+from mpdp.studies.wddp.figures import render_figure
 
 sm = snakemake  # noqa: F821  (injected by Snakemake)
 

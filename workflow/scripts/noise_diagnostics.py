@@ -2,8 +2,8 @@
 from pathlib import Path
 
 from mpdp import results
-from mpdp.figures.plot import render_noise_diagnostics
 from mpdp.runner import run_step
+from mpdp.studies.wddp.figures import render_noise_diagnostics
 
 sm = snakemake  # noqa: F821  (injected by Snakemake)
 

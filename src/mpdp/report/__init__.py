@@ -2,6 +2,8 @@
 
 * :mod:`mpdp.report.build`: execute the jupytext notebook and export self-contained HTML;
 * :mod:`mpdp.report.provenance`: git commit, package versions, machine, checksums, wall times;
-* :mod:`mpdp.report.sections`: every table and sentence the report shows, computed from the
-  results, cards, config and claims check.
+* :mod:`mpdp.report.sections`: HTML tables, call-outs and claims summaries every section uses.
+
+Each study's tables and sentences live in its own ``studies/<study>/report.py``; no module here
+imports a study (tests/figures/test_layers.py).
 """

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import tempfile
 from collections.abc import Mapping
 from pathlib import Path
@@ -61,6 +62,61 @@ style="max-width: 100%; height: auto;">
 </div>
 {%- endblock data_png %}
 """
+
+
+#: the report's title (``<title>`` and the notebook's first heading)
+TITLE = "Replication report: multi-party differentially private ERM"
+
+#: a heading of the table of contents (the exporter may reorder the attributes)
+_TOC_HEADING = re.compile(r'<h([23])\b([^>]*\bdata-toc="[23]"[^>]*)>(.*?)</h\1>', re.S)
+_ID = re.compile(r'\bid="([^"]+)"')
+
+#: the table of contents stays in view at the left; below 900 px it sits above the report
+_TOC_CSS = """<style>
+nav.mpdp-toc { position: fixed; top: 0; left: 0; bottom: 0; width: 17rem; overflow-y: auto;
+  padding: 0.8rem 0.6rem 2rem 1rem; box-sizing: border-box; background: #f7f7f9;
+  border-right: 1px solid #ddd; font: 13px/1.35 system-ui, sans-serif; z-index: 10; }
+nav.mpdp-toc ul { list-style: none; margin: 0; padding-left: 0; }
+nav.mpdp-toc ul ul { padding-left: 0.9rem; margin-bottom: 0.3rem; }
+nav.mpdp-toc a { color: #1f5fa8; text-decoration: none; display: block; padding: 1px 0; }
+nav.mpdp-toc a:hover { text-decoration: underline; }
+body > main, body > .jp-Notebook { margin-left: 17rem; }
+[id] { scroll-margin-top: 0.6rem; }
+:target { outline: 2px solid #e0a800; outline-offset: 2px; }
+figure.mpdp-figure { margin: 0.6rem 0 1.2rem 0; }
+figure.mpdp-figure img { max-width: 100%; height: auto; display: block; }
+figure.mpdp-figure figcaption { font-size: 0.9em; color: #333; margin-top: 0.3rem; }
+@media (max-width: 900px) {
+  nav.mpdp-toc { position: fixed; width: auto; border-right: 0; border-bottom: 1px solid #ddd; }
+  body > main, body > .jp-Notebook { margin-left: 0; }
+}
+</style>"""
+
+
+def table_of_contents(page: str) -> str:
+    """A ``<nav>`` listing the page's ``data-toc`` headings (h2, with their h3 nested)."""
+    items: list[str] = []
+    open_sub = False
+    for level, attributes, text in _TOC_HEADING.findall(page):
+        link = f'<a href="#{_ID.search(attributes)[1]}">{text}</a>'
+        if level == "2":
+            items.append(("</ul></li>" if open_sub else "</li>" if items else "") + f"<li>{link}")
+            open_sub = False
+        else:
+            items.append(("" if open_sub else "<ul>") + f"<li>{link}</li>")
+            open_sub = True
+    if items:
+        items.append("</ul></li>" if open_sub else "</li>")
+    return ('<nav class="mpdp-toc" aria-label="Contents"><p><b><a href="#top">Contents</a></b></p><ul>'
+            + "".join(items) + "</ul></nav>")
+
+
+def add_navigation(page: str) -> str:
+    """``page`` with the table of contents (stays in view) and an anchor ``#top`` on the body."""
+    nav = table_of_contents(page)
+    page = page.replace("</head>", _TOC_CSS + "</head>", 1)
+    return re.sub(r"(<body[^>]*>)", lambda m: m[1] + '<a id="top"></a>' + nav,
+                  page, count=1)
 
 
 class ReportBuildError(MpdpError):
@@ -126,7 +182,8 @@ def execute_notebook(
 
 
 def export_html(nb: nbformat.NotebookNode, title: str) -> str:
-    """Self-contained HTML of an executed notebook: outputs only, images inline."""
+    """Self-contained HTML of an executed notebook: outputs only, images inline, and a table of
+    contents of its ``data-toc`` headings (:func:`add_navigation`)."""
     exporter = HTMLExporter(
         template_name="lab",
         extra_loaders=[DictLoader({_TEMPLATE_NAME: _TEMPLATE})],
@@ -139,7 +196,7 @@ def export_html(nb: nbformat.NotebookNode, title: str) -> str:
     )
     nb.metadata["title"] = title
     body, _ = exporter.from_notebook_node(nb)
-    return body
+    return add_navigation(body)
 
 
 def render_report(
@@ -148,7 +205,7 @@ def render_report(
     out_html: str | Path,
     workdir: str | Path,
     timeout: int = CELL_TIMEOUT,
-    title: str = "WD-DP replication report",
+    title: str = TITLE,
 ) -> None:
     """Execute the report notebook with ``context`` and write one self-contained HTML file.
 

@@ -165,15 +165,20 @@ def leader_sentence(bench: Benchmark) -> str:
             "above the majority rate): their winners are ranked on the metric only.")
 
 
-def edge_sentence(bench: Benchmark) -> str:
-    """Tuned knobs on an edge of their candidate grid (:func:`mpdp.tuning.edge_sentence`)."""
+def edges(bench: Benchmark) -> pd.DataFrame:
+    """Tuned knobs on an edge of their candidate grid (:func:`mpdp.tuning.edge_warnings`)."""
     choices = []
     for record in bench.hparams:
         for mech, h in record.get("mechanisms", {}).items():
             if h.get("candidates"):
                 choices.append((f"{record['dataset']}, {_label(bench, mech)}", h["hparam"], float(h["chosen"]),
                                 h["candidates"]))
-    return tuning.edge_sentence(tuning.edge_warnings("benchmark", choices))
+    return tuning.edge_warnings("benchmark", choices)
+
+
+def edge_sentence(bench: Benchmark) -> str:
+    """Tuned knobs on an edge of their candidate grid (:func:`mpdp.tuning.edge_sentence` of :func:`edges`)."""
+    return tuning.edge_sentence(edges(bench))
 
 
 #: today's standard baseline, compared with the four papers' mechanisms

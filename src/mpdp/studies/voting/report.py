@@ -159,8 +159,8 @@ def pools(tables: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
     return pd.DataFrame(out)
 
 
-def edge_text(tables: Mapping[str, pd.DataFrame], cfg: Mapping) -> str:
-    """:func:`mpdp.tuning.edge_sentence` over the tuned λ, one item per (table, mechanism, λ, edge)."""
+def edges(tables: Mapping[str, pd.DataFrame], cfg: Mapping) -> pd.DataFrame:
+    """:func:`mpdp.tuning.edge_warnings` over the tuned λ, one item per (table, mechanism, λ, edge)."""
     grid = [float(x) for x in cfg["voting"]["lambda_grid"]]
     groups: dict[tuple[str, str, float], list[tuple[int, float]]] = {}
     for table, full in sorted(tables.items()):
@@ -169,7 +169,12 @@ def edge_text(tables: Mapping[str, pd.DataFrame], cfg: Mapping) -> str:
         for r in tuned.to_dict("records"):
             groups.setdefault((table, str(r["mechanism"]), float(r["lambda"])), []).append((r["M"], r["epsilon"]))
     choices = [(f"{t}, {m}: {len(s)} of its (M, ε) settings", "λ", lam, grid) for (t, m, lam), s in groups.items()]
-    return edge_sentence(edge_warnings("voting", choices))
+    return edge_warnings("voting", choices)
+
+
+def edge_text(tables: Mapping[str, pd.DataFrame], cfg: Mapping) -> str:
+    """:func:`mpdp.tuning.edge_sentence` of :func:`edges`."""
+    return edge_sentence(edges(tables, cfg))
 
 
 def beats_majority(tables: Mapping[str, pd.DataFrame], cfg: Mapping) -> pd.DataFrame:
@@ -270,5 +275,5 @@ def claims_text(claims_frame: pd.DataFrame) -> str:
 
 
 __all__ = ["DEVIATIONS", "FIGURE_IDS", "METHODS", "SELECTION_PRIVACY", "Section", "beats_majority", "claims_table",
-           "claims_text", "edge_text", "error_summary", "figure_findings", "lambdas", "ledger", "load",
+           "claims_text", "edge_text", "edges", "error_summary", "figure_findings", "lambdas", "ledger", "load",
            "methods_table", "pools"]

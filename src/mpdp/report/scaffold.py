@@ -1,0 +1,308 @@
+"""One anatomy for every study's report section, and the one renderer that draws it (spec E3.4, §16).
+
+Every study (``studies/<study>/section.py``, the audit in ``audit/section.py``) builds a
+:class:`StudySection` from its results: its method, its figures, its claims, its privacy
+ledger, its deviations and [REC] choices, and its tuning-edge warnings
+(:func:`mpdp.tuning.edge_sentence`). :func:`render` turns it into the report's display
+objects, always in that order and with stable anchors:
+
+* ``#<key>`` the section, ``#<key>-method`` … ``#<key>-deviations`` its parts;
+* ``#fig-<name>`` every figure (``<name>`` is the figure file's stem);
+* ``#claim-<key>-<id>`` every claim row of the study's claims table (``#claim-<key>-<reading>-<id>``
+  for the readings after the first).
+
+The HTML headings carry ``data-toc`` so that :mod:`mpdp.report.build` lists them in the
+report's table of contents. Nothing here knows a study.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+from IPython.display import HTML, Markdown
+
+from mpdp.claims import VERDICTS
+from mpdp.report import images
+from mpdp.report.sections import callout, html_table, verdict_summary
+from mpdp.tuning import edge_sentence
+
+Block = HTML | Markdown
+
+#: the parts of a section, in the order every section shows them: (attribute, anchor, heading)
+PARTS: tuple[tuple[str, str, str], ...] = (
+    ("method", "method", "Method"),
+    ("figures", "figures", "Figures"),
+    ("claims", "claims", "Claims"),
+    ("ledger", "ledger", "Privacy ledger"),
+    ("deviations", "deviations", "Deviations and [REC] choices"),
+)
+
+
+def md(text: str) -> Markdown:
+    """A markdown block."""
+    return Markdown(text)
+
+
+def raw(text: str) -> HTML:
+    """An HTML block (already escaped)."""
+    return HTML(text)
+
+
+def table(frame: pd.DataFrame) -> HTML:
+    """A table block (:func:`mpdp.report.sections.html_table`)."""
+    return HTML(html_table(frame))
+
+
+def note(lines: list[str] | str, kind: str = "info") -> HTML:
+    """A call-out block (:func:`mpdp.report.sections.callout`)."""
+    return HTML(callout(lines, kind))
+
+
+def bullets(lines: Sequence[str]) -> Markdown:
+    """A markdown bullet list."""
+    return Markdown("\n".join(f"- {line}" for line in lines))
+
+
+def slug(text: str) -> str:
+    """A stable anchor fragment: lower case; runs of characters other than a-z, 0-9, _ become ``-``."""
+    return re.sub(r"[^a-z0-9_]+", "-", str(text).lower()).strip("-") or "x"
+
+
+def heading(level: int, anchor: str, text: str, toc: bool = True) -> HTML:
+    """An HTML heading with a stable id (listed in the table of contents when ``toc``)."""
+    mark = f' data-toc="{level}"' if toc else ""
+    return HTML(f'<h{level} id="{anchor}"{mark}>{html.escape(text)}</h{level}>')
+
+
+@dataclass(frozen=True)
+class FigureItem:
+    """One figure of a section: a PNG file (or its bytes), its caption and what follows it."""
+
+    name: str  # file stem, the anchor is ``fig-<name>``
+    caption: str  # plain text: shown under the image and used as its alt text
+    path: str | None = None
+    data: bytes | None = None  # PNG bytes of a figure drawn in memory
+    missing: str = ""  # shown instead of the image when there is none
+    missing_kind: str = "warning"
+    after: tuple[Block, ...] = ()  # blocks shown under the figure (observations, verdicts)
+
+    def image(self) -> bytes | None:
+        if self.data is not None:
+            return self.data
+        if self.path and Path(self.path).is_file():
+            return Path(self.path).read_bytes()
+        return None
+
+
+@dataclass
+class StudySection:
+    """What one study shows in the report, part by part (see the module docstring)."""
+
+    key: str  # stable anchor of the section: "wddp", "admm", …
+    title: str  # the section's heading
+    paper: str  # the paper, as the summaries name it
+    intro: str = ""  # markdown under the heading
+    not_run: str = ""  # non-empty: the study did not run in this build, and why
+    method: list[Block | FigureItem] = field(default_factory=list)
+    figures: list[Block | FigureItem] = field(default_factory=list)
+    #: reading -> claims table (:data:`mpdp.claims.COLUMNS`); the first reading is the paper's
+    claims_tables: Mapping[str, pd.DataFrame | None] = field(default_factory=dict)
+    claims: list[Block | FigureItem] = field(default_factory=list)  # the study's own claim tables
+    ledger: list[Block | FigureItem] = field(default_factory=list)
+    deviations: list[Block | FigureItem] = field(default_factory=list)
+    #: :func:`mpdp.tuning.edge_warnings` of the study's tuning; None: the study tunes nothing
+    tuning_edges: pd.DataFrame | None = None
+    #: a claims table's ``figures`` cell -> the names of the figures it refers to
+    figure_names: Callable[[str], list[str]] | None = None
+    #: a sentence the summary adds after the verdicts (e.g. what survives another reading)
+    summary_note: str = ""
+    #: the results tables the section was computed from, by name (the provenance section lists
+    #: how their rows were computed, :func:`mpdp.report.provenance.engine_paths`)
+    results: dict[str, pd.DataFrame] = field(default_factory=dict)
+
+    @property
+    def ran(self) -> bool:
+        return not self.not_run
+
+    def claim_anchor(self, claim_id: str, reading: int = 0) -> str:
+        """Anchor of a claim's row (reading index 0 is the paper's)."""
+        readings = list(self.claims_tables)
+        middle = f"{slug(readings[reading])}-" if reading and reading < len(readings) else ""
+        return f"claim-{self.key}-{middle}{slug(claim_id)}"
+
+    def figures_of(self, cell: str) -> list[str]:
+        """Names of this section's figures a claims table's ``figures`` cell refers to."""
+        parts = (self.method, self.figures, self.claims, self.ledger, self.deviations)
+        shown = {item.name for part in parts for item in part if isinstance(item, FigureItem)}
+        if self.figure_names is not None:
+            names = self.figure_names(cell)
+        else:
+            names = [part.strip() for part in re.split(r"[,;]", str(cell))]
+        return [name for name in names if name in shown]
+
+
+# --------------------------------------------------------------------------------------------
+# rendering
+# --------------------------------------------------------------------------------------------
+
+
+def figure_html(item: FigureItem) -> str:
+    """``<figure id="fig-<name>">`` with the image embedded (:func:`mpdp.report.images.data_uri`)."""
+    png = item.image()
+    anchor = f"fig-{slug(item.name)}"
+    caption = html.escape(item.caption)
+    if png is None:
+        message = item.missing or f"{item.name} was not built."
+        return f'<figure id="{anchor}" class="mpdp-figure">{callout(message, item.missing_kind)}</figure>'
+    return (
+        f'<figure id="{anchor}" class="mpdp-figure"><img src="{images.data_uri(png)}" '
+        f'alt="{caption}"><figcaption><b>{html.escape(item.name)}.</b> {caption}</figcaption></figure>'
+    )
+
+
+def claims_rows_html(section: StudySection) -> str:
+    """Per reading: one anchored row per claim, how many data sets / settings give each verdict."""
+    parts = []
+    for index, (reading, claims) in enumerate(section.claims_tables.items()):
+        label = f"<p><b>{html.escape(reading)}</b></p>" if reading else ""
+        if claims is None or claims.empty:
+            parts.append(label + callout("No claims check: no results.", "note"))
+            continue
+        counts = verdict_summary(claims)
+        ids = [section.claim_anchor(cid, index) for cid in counts["id"]]
+        parts.append(label + html_table(counts, row_ids=ids))
+    return "".join(parts)
+
+
+def render(section: StudySection) -> list[Block]:
+    """The section's display objects: heading, intro, then every part in :data:`PARTS` order."""
+    out: list[Block] = [heading(2, section.key, section.title)]
+    if section.intro:
+        out.append(md(section.intro))
+    if not section.ran:
+        out.append(note(section.not_run, "note"))
+        return out
+    for attribute, anchor, title in PARTS:
+        out.append(heading(3, f"{section.key}-{anchor}", title))
+        if attribute == "claims":
+            out.append(raw(claims_rows_html(section)))
+        if attribute == "deviations":
+            out.append(md("**Tuning.** " + (
+                "No tuning-edge check is reported by this study's report module."
+                if section.tuning_edges is None else edge_sentence(section.tuning_edges))))
+        for item in getattr(section, attribute):
+            if isinstance(item, FigureItem):
+                out.append(raw(figure_html(item)))
+                out.extend(item.after)
+            else:
+                out.append(item)
+    return out
+
+
+# --------------------------------------------------------------------------------------------
+# summaries computed from the claims tables
+# --------------------------------------------------------------------------------------------
+
+
+def _interval(row: pd.Series) -> str:
+    estimate, low, high = row["estimate"], row["ci_low"], row["ci_high"]
+    if pd.isna(estimate):
+        return "no estimate"
+    ci = f" [{low:+.3g}, {high:+.3g}]" if pd.notna(low) and pd.notna(high) else ""
+    return f"{estimate:+.3g}{ci}"
+
+
+def _claim_link(section: StudySection, claim_id: str, text: str) -> str:
+    return f"[{claim_id}](#{section.claim_anchor(claim_id)}) ({text.rstrip('.')})"
+
+
+def _figure_links(section: StudySection, rows: pd.DataFrame) -> str:
+    names = list(dict.fromkeys(n for cell in rows["figures"] for n in section.figures_of(cell)))
+    return ", ".join(f"[{n}](#fig-{slug(n)})" for n in names)
+
+
+def claim_outcome(rows: pd.DataFrame) -> str:
+    """The verdict a claim gets over its data sets / settings: the most common scored one."""
+    counts = rows["verdict"].value_counts()
+    for verdict in ("FAIL", "PASS"):  # FAIL anywhere is what a reviewer must see first
+        if counts.get(verdict, 0) and counts.get(verdict, 0) >= counts.get("PASS" if verdict == "FAIL" else "FAIL", 0):
+            return verdict
+    return "INCONCLUSIVE" if counts.get("INCONCLUSIVE", 0) else "UNINFORMATIVE"
+
+
+def paper_summary(section: StudySection) -> str:
+    """A few sentences on what replicates and what does not, from the paper's claims table.
+
+    Each claim is classified by :func:`claim_outcome`; failing claims are listed with the
+    estimate and interval of one failing row and its note (the reason, where the check gives
+    one), and every claim links to its row and figures.
+    """
+    link = f"[§ {section.title}](#{section.key})"
+    if not section.ran:
+        return f"**{section.paper}.** Not run in this build ({link}): {section.not_run}"
+    reading, claims = next(iter(section.claims_tables.items()), ("", None))
+    if claims is None or claims.empty:
+        return f"**{section.paper}** ({link}). {section.summary_note or 'No claim could be checked.'}"
+    groups = {cid: rows for cid, rows in claims.groupby("claim_id", sort=False)}
+    outcome = {cid: claim_outcome(rows) for cid, rows in groups.items()}
+    totals = {v: sum(o == v for o in outcome.values()) for v in VERDICTS}
+    where = f" on {reading}" if reading else ""
+    sentences = [f"**{section.paper}.** {len(groups)} claims checked{where} ({link}): "
+                 + ", ".join(f"{n} {v}" for v, n in totals.items() if n) + "."]
+    def with_figures(cid: str) -> str:
+        figures = _figure_links(section, groups[cid])
+        return _claim_link(section, cid, groups[cid]["claim"].iloc[0]) + (f", {figures}" if figures else "")
+
+    passed = [with_figures(cid) for cid in groups if outcome[cid] == "PASS"]
+    if passed:
+        sentences.append("Replicates: " + "; ".join(passed) + ".")
+    for cid, rows in groups.items():
+        if outcome[cid] != "FAIL":
+            continue
+        bad = rows[rows["verdict"] == "FAIL"]
+        first = bad.iloc[0]
+        where_failed = (f"in {len(bad)} of {len(rows)} data sets / settings" if len(rows) > 1
+                        else "on its only data set / setting")
+        why = str(first["note"]).strip() if pd.notna(first["note"]) and str(first["note"]).strip() else ""
+        figures = _figure_links(section, rows)
+        sentences.append(
+            f"Does not replicate: {_claim_link(section, cid, str(first['claim']))}, FAIL {where_failed} "
+            f"(e.g. {first['dataset']}: {first['statistic']} = {_interval(first)})"
+            + (f"; {why.rstrip('.')}" if why else "") + (f"; see {figures}" if figures else "") + "."
+        )
+    open_claims = [f"[{cid}](#{section.claim_anchor(cid)})" for cid in groups
+                   if outcome[cid] in ("INCONCLUSIVE", "UNINFORMATIVE")]
+    if open_claims:
+        sentences.append("Not decided by the data (inconclusive or at chance): " + ", ".join(open_claims) + ".")
+    if section.summary_note:
+        sentences.append(section.summary_note)
+    return " ".join(sentences)
+
+
+def glance(sections: Sequence[StudySection]) -> str:
+    """Claims at a glance, all studies and readings: one row per claim, linked to its row."""
+    frames = []
+    for section in sections:
+        if not section.ran or not section.claims_tables:
+            frames.append(pd.DataFrame([{"study": section.paper, "reading": "—", "id": "—",
+                                         "claim": section.not_run or "no claims check",
+                                         **dict.fromkeys(VERDICTS, 0)}]))
+            continue
+        for index, (reading, claims) in enumerate(section.claims_tables.items()):
+            if claims is None or claims.empty:
+                continue
+            counts = verdict_summary(claims)
+            counts.insert(0, "reading", reading or "—")
+            counts.insert(0, "study", section.paper)
+            counts["_anchor"] = [section.claim_anchor(cid, index) for cid in counts["id"]]
+            frames.append(counts)
+    if not frames:
+        return callout("No study ran: no claim to show.", "note")
+    frame = pd.concat(frames, ignore_index=True)
+    anchors = [f"#{a}" if isinstance(a, str) else None for a in frame.pop("_anchor")]
+    return html_table(frame, links={"id": anchors})

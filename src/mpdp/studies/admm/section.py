@@ -1,0 +1,52 @@
+"""The Zhang–Zhu ADMM study's report section, in the anatomy of :mod:`mpdp.report.scaffold`.
+
+Tables and sentences come from :mod:`mpdp.studies.admm.report`; this module arranges them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from mpdp.report.scaffold import FigureItem, StudySection, bullets, md, table
+from mpdp.studies.admm import report as zz
+
+KEY = "admm"
+TITLE = "ADMM with dual and primal variable perturbation (DVP, PVP; Zhang and Zhu)"
+PAPER = "Zhang–Zhu ADMM"
+INTRO = ("The second replicated paper (seed S-001; spec experiments.md E4, mechanisms.md M7–M10, "
+         "bounds.md B7, inconsistency I-11). Numbers are computed from "
+         "`data/results/admm/<dataset>.parquet` when the report is built.")
+
+
+def build(ctx: Mapping[str, Any], cfg: Mapping[str, Any]) -> StudySection:
+    """The ADMM section from the report context (not run: a section saying so)."""
+    loaded = zz.load(dict(ctx))
+    section = StudySection(KEY, TITLE, PAPER, INTRO)
+    if loaded is None:
+        section.not_run = ("the ADMM study did not run in this build (no `admm` section in the "
+                           "config, or Adult not available).")
+        return section
+    zcfg, frame = cfg["admm"], loaded["frame"]
+    section.results = {KEY: frame}
+    i11 = zz.I11.format(delta=zcfg["delta"])
+    claims = zz.claims(frame, dict(cfg))
+    section.claims_tables = {"": claims}
+    section.method = [md(zz.METHOD), md(i11), md("**What the replication shows.**"),
+                      bullets(zz.findings(frame, zcfg["main_topology"]))]
+    section.figures = [FigureItem(name, caption, loaded["figures"].get(name), after=(md(f"*{i11}*"),))
+                       for name, caption in zz.CAPTIONS.items()]
+    section.figures += [md("**Fitted trade-off model and α*** (zz_table, spec B7)."),
+                        table(zz.fit_table(loaded.get("fit_table")))]
+    section.claims = [
+        md("Each claim as a statistic per repetition, 95 % t-interval over repetitions, on the "
+           f"main topology ({zcfg['main_topology']}). The seed contradicts itself on which "
+           "algorithm is better (I-11): measured here, not assumed."),
+        table(claims),
+        md("Spread across repetitions of the final loss (claim Z2):"),
+        table(zz.spread(frame, zcfg["main_topology"])),
+    ]
+    section.ledger = [md("Per node; α per iteration and its composition."), md(i11), table(zz.ledger(frame))]
+    section.deviations = [md("**Tuned settings** (ρ per α, η per algorithm; mean final training loss)."),
+                          table(zz.settings(frame)), table(zz.rec_choices(dict(cfg)))]
+    return section

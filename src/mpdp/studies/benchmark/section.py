@@ -1,0 +1,62 @@
+"""The cross-paper benchmark's report section, in the anatomy of :mod:`mpdp.report.scaffold`.
+
+Tables and sentences come from :mod:`mpdp.studies.benchmark.report`; this module arranges them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from mpdp.report.scaffold import FigureItem, StudySection, bullets, md, table
+from mpdp.studies.benchmark import report as xr
+
+KEY = "benchmark"
+TITLE = "All mechanisms on one footing (cross-paper benchmark)"
+PAPER = "cross-paper benchmark"
+INTRO = (
+    "No seed compares its mechanism with the others on equal terms: each uses its own privacy "
+    "unit, its own accounting and its own data. Here every mechanism of the four papers runs on the "
+    "same data sets, parties and grid of ε × m × u, calibrated so that everything it releases (its "
+    "whole transcript, not only the final model) is (ε, δ)-DP for one record under the tightest "
+    "accountant available (spec experiments.md E10). Everything is computed from "
+    "`data/results/benchmark/<dataset>.parquet` when the report is built."
+)
+
+TIES = (" A mechanism is *tied* in a cell when it is not significantly worse than the cell's best "
+        "(one-sided paired t-test over repetitions, Holm-corrected within the cell at 0.05); "
+        "party-level mechanisms are over-protected relative to the record-level ones, which is part "
+        "of the comparison.")
+
+
+def build(ctx: Mapping[str, Any] | None, cfg: Mapping[str, Any]) -> StudySection:
+    """The benchmark section from the report context key ``xp`` (absent: not run)."""
+    bench = xr.load(dict(ctx) if ctx else None)
+    section = StudySection(KEY, TITLE, PAPER, INTRO)
+    if bench is None:
+        section.not_run = ("the cross-paper benchmark was not part of this build (no `benchmark:` "
+                           "section or no available data set): run `snakemake --cores all benchmark`.")
+        return section
+    comparisons = xr.paper_comparisons(bench)
+    section.claims_tables = {"each paper's comparison at equal accounted privacy": comparisons}
+    section.summary_note = xr.leader_sentence(bench) + " ([leaderboard](#benchmark-method))"
+    section.method = [md("**The common footing.**"), bullets(xr.footing(bench, dict(cfg))),
+                      md("**Leaderboard.** " + xr.leader_sentence(bench) + TIES), table(xr.leaderboard(bench)),
+                      md("**Today's standard baseline: DP-SGD with Poisson subsampling.** "
+                         + xr.baseline_sentence(bench)),
+                      table(xr.baseline_standing(bench))]
+    section.figures = [FigureItem(name, caption, bench.figures.get(name))
+                       for name, caption in xr.captions(bench, dict(cfg)).items()]
+    section.claims = [
+        md("Each paper's comparison re-checked at equal *accounted* privacy (the ε of the whole "
+           "transcript equals the target): accuracy of the mechanism the paper favours minus its "
+           "competitor, paired by repetition and averaged over the grid; PASS = the paper's "
+           "conclusion holds, FAIL = the opposite holds."),
+        table(comparisons),
+    ]
+    section.ledger = [md("Every mechanism is calibrated to the target (ε, δ) for its whole transcript "
+                         "(the common footing above); the calibration is part of the method.")]
+    section.deviations = [md("**[REC] choices of the benchmark** (reconstructions, not from a seed)."),
+                          table(xr.rec_choices(dict(cfg)))]
+    section.tuning_edges = xr.edges(bench)
+    return section

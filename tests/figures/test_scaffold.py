@@ -1,0 +1,132 @@
+"""The section scaffold: one anatomy, stable anchors, summaries computed from the claims tables."""
+
+from __future__ import annotations
+
+import io
+import re
+
+import numpy as np
+import pandas as pd
+import pytest
+from PIL import Image
+
+from mpdp.claims import COLUMNS
+from mpdp.figures import style
+from mpdp.report import images, scaffold
+from mpdp.report.build import table_of_contents
+from mpdp.tuning import edge_warnings
+
+
+def _claims(rows: list[tuple[str, str, str, str, str]]) -> pd.DataFrame:
+    """(claim_id, claim, dataset, figures, verdict) rows as a claims table."""
+    frame = pd.DataFrame([
+        {"claim_id": cid, "claim": text, "dataset": ds, "figures": figs, "statistic": "diff",
+         "estimate": -0.05 if verdict == "FAIL" else 0.05, "ci_low": -0.08 if verdict == "FAIL" else 0.01,
+         "ci_high": -0.02 if verdict == "FAIL" else 0.09, "n_reps": 5, "margin": np.nan,
+         "verdict": verdict, "note": "the noise is larger than claimed" if verdict == "FAIL" else ""}
+        for cid, text, ds, figs, verdict in rows
+    ])
+    return frame[COLUMNS]
+
+
+@pytest.fixture
+def png() -> bytes:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6, 4))
+    x = np.linspace(0, 1, 50)
+    # wide bands and thin lines of rare colours, as in the study figures
+    for i, colour in enumerate(("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9")):
+        ax.fill_between(x, x**2 + i - 0.4, x**2 + i + 0.4, color=colour, alpha=0.25)
+        ax.plot(x, x**2 + i, color=colour, linewidth=0.8, label=colour)
+    ax.legend(fontsize=6)
+    ax.set_title("a figure with text")
+    out = io.BytesIO()
+    fig.savefig(out, format="png", dpi=style.DPI)
+    plt.close(fig)
+    return out.getvalue()
+
+
+@pytest.fixture
+def section(png) -> scaffold.StudySection:
+    claims = _claims([
+        ("A", "A beats B.", "d1", "f1", "PASS"), ("A", "A beats B.", "d2", "f1", "PASS"),
+        ("B", "B is stable.", "d1", "f2", "FAIL"), ("B", "B is stable.", "d2", "f2", "PASS"),
+        ("B", "B is stable.", "d3", "f2", "FAIL"),
+        ("C", "C converges.", "d1", "f1", "INCONCLUSIVE"),
+    ])
+    edges = edge_warnings("s", [("d1", "eta", 1.0, [1.0, 2.0, 4.0])])
+    return scaffold.StudySection(
+        "s", "Study S", "Paper S", "intro text", claims_tables={"": claims},
+        method=[scaffold.md("the method")],
+        figures=[scaffold.FigureItem("f1", "first figure", data=png),
+                 scaffold.FigureItem("f2", "second figure", missing="f2 was not built.")],
+        claims=[scaffold.md("own claims table")], ledger=[scaffold.md("the ledger")],
+        deviations=[scaffold.md("the REC choices")], tuning_edges=edges,
+    )
+
+
+def _html(blocks) -> str:
+    return "\n".join(block.data for block in blocks)
+
+
+def test_every_section_has_the_parts_in_order_with_stable_anchors(section):
+    page = _html(scaffold.render(section))
+    ids = re.findall(r'<h[23] id="([^"]+)"', page)
+    assert ids == ["s", "s-method", "s-figures", "s-claims", "s-ledger", "s-deviations"]
+    order = [page.index(text) for text in ("the method", 'id="fig-f1"', 'id="fig-f2"', "claim-s-a",
+                                           "own claims table", "the ledger", "Warning", "the REC choices")]
+    assert order == sorted(order)
+    assert re.findall(r'<tr id="(claim-s-[a-z]+)"', page) == ["claim-s-a", "claim-s-b", "claim-s-c"]
+    assert page.count("data:image/webp;base64,") == 1 and "f2 was not built." in page
+    assert "eta = 1 (d1; low edge of [1, 4])" in page  # mpdp.tuning.edge_sentence
+
+
+def test_a_study_that_did_not_run_says_why_and_has_no_parts(section):
+    section.not_run = "no results in this build."
+    page = _html(scaffold.render(section))
+    assert "no results in this build." in page and 's-claims' not in page
+    assert "Not run in this build" in scaffold.paper_summary(section)
+
+
+def test_paper_summary_is_computed_from_the_claims_table(section):
+    text = scaffold.paper_summary(section)
+    assert "3 claims checked" in text and "1 PASS, 1 FAIL, 1 INCONCLUSIVE" in text
+    assert "Replicates: [A](#claim-s-a) (A beats B), [f1](#fig-f1)." in text
+    assert "Does not replicate: [B](#claim-s-b) (B is stable), FAIL in 2 of 3" in text
+    assert "the noise is larger than claimed; see [f2](#fig-f2)." in text  # its anchor says it was not built
+    assert "[C](#claim-s-c)" in text.split("Not decided by the data")[1]
+    # the summary follows the table: B passing everywhere makes it replicate
+    claims = section.claims_tables[""]
+    claims.loc[claims["claim_id"] == "B", "verdict"] = "PASS"
+    assert "Does not replicate" not in scaffold.paper_summary(section)
+    assert "2 PASS, 1 INCONCLUSIVE" in scaffold.paper_summary(section)
+
+
+def test_glance_covers_every_study_and_links_each_claim(section):
+    other = scaffold.StudySection("o", "Study O", "Paper O", not_run="switched off.")
+    page = scaffold.glance([section, other])
+    assert [f"#claim-s-{c}" for c in "abc"] == re.findall(r'<a href="(#claim-s-\w+)">', page)
+    assert "Paper O" in page and "switched off." in page
+
+
+def test_embedded_figures_are_smaller_lossless_webp_of_few_colours(png):
+    webp = images.compress(png)
+    assert webp == images.compress(png)  # deterministic
+    assert len(webp) < len(png) / 2
+    decoded, original = Image.open(io.BytesIO(webp)), Image.open(io.BytesIO(png)).convert("RGB")
+    assert decoded.format == "WEBP" and decoded.size == original.size  # no resampling
+    assert len(decoded.convert("RGB").getcolors(1 << 16)) <= images.COLOURS
+    error = np.abs(np.asarray(decoded.convert("RGB"), int) - np.asarray(original, int))
+    assert error.max() <= 24 and error.mean() < 4.0  # no colour changes: the same picture to the eye
+
+
+def test_table_of_contents_nests_parts_under_their_section():
+    page = ('<h2 data-toc="2" id="a">A</h2><h3 id="a-x" data-toc="3">X</h3><h3 data-toc="3" id="a-y">Y</h3>'
+            '<h2 id="b" data-toc="2">B</h2><h4 id="b-z">not listed</h4><h2 id="c">not listed</h2>')
+    nav = table_of_contents(page)
+    assert re.findall(r'href="#([\w-]+)"', nav) == ["top", "a", "a-x", "a-y", "b"]
+    assert '<li><a href="#a">A</a><ul><li><a href="#a-x">X</a></li><li><a href="#a-y">Y</a></li></ul></li>' in nav
