@@ -34,6 +34,7 @@ import yaml
 from IPython.display import HTML, Image, Markdown, display
 
 from mpdp import config as mpdp_config
+from mpdp import planning
 from mpdp.figures.plot import cv_curves_png, load_tables, table1_frame
 from mpdp.report import provenance, sections
 from mpdp.report.build import CONTEXT_ENV
@@ -346,6 +347,10 @@ display(HTML(sections.html_table(sections.privacy_ledger(TABLES))))
 # %%
 display(Markdown("### Reconstructed and open choices used"))
 display(HTML(sections.html_table(sections.reconstructed_choices(CFG, CARDS))))
+display(Markdown("### Settings the data did not allow (all studies)"))
+PLANNING_WARNINGS = planning.warnings(CFG, [ds for ds, p in CTX["cards"].items() if p], CTX["cards"])
+display(Markdown("\n".join(f"- {line}" for line in PLANNING_WARNINGS)
+                 or "None: every configured setting ran as configured."))
 display(Markdown("### Learning rates (spec E3.3, I-4)"))
 display(HTML(sections.html_table(sections.learning_rates(TABLES))))
 display(Markdown(sections.twin_identity(TABLES)))

@@ -4,6 +4,7 @@ import sys
 from pathlib import Path
 
 from mpdp import config as mpdp_config
+from mpdp import planning as mpdp_planning
 from mpdp.data import fetch as mpdp_fetch
 from mpdp.data import prepare as mpdp_prepare
 from mpdp.data import registry as mpdp_registry
@@ -49,6 +50,15 @@ for _ds in UNAVAILABLE:
 if not AVAILABLE:  # nothing to train on: stop instead of planning empty figures
     sys.stderr.write(f"\nmpdp: {mpdp_fetch.none_available_message(CFG['datasets'], RAW_DIR, MIRROR)}\n\n")
     sys.exit(1)
+
+# what the schema cannot see (grids, settings against data-set sizes), before any job runs
+try:
+    PLANNING_WARNINGS = mpdp_planning.check(CFG, AVAILABLE, {ds: f"data/processed/{ds}/card.json" for ds in AVAILABLE})
+except MpdpError as exc:
+    sys.stderr.write(f"\nmpdp: {exc}\n\n")
+    sys.exit(1)
+for _line in PLANNING_WARNINGS:
+    sys.stderr.write(f"mpdp: WARNING: {_line}\n")
 
 CODE = {stage: source_hash(stage) for stage in ("data", "partition", "train", "figures", "report",
                                                 "voting_train", "voting_figures", "admm_train",

@@ -31,6 +31,7 @@ import pandas as pd
 
 from mpdp import io, results, seeding
 from mpdp.data.prepare import load as load_processed
+from mpdp.errors import ConfigError
 from mpdp.mechanisms import admm as zz
 from mpdp.models.logistic import solve_optimum
 from mpdp.privacy.pure_dp import composed_pure_epsilon
@@ -54,7 +55,8 @@ class StudyData:
 def split_nodes(X: np.ndarray, y: np.ndarray, P: int, root_seed: int, dataset: str) -> list[tuple[np.ndarray, np.ndarray]]:
     """Equal random split, B_p = ⌊n/P⌋ (spec E4 "local data"); leftover records are dropped."""
     if P < 2 or len(y) < 2 * P:
-        raise ValueError(f"cannot split {len(y)} records over P = {P} nodes")
+        raise ConfigError(f"config key 'admm.P': cannot split {len(y)} training records over P = {P} nodes "
+                          "(at least two each); lower admm.P or raise max_records")
     perm = seeding.rng(root_seed, "admm_split", dataset, P).permutation(len(y))
     B = len(y) // P
     return [(np.ascontiguousarray(X[perm[p * B:(p + 1) * B]]), y[perm[p * B:(p + 1) * B]].astype(np.float64))
