@@ -15,7 +15,7 @@ from mpdp import config, planning
 from mpdp.audit.adapters import AuditContext
 from mpdp.audit.registry import get as audit_adapter
 from mpdp.data import prepare
-from mpdp.errors import ConfigError
+from mpdp.errors import ConfigError, MpdpError
 from mpdp.studies.admm.train import split_nodes
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -125,3 +125,38 @@ def test_the_workflow_stops_at_planning(tmp_path, mirror, override, named):
     )
     assert proc.returncode != 0
     assert f"mpdp: config key '{named}'" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def _read_only_folder(tmp_path: Path) -> Path:
+    """A folder this process cannot write (root writes through permission bits: use /proc/1)."""
+    if os.geteuid() != 0:
+        folder = tmp_path / "read_only"
+        folder.mkdir()
+        folder.chmod(0o555)
+        return folder
+    if not os.access("/proc/1", os.W_OK):
+        return Path("/proc/1")
+    pytest.skip("no folder that root cannot write")
+
+
+def test_an_unwritable_output_folder_is_named(tmp_path):
+    work = tmp_path / "work"
+    work.mkdir()
+    planning.check_writable(work)  # absent folders are created by Snakemake
+    (work / "reports").symlink_to(_read_only_folder(tmp_path), target_is_directory=True)
+    with pytest.raises(MpdpError, match=r"^the folder reports/ is not writable.*chmod -R u\+w reports"):
+        planning.check_writable(work)
+
+
+@pytest.mark.slow
+def test_the_workflow_names_an_unwritable_reports_folder(tmp_path, mirror):
+    for name in ("Snakefile", "workflow", "config", "notebooks", "environment.yml"):
+        (tmp_path / name).symlink_to(ROOT / name)
+    (tmp_path / "reports").symlink_to(_read_only_folder(tmp_path), target_is_directory=True)
+    # a cheap target: the check runs at planning, whatever the target
+    proc = subprocess.run([sys.executable, "-m", "snakemake", "data/raw/breast_cancer/manifest.json",
+                           "--configfile", "config/smoke.yaml", "--cores", "1"],
+                          cwd=tmp_path, env={**os.environ, "MPDP_DATA_MIRROR": str(mirror)},
+                          capture_output=True, text=True)
+    assert proc.returncode != 0
+    assert "mpdp: the folder reports/ is not writable" in proc.stderr and "Traceback" not in proc.stderr

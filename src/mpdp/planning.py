@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,7 +27,7 @@ from typing import Any
 from mpdp.audit.adapters import GradientCanaryAdapter, L2OutputPerturbationAdapter
 from mpdp.audit.registry import ADAPTERS
 from mpdp.data import prepare
-from mpdp.errors import ConfigError
+from mpdp.errors import ConfigError, MpdpError
 from mpdp.studies.voting.plan import feasible_M
 
 #: data set id -> its data card (None or absent: not prepared yet)
@@ -56,6 +57,20 @@ def check(cfg: Mapping[str, Any], available: list[str], cards: Cards) -> list[st
         raise ConfigError("config key 'benchmark.datasets': empty, so the benchmark would have no table; "
                           "list data sets, or remove the 'benchmark' section to switch the study off")
     return warnings(cfg, available, cards)
+
+
+#: folders the workflow writes into (relative to its working directory)
+OUTPUT_FOLDERS = ("data", "logs", "reports", "reports/figures", ".snakemake")
+
+
+def check_writable(workdir: str | Path = ".") -> None:
+    """Raise :class:`MpdpError` if an existing output folder cannot be written: Snakemake would
+    otherwise fail when it removes or writes the first output there, with its own traceback."""
+    for folder in OUTPUT_FOLDERS:
+        path = Path(workdir) / folder
+        if path.is_dir() and not os.access(path, os.W_OK | os.X_OK):
+            raise MpdpError(f"the folder {folder}/ is not writable, and the workflow writes its outputs there; "
+                            f"make it writable (chmod -R u+w {folder}) or run in a writable copy of the checkout")
 
 
 def warnings(cfg: Mapping[str, Any], available: list[str], cards: Cards) -> list[str]:

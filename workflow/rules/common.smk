@@ -51,8 +51,10 @@ if not AVAILABLE:  # nothing to train on: stop instead of planning empty figures
     sys.stderr.write(f"\nmpdp: {mpdp_fetch.none_available_message(CFG['datasets'], RAW_DIR, MIRROR)}\n\n")
     sys.exit(1)
 
-# what the schema cannot see (grids, settings against data-set sizes), before any job runs
+# what the schema cannot see (grids, settings against data-set sizes, writable output
+# folders), before any job runs
 try:
+    mpdp_planning.check_writable()
     PLANNING_WARNINGS = mpdp_planning.check(CFG, AVAILABLE, {ds: f"data/processed/{ds}/card.json" for ds in AVAILABLE})
 except MpdpError as exc:
     sys.stderr.write(f"\nmpdp: {exc}\n\n")
