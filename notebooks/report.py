@@ -42,6 +42,7 @@ from mpdp.studies.admm import report as zz_report
 from mpdp.studies.benchmark import report as xp_report
 from mpdp.studies.ls import report as ls_report
 from mpdp.studies.voting import report as voting_report
+from mpdp.studies.wddp import tuning_report as wddp_tuning
 from mpdp.studies.wddp.claims import READINGS, survival_sentence
 from mpdp.studies.wddp.figure_spec import (
     ACCOUNTANT_NOTES,
@@ -382,6 +383,7 @@ if CV_SCORES.empty:
 else:
     display(Image(data=cv_curves_png(CV_SCORES, CV_CHOSEN), format="png"))
     display(HTML(sections.html_table(sections.cv_choice_table(CV_CHOSEN))))
+    display(Markdown(wddp_tuning.eta_edge_sentence(CV_CHOSEN, CFG)))
 display(Markdown("### λ sensitivity of the non-private optimum (λ is reconstructed, spec E7 #4)"))
 display(
     Markdown(
