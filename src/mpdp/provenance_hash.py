@@ -30,7 +30,7 @@ STAGE_SOURCES: dict[str, tuple[str, ...]] = {
     "report": ("report", "claims.py", "studies/wddp/claims.py", "figures",
                "studies/wddp/figure_spec.py", "bounds.py", "results.py", "studies/ls",
                "studies/voting", "studies/admm", "audit/report.py", "audit/figure.py",
-               "studies/benchmark"),
+               "studies/benchmark", "planning.py", "studies/wddp/tuning_report.py", "tuning.py"),
     # least-squares study (issue 9): experiment tables, then figures and claims
     "ls": ("studies/ls/__init__.py", "studies/ls/data.py", "studies/ls/experiment.py",
            "studies/ls/theory.py", "mechanisms/least_squares.py", "privacy", "claims.py",
