@@ -171,17 +171,17 @@ def figure_variant(figname):
 
 
 def study_targets():
-    """Every input of every target rule (a rule without output: `figures`, `hamm`, `ls_1`,
-    `audit_eps`, …), so that the default target rebuilds any missing figure or table of any
+    """Every input of every target (the rules without output, e.g. `figures`, `hamm`, `ls_1`,
+    `audit_eps`), so that the default target rebuilds any missing figure or table of any
     study; a figure added to a study's target list is included without further edits. Call it
-    after every rule file is included (the Snakefile's `rule all`)."""
+    after every rule file is included (in the Snakefile's default target)."""
     files = set()
     for target in workflow.rules:
         if target.output or target.name == "all":
             continue
         for path in target.input:
             if callable(path):
-                sys.exit(f"mpdp: target rule {target.name!r} has an input function; list its files "
+                sys.exit(f"mpdp: the target {target.name!r} has an input function; list its files "
                          "instead, so that the default target can include them")
             files.add(str(path))
     return sorted(files)
