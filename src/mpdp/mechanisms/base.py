@@ -15,8 +15,6 @@ from typing import Protocol
 
 import numpy as np
 
-from mpdp.seeding import tuning_key
-
 
 @dataclass(frozen=True)
 class RunSpec:
@@ -43,9 +41,6 @@ class RunSpec:
     #: mechanisms identical in distribution to another (per-round WD-DP ≡ WYX, spec M3.2), so
     #: that they share their noise (common random numbers) and their results coincide
     noise_as: tuple[str, str, int | None] | None = None
-    #: a hyper-parameter selection run (the WD-DP η CV): its noise comes from a tuning stream
-    #: (:func:`mpdp.seeding.tuning_key`), disjoint from every evaluated repetition's
-    tuning: bool = False
 
     def noise_key(self, party: int | None = None) -> tuple:
         """Key of the run's noise stream (spec E0): a run's noise depends only on its identity.
@@ -57,11 +52,10 @@ class RunSpec:
         if self.noise_sharing == "shared":
             party = None
         mechanism, mode, m = self.noise_as or (self.mechanism, self.mode, self.m)
-        key = (
+        return (
             "noise", self.dataset, self.experiment, mechanism, mode, self.accountant,
             m, self.u, float(self.epsilon), float(self.eta), self.rep, self.seed, party,
         )
-        return tuning_key(*key) if self.tuning else key
 
 
 @dataclass(frozen=True)

@@ -127,7 +127,7 @@ def cross_validate(
                 T=int(w["T"]), lam=float(w["lambda"]), G=float(w["G"]),
                 m=None if mode == "central" else m,
                 noise_sharing=w["noise_sharing"] if mode == "local_then_aggregate" else "n/a",
-                seed=fold * SEED_STRIDE + s, eta_source="cv", tuning=True,
+                seed=fold * SEED_STRIDE + s, eta_source="cv",
             )
             for (mech, mode), members in groups.items()
             for accountant in selection_accountants(cfg, members)
@@ -135,7 +135,7 @@ def cross_validate(
             for s in range(cv["seeds"] * len(members))
         ]
         theta0 = {0: initial_point(root, dataset, fold, X.shape[1], w["init_std"], tuning=True)}
-        result = train_batch(runs, X, y, partition, theta0, root, w["dtype"], w["dedup"])
+        result = train_batch(runs, X, y, partition, theta0, root, w["dtype"], w["dedup"], tuning=True)
         flops += float(result.flops.sum())
         acc = np.atleast_1d(logistic.accuracy(result.thetas, X[val_idx], y[val_idx]))
         records += [
