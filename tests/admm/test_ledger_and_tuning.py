@@ -132,3 +132,25 @@ def test_edge_warning_for_every_tuned_value():
     assert "Warning" in report.edge_sentence(table, cfg) and "ρ = 0.001" in report.edge_sentence(table, cfg)
     interior = table.assign(rho=1e-2, admm_penalty=1.0)
     assert report.edge_sentence(interior, cfg) == "No tuned value lies on an edge of its grid."
+
+
+def test_f4_twin_axis_puts_both_noises_on_the_scale_of_f():
+    from mpdp.studies.admm.figures import f_perturbation
+
+    d, B, C_R, rho, eta, alpha, P, T = 105, 6000, 1.0, 1e-3, 0.1, 1.0, 5, 100
+    kap = float(zz.kappa(rho, P, eta, 2))
+    cal = zz.dvp_calibration(alpha, B, kap, C_R)
+    rows = pd.DataFrame({
+        "topology": ["ring"] * 3, "mechanism": ["dvp", "pvp", "pvp"], "iteration": [50, 50, T],
+        "alpha": [alpha] * 3, "rho": [rho] * 3, "admm_penalty": [eta] * 3, "C_R": [C_R] * 3, "n_min": [B] * 3,
+        "phi": [float(cal.phi)] * 3,
+        "noise_norm_expected": [float(zz.expected_noise_norm(d, cal.zeta)),
+                                float(zz.expected_noise_norm(d, zz.pvp_zeta(alpha, B, kap, C_R))),
+                                float(zz.expected_noise_norm(d, cal.zeta))]})
+    rows["noise_norm"] = rows["noise_norm_expected"]
+    out = f_perturbation(rows, P, T)
+    common = 2 * d * C_R / (B * kap * alpha)  # ≈ 2d/(B κ α) for both (B7)
+    assert out.loc[1, "expected"] == pytest.approx(common)  # PVP: ‖ε‖ itself
+    assert out.loc[0, "expected"] == pytest.approx(common * alpha / float(cal.alpha_prime))  # DVP: through κ
+    assert out.loc[2, "expected"] == pytest.approx(out.loc[0, "expected"])  # PVP's release T is a DVP step
+    assert rows.loc[0, "noise_norm_expected"] / rows.loc[1, "noise_norm_expected"] > 100  # raw norms are not comparable

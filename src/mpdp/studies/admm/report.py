@@ -53,7 +53,9 @@ CAPTIONS = {
               "(dashed tα, dotted PLD at δ)."),
     "zz_f4": ("Trade-off (Z-F4): loss vs α at three iterations, DVP (top) and PVP (bottom), mean ± 95 % CI "
               "over repetitions, the fitted g(α) = κ₁e^{−κ₂α} + κ₃ and α* = argmax U^p − g; twin axis: "
-              "the B7 mean noise norm E‖ε‖ = d/ζ and the mean norm actually drawn."),
+              "the perturbation the noise induces on the primal f — PVP's noise ‖ε‖ itself, DVP's dual noise "
+              "through the objective, (C^R/B_p)‖ε‖/(κ_p + Φ) — from the B7 mean E‖ε‖ = d/ζ (dashed) and "
+              "from the norms actually drawn (×)."),
     "zz_f5": ("Final classifier (Z-F5): empirical loss and test misclassification rate vs α at the last "
               "iteration, DVP vs PVP with 95 % bands over repetitions; black: non-private ADMM."),
 }
