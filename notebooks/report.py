@@ -434,7 +434,7 @@ else:
     display(Markdown(f"### Tuned settings (ρ and η per algorithm, tuned at the one α = {ZZ_CFG['tune_alpha']:g} "
                      "on noise streams disjoint from every evaluated repetition; mean final training loss)"))
     display(HTML(sections.html_table(zz_report.settings(ZZ_TABLE))))
-    display(Markdown(zz_report.edge_sentence(ZZ_TABLE, ZZ_CFG)))
+    display(Markdown(zz_report.edge_sentence(ZZ_TABLE, CFG)))
     display(Markdown("Non-private ADMM against the centralised optimum (same ρ):"))
     display(HTML(sections.html_table(zz_report.nonprivate_gap(ZZ_TABLE))))
     display(Markdown("### Privacy ledger (per node: the claimed α, its composition, and the ε the releases really give, I-20)"))
