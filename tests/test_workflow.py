@@ -2,7 +2,7 @@
 
 Offline: the raw files come from the mirror ($MPDP_DATA_MIRROR, default ../shared/datasets);
 without it these tests are skipped, and under CI (``CI`` set) they fail (tests/conftest.py).
-Tests run in file order on one build: the dry-run checks of the README's rerun table and of
+Tests run in file order on one build: the dry-run checks of the rerun table of docs/reruns.md and of
 the report's reproduce command need the finished smoke build of
 ``test_whole_pipeline_builds_report``.
 """
@@ -192,9 +192,9 @@ def test_report_reproduce_command_rebuilds_exactly_this_report(workdir):
     assert "Nothing to be done" in proc.stdout + proc.stderr
 
 
-# --- the README's rerun table ("When does a step rerun?"), checked by dry runs ---------------
+# --- the rerun table of docs/reruns.md ("When does a step rerun?"), checked by dry runs ---------------
 
-#: README row (first cell) -> how the test makes that change
+#: docs/reruns.md row (first cell) -> how the test makes that change
 CHANGES = {
     "`wddp.eps_grid`": {"config": "wddp={eps_grid: [0.05, 0.3]}"},
     "`wddp.lambda`": {"config": "wddp={lambda: 0.002}"},
@@ -208,7 +208,7 @@ CHANGES = {
 
 
 def _readme_rerun_table() -> dict[str, set[str]]:
-    text = (ROOT / "README.md").read_text()
+    text = (ROOT / "docs" / "reruns.md").read_text()
     section = text.split("## When does a step rerun?", 1)[1].split("\n## ", 1)[0]
     rows = {}
     for line in section.splitlines():

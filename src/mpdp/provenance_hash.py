@@ -2,7 +2,7 @@
 
 Snakemake does not track code imported from ``src/``. Each rule declares the hash of the
 modules its output depends on as a param; editing a mechanism reruns training, editing plot
-code reruns only figures (README "When does a step rerun?").
+code reruns only figures (docs/reruns.md "When does a step rerun?").
 """
 
 from __future__ import annotations

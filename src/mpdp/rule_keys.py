@@ -4,7 +4,7 @@ Snakemake reruns a job when one of its params changes (``--rerun-triggers params
 default). Each rule declares as its ``settings`` param exactly the config values its job reads
 (:func:`settings`), and its script receives a config that holds *only* those keys
 (:func:`rule_config`): reading an undeclared key fails at once with a message naming this
-table, so the declaration cannot silently fall behind the code. The README's rerun table
+table, so the declaration cannot silently fall behind the code. The rerun table of docs/reruns.md
 ("When does a step rerun?") is checked against real dry runs by ``tests/test_reruns.py``.
 
 Keys are dotted paths into the validated config (``wddp.T``; a section name such as

@@ -36,7 +36,7 @@ ALLOW_DOWNLOAD = mpdp_config.allow_download(CFG)
 SOURCES = {ds: mpdp_fetch.locate(ds, RAW_DIR, MIRROR, ALLOW_DOWNLOAD) for ds in CFG["datasets"]}
 AVAILABLE = [ds for ds in CFG["datasets"] if SOURCES[ds] is not None]
 UNAVAILABLE = {
-    ds: f"raw data not available offline; put it in data/raw/{ds}/ (see README)"
+    ds: f"raw data not available offline; put it in data/raw/{ds}/ (see docs/offline-and-slurm.md)"
     for ds in CFG["datasets"]
     if SOURCES[ds] is None
 }
