@@ -130,6 +130,7 @@ def test_edge_warning_for_every_tuned_value():
     assert set(zip(warn["setting"], warn["parameter"], warn["edge"], strict=True)) == {
         ("ring, admm", "ρ", "low"), ("ring, dvp", "η", "high")}
     assert "Warning" in report.edge_sentence(table, cfg) and "ρ = 0.001" in report.edge_sentence(table, cfg)
+    assert report.ADMM_EDGE_NOTE in report.edge_sentence(table, cfg)
     interior = table.assign(rho=1e-2, admm_penalty=1.0)
     assert report.edge_sentence(interior, cfg) == "No tuned value lies on an edge of its grid."
 
