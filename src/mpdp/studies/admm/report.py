@@ -92,10 +92,10 @@ def edges(table: pd.DataFrame, cfg: dict[str, Any]) -> pd.DataFrame:
 
 #: why non-private ADMM's tuned values sit on the low edges of any grid (shown when they do)
 ADMM_EDGE_NOTE = (
-    "Non-private ADMM's tuning criterion, the final training loss of each node's model on its own "
-    "data (E4), keeps falling as ρ → 0 (less regularisation) and as η → 0 (the nodes then fit their "
-    "own data instead of agreeing): its low edges are structural, not cured by a wider grid; the gap "
-    "to the centralised optimum below says whether it converged."
+    "Non-private ADMM's tuning criterion, the final training loss without the regulariser (E4), "
+    "favours the least regularisation, so its ρ sits on the low edge of any grid; an η on its low "
+    "edge means the smallest penalty converged fastest within T. The gap to the centralised optimum "
+    "below says whether it converged."
 )
 
 
