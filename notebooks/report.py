@@ -167,6 +167,15 @@ if git.dirty:
         )
     )
 
+ENGINE_TABLES = {f"wddp/{ds}": frame for ds, frame in TABLES.items()}
+if ZZ is not None:
+    ENGINE_TABLES["admm"] = ZZ["frame"]
+ENGINE_TABLES |= {f"voting/{name}": frame for name, frame in VOTING.tables.items()}
+engine_paths = provenance.engine_paths(ENGINE_TABLES)
+display(Markdown("**Engine** (how the rows of the results tables were computed): "
+                 + provenance.engine_sentence(engine_paths)))
+display(HTML(sections.html_table(engine_paths)))
+
 display(
     Markdown("**Raw files** (SHA-256 of the uncompressed file each data card was prepared from):")
 )
@@ -492,9 +501,18 @@ if not VOTING.tables:
 else:
     display(Markdown("### Methods, privacy units and sensitivities"))
     display(HTML(sections.html_table(voting_report.methods_table())))
-    display(Markdown("### Global λ and pools"))
-    display(HTML(sections.html_table(voting_report.lambdas(VOTING.tables))))
+    display(Markdown("### Pools"))
+    display(HTML(sections.html_table(voting_report.pools(VOTING.tables))))
     _v = CFG["voting"]
+    display(Markdown(f"### λ chosen with the noise in the loop (M = {_v['h1_M']})\n\n"
+                     "Per (M, ε, method), the λ of the grid with the lowest validation error of the *private* "
+                     "release, averaged over noise draws from tuning streams disjoint from the repetitions. "
+                     + voting_report.SELECTION_PRIVACY + " " + voting_report.edge_text(VOTING.tables, CFG)))
+    display(HTML(sections.html_table(voting_report.lambdas(VOTING.tables, CFG))))
+    display(Markdown(f"### When each method beats the majority class (M = {_v['h1_M']})\n\n"
+                     "The smallest ε whose test error is significantly below the majority-class error "
+                     "(95 % t-interval over repetitions)."))
+    display(HTML(sections.html_table(voting_report.beats_majority(VOTING.tables, CFG))))
     display(Markdown(f"### Test error at M = {_v['h1_M']}, ε = 1 (controls: no noise)"))
     display(HTML(sections.html_table(
         voting_report.error_summary(VOTING.tables, _v["h1_M"], 1.0).reset_index(names="method")
@@ -509,18 +527,22 @@ if VOTING.tables:
             display(Image(filename=_path, alt=f"voting study figure {_fig}"))
         else:
             display(HTML(sections.callout(f"Figure {_fig} was not built.", "note")))
+    display(Markdown("#### What the figures show\n\n" + voting_report.figure_findings(VOTING.tables, CFG)))
 
 # %% [markdown]
 # ### Claims (S-004, E5) and privacy ledger
 #
 # Paired within a repetition (same partition and local classifiers), 95 % t-intervals over
 # repetitions; the Lemma 6 claim uses a Clopper–Pearson interval for the fraction of draws
-# above the line. The ledger lists, for every private mechanism, the unit, the sensitivity
+# above the line. V1 and V2 average over the ε at which one of the two compared methods is
+# significantly below the majority-class error; a claim with no such setting compares
+# classifiers no better than always predicting the majority class and is UNINFORMATIVE. The ledger lists, for every private mechanism, the unit, the sensitivity
 # and the N-L2 parameter β = ε/Δ actually used, and the ε really given.
 
 # %%
 if VOTING.tables:
     display(HTML(sections.html_table(VOTING_CLAIMS)))
+    display(Markdown(voting_report.claims_text(VOTING_CLAIMS)))
     display(HTML(sections.html_table(voting_report.ledger(VOTING.tables))))
     display(Markdown("### Reconstructed and open choices of this study"))
     display(HTML(sections.html_table(pd.DataFrame(
@@ -629,15 +651,22 @@ if LS is not None:
 # on the true ε that holds with probability ≥ 95 %. ε̂ above the claimed ε proves the claim
 # false; ε̂ below it proves nothing. Gradient mechanisms are audited in one run with white-box
 # Dirac gradient canaries on extra coordinates (Steinke, Nasr, Jagielski 2023; guess counts
-# fixed in advance, Bonferroni-corrected); the N-L2 output-perturbation release by many noise
-# draws on worst-case neighbours with Clopper–Pearson intervals (Jagielski et al. 2020; Nasr
-# et al. 2021), the threshold chosen on a separate split. The data: for gradient mechanisms
-# the data set gives the party sizes n_j (which set the noise), the canaries are the audited
-# records, and only the canary coordinates are simulated (the real records are zero there, so
-# they do not affect them); the N-L2 pairs are the synthetic worst cases of spec A3 and a
-# real one (a training set with one label flipped, column "setting" names it). The
-# "GDP fit" column is a Gaussian-DP point estimate from the same scores — a diagnostic, never
-# a bound. Planted-bug rows run the same code with the noise std scaled down.
+# fixed in advance, Bonferroni-corrected), or by many draws of one canary coordinate over many
+# independent trainings (method `canary_draws`); the N-L2 output-perturbation release by many
+# noise draws on worst-case neighbours with Clopper–Pearson intervals (Jagielski et al. 2020;
+# Nasr et al. 2021), the threshold chosen on a separate split. Gradient mechanisms run through
+# the trainer and calibrations that produce the WD-DP and benchmark tables, with the canaries
+# added by the trainer's audit hook: the data set gives the party sizes n_j (which set the
+# noise), the canaries are the audited records, and the real records, zero on the canary
+# coordinates, do not affect them. The N-L2 pairs are the synthetic worst cases of spec A3 and
+# a real one (a training set with one label flipped, column "setting" names it). PVP is also
+# attacked on a release that follows a worst-case released history, where its unreleased
+# hidden state differs between the neighbours (spec I-20). The "GDP fit" column is a
+# Gaussian-DP point estimate from the same scores — a diagnostic, never a bound. Planted-bug
+# rows run the same code with a deliberate bug: the noise std scaled down, or the largest
+# party's σ given to every party of the literal mode. Column δ is the δ of each bound: the
+# benchmark's δ for Gaussian mechanisms and for DVP/PVP transcripts, 0 for single pure-DP
+# releases.
 
 # %%
 from mpdp.audit import report as audit_report
@@ -649,6 +678,9 @@ if not audit_path or not Path(audit_path).is_file():
     display(HTML(sections.callout("The audit was not run: no audit table.", "note")))
 else:
     AUDIT_TABLE = audit_table.read(audit_path)
+    pvp_line = audit_report.pvp_headline(AUDIT_TABLE)
+    if pvp_line:
+        display(HTML(sections.callout(pvp_line, "warning" if "false" in pvp_line else "note")))
     audit_exceptions = audit_report.exceptions(AUDIT_TABLE)
     if audit_exceptions:
         display(
@@ -696,13 +728,17 @@ else:
                      "Holm-corrected within the cell at 0.05); party-level mechanisms are over-protected "
                      "relative to the record-level ones, which is part of the comparison."))
     display(HTML(sections.html_table(xp_report.leaderboard(XP))))
+    display(Markdown(xp_report.edge_sentence(XP)))
+    display(Markdown("### Today's standard baseline: DP-SGD with Poisson subsampling"))
+    display(Markdown(xp_report.baseline_sentence(XP)))
+    display(HTML(sections.html_table(xp_report.baseline_standing(XP))))
     display(Markdown("### What changes relative to each paper's own conclusions"))
     display(Markdown("Each paper's comparison re-checked here at equal *accounted* privacy (the ε of "
                      "the whole transcript equals the target, see above): accuracy of the mechanism "
                      "the paper favours minus its competitor, paired by repetition and averaged over "
                      "the grid; PASS = the paper's conclusion holds, FAIL = the opposite holds."))
     display(HTML(sections.html_table(XP_CLAIMS)))
-    for xp_name, xp_caption in xp_report.CAPTIONS.items():
+    for xp_name, xp_caption in xp_report.captions(XP, CFG).items():
         xp_path = XP.figures.get(xp_name)
         display(Markdown(f"**{xp_name}.** {xp_caption}"))
         if xp_path:

@@ -224,7 +224,7 @@ def main() -> None:
         help="--full: Snakemake --configfile (default: the workflow's config/config.yaml)",
     )
     parser.add_argument(
-        "--target", type=float, default=1.4, help="--full: ratio to the bound to meet (default 1.4)"
+        "--target", type=float, default=1.5, help="--full: ratio to the bound to meet (default 1.5)"
     )
     args = parser.parse_args()
     if args.full:
@@ -357,6 +357,7 @@ def full_pipeline(args: argparse.Namespace) -> None:
     strict = flops / (args.cores * peak_alone)
     print(f"          {wall / strict:.2f} against the one-core-alone peak ({peak_alone / 1e9:.1f} GFLOP/s "
           f"x {args.cores}: {format_seconds(strict)})")
+    print(f"\nprovenance of the timed rows: {training_provenance(Path('.'))}")
 
 
 def measure_peak(X: np.ndarray, args: argparse.Namespace, when: str) -> tuple[float, float]:
@@ -442,6 +443,22 @@ def training_work(root: Path, since: float) -> tuple[float, dict[str, float]]:
                  if f.stat().st_mtime >= since]
         cpu[rule] = sum(float(pd.read_csv(f, sep="\t")["s"].sum()) for f in files)
     return flops, cpu
+
+
+def training_provenance(root: Path) -> str:
+    """How the training stage computed its rows: the provenance columns (engine path,
+    instruction set, layout rule, noise source) of ``data/results/wddp/<data set>.parquet``,
+    counted and explained (:func:`mpdp.report.provenance.engine_paths`)."""
+    import pandas as pd
+
+    from mpdp.report.provenance import engine_paths, engine_sentence
+
+    tables = {path.stem: pd.read_parquet(path)
+              for path in sorted((root / "data" / "results" / "wddp").glob("*.parquet"))}
+    paths = engine_paths(tables)
+    lines = [f"    {row.table:<14s} {row.engine_path} / {row.isa} / {row.layout_rule} / "
+             f"{row.noise_source}: {row.rows} rows" for row in paths.itertuples()]
+    return "\n".join([engine_sentence(paths), *lines])
 
 
 def blas_description() -> str:

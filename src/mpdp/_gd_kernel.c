@@ -41,6 +41,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Status codes of mpdp_gd_run (the same numbers in mpdp.fused_kernel.STATUS). */
+enum { MPDP_OK = 0, MPDP_NO_MEMORY = -1, MPDP_UNSUPPORTED = -2 };
+
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #include <immintrin.h>
 #define MPDP_X86 1
@@ -184,16 +187,17 @@ int mpdp_gd_lanes(int isa) {
 }
 
 /* Run `steps` steps (see the top of this file) with the kernel of `isa` (see mpdp_gd_lanes).
- * Returns 0, -1 when memory runs out, -2 when the CPU or the shapes are not supported (P not a
- * positive multiple of 8 or p > P, tile_rows < 1 or, with Xt, not a multiple of the lanes,
- * n, p or K < 1). */
+ * Returns MPDP_OK, MPDP_NO_MEMORY when a work buffer cannot be allocated (nothing is leaked,
+ * theta is unchanged), MPDP_UNSUPPORTED when the CPU lacks the instruction set or the shapes
+ * are not supported (P not a positive multiple of 8 or p > P, tile_rows < 1 or, with Xt, not a
+ * multiple of the lanes, n, p or K < 1); mpdp.fused_kernel maps them to errors. */
 int mpdp_gd_run(int isa, const float *X, const float *Xt, long n, long p, long P, float *theta,
                 long K, const float *coef, int per_row, const float *decay, const float *linear,
                 const float *noise, long steps, long tile_rows) {
     int lanes = mpdp_gd_lanes(isa);
     if (lanes == 0 || P < 8 || P % 8 != 0 || p < 1 || p > P || n < 1 || K < 1 || tile_rows < 1 ||
         (Xt && tile_rows % lanes != 0))
-        return -2;
+        return MPDP_UNSUPPORTED;
 #if MPDP_X86
     /* Subnormal inputs and results count as zero while the kernel runs (MXCSR DAZ and FTZ,
      * restored on return): a run with large noise meets far-off margins whose coefficients
@@ -211,6 +215,6 @@ int mpdp_gd_run(int isa, const float *X, const float *Xt, long n, long p, long P
 #else
     (void)X; (void)Xt; (void)theta; (void)coef; (void)per_row; (void)decay; (void)linear;
     (void)noise; (void)steps;
-    return -2;
+    return MPDP_UNSUPPORTED;
 #endif
 }

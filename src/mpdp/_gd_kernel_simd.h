@@ -18,15 +18,20 @@
 
 #ifndef MPDP_DISPATCH_8X6
 #define MPDP_DISPATCH_8X6
-/* switch (n, kc) for n in 1..8 and kc in 1..6 to CALL(n, kc) with both as constants, so that
- * every block shape is a function of its own with its accumulators in registers */
-#define MPDP_CASES_KC(CALL, N) case (N) * 8 + 1: CALL(N, 1); break; \
-    case (N) * 8 + 2: CALL(N, 2); break; case (N) * 8 + 3: CALL(N, 3); break; \
-    case (N) * 8 + 4: CALL(N, 4); break; case (N) * 8 + 5: CALL(N, 5); break; \
-    case (N) * 8 + 6: CALL(N, 6); break;
-#define MPDP_SWITCH_8X6(n, kc, CALL) switch ((n) * 8 + (kc)) { \
-    MPDP_CASES_KC(CALL, 1) MPDP_CASES_KC(CALL, 2) MPDP_CASES_KC(CALL, 3) MPDP_CASES_KC(CALL, 4) \
-    MPDP_CASES_KC(CALL, 5) MPDP_CASES_KC(CALL, 6) MPDP_CASES_KC(CALL, 7) MPDP_CASES_KC(CALL, 8) }
+/* switch (n, kc) for n in 1..LIMIT(kc) (at most 8) and kc in 1..6 to CALL(n, kc) with both as
+ * constants, so that every block shape is a function of its own with its accumulators in
+ * registers. Only those reachable shapes are compiled: a case past LIMIT(kc) has a constant
+ * false guard, which the compiler folds away before it instantiates the call. */
+#define MPDP_CASE(CALL, LIMIT, N, KC) \
+    case (N) * 8 + (KC): (N) <= LIMIT(KC) ? CALL(N, KC) : (void)0; break;
+#define MPDP_CASES_KC(CALL, LIMIT, N) MPDP_CASE(CALL, LIMIT, N, 1) MPDP_CASE(CALL, LIMIT, N, 2) \
+    MPDP_CASE(CALL, LIMIT, N, 3) MPDP_CASE(CALL, LIMIT, N, 4) MPDP_CASE(CALL, LIMIT, N, 5) \
+    MPDP_CASE(CALL, LIMIT, N, 6)
+#define MPDP_SWITCH_8X6(n, kc, CALL, LIMIT) switch ((n) * 8 + (kc)) { \
+    MPDP_CASES_KC(CALL, LIMIT, 1) MPDP_CASES_KC(CALL, LIMIT, 2) MPDP_CASES_KC(CALL, LIMIT, 3) \
+    MPDP_CASES_KC(CALL, LIMIT, 4) MPDP_CASES_KC(CALL, LIMIT, 5) MPDP_CASES_KC(CALL, LIMIT, 6) \
+    MPDP_CASES_KC(CALL, LIMIT, 7) MPDP_CASES_KC(CALL, LIMIT, 8) }
+#define MPDP_ONE(KC) 1
 #endif
 
 /* exp(x) for W floats: Cephes expf's range reduction and polynomial (relative error about
@@ -140,7 +145,7 @@ TGT static void FN(tile_dots)(const float *xt, const float *theta, float *zt, lo
         for (long c0 = 0; c0 < chunks; c0 += per_block) {
             int rb = chunks - c0 < per_block ? (int)(chunks - c0) : per_block;
 #define DOT_CALL(RB, KC) FN(dot_block)(xt + W * c0, t, zz + W * c0, p, P, R, RB, KC)
-            MPDP_SWITCH_8X6(rb, kc, DOT_CALL)
+            MPDP_SWITCH_8X6(rb, kc, DOT_CALL, DOT_CHUNKS)
 #undef DOT_CALL
         }
         k0 += kc;
@@ -220,14 +225,14 @@ TGT static void FN(tile_row_dots)(const float *X, const float *theta, const floa
             long pairs = (rows - r0) / 2;
             if (pairs == 0) {
 #define ROW_CALL(RC, KC) FN(row_dot_block)(X + r0 * P, t, zz + r0 * K, P, K, RC, KC)
-                switch (8 + kc) { MPDP_CASES_KC(ROW_CALL, 1) }
+                switch (8 + kc) { MPDP_CASES_KC(ROW_CALL, MPDP_ONE, 1) }
 #undef ROW_CALL
                 r0 += 1;
                 continue;
             }
             int rb = pairs < per_block ? (int)pairs : per_block;
 #define PAIR_CALL(RB, KC) FN(row_pair_dot_block)(X + r0 * P, t2, zz + r0 * K, P, K, RB, KC)
-            MPDP_SWITCH_8X6(rb, kc, PAIR_CALL)
+            MPDP_SWITCH_8X6(rb, kc, PAIR_CALL, ROW_DOT_PAIRS)
 #undef PAIR_CALL
             r0 += 2 * rb;
         }
@@ -248,7 +253,7 @@ TGT static void FN(tile_row_dots)(const float *X, const float *theta, const floa
         for (long r0 = 0; r0 < rows; r0 += per_block) {
             int rc = rows - r0 < per_block ? (int)(rows - r0) : per_block;
 #define ROW_CALL(RC, KC) FN(row_dot_block)(X + r0 * P, t, zz + r0 * K, P, K, RC, KC)
-            MPDP_SWITCH_8X6(rc, kc, ROW_CALL)
+            MPDP_SWITCH_8X6(rc, kc, ROW_CALL, ROW_DOT_ROWS)
 #undef ROW_CALL
         }
         k0 += kc;
@@ -271,7 +276,8 @@ TGT static void FN(tile_axpys)(const float *X, const float *s_tile, float *g_all
             int last = (int)(left - (long)W * (jc - 1));
             int tail = last < W;
 #define AXPY_CASE(KC, JC, T) case ((KC) * 8 + (JC)) * 2 + (T): \
-    FN(axpy_block)(X, s, g, rows, P, rs, ks, j0, KC, JC, T, last); break;
+    (JC) <= AXPY_CHUNKS ? FN(axpy_block)(X, s, g, rows, P, rs, ks, j0, KC, JC, T, last) : (void)0; \
+    break;
 #define AXPY_CASES(KC) AXPY_CASE(KC, 1, 0) AXPY_CASE(KC, 2, 0) AXPY_CASE(KC, 3, 0) \
     AXPY_CASE(KC, 4, 0) AXPY_CASE(KC, 1, 1) AXPY_CASE(KC, 2, 1) AXPY_CASE(KC, 3, 1) \
     AXPY_CASE(KC, 4, 1)
@@ -338,18 +344,19 @@ TGT static int FN(run)(const float *X, const float *Xt, long n, long p, long P, 
     float *g = aligned_alloc(64, (size_t)((K * P * sizeof(float) + 63) / 64 * 64));
     float *z = aligned_alloc(64, (size_t)((tile_rows * K * sizeof(float) + 63) / 64 * 64));
     float *theta2 = NULL;  /* row-major tiles with ROW_DOT_PAIRS: theta's chunks twice */
+    int need_theta2 = 0;
 #ifdef ROW_DOT_PAIRS
-    if (!Xt) {
+    need_theta2 = !Xt;
+    if (need_theta2)
         theta2 = aligned_alloc(64, (size_t)((2 * K * P * sizeof(float) + 63) / 64 * 64));
-        if (!theta2) return -1;
-    }
 #endif
     float *pattern = NULL;  /* row-major tiles, same weights for every row: coef per row */
     if (!Xt && !per_row)
         pattern = aligned_alloc(64, (size_t)((tile_rows * K * sizeof(float) + 63) / 64 * 64));
-    if (!g || !z || (!Xt && !per_row && !pattern)) {
+    if (!g || !z || (need_theta2 && !theta2) || (!Xt && !per_row && !pattern)) {
+        /* every buffer that was allocated is freed (free(NULL) does nothing) */
         free(g); free(z); free(pattern); free(theta2);
-        return -1;
+        return MPDP_NO_MEMORY;
     }
     memset(z, 0, (size_t)(tile_rows * K) * sizeof(float));  /* rows past n stay finite */
     if (pattern)
@@ -376,5 +383,5 @@ TGT static int FN(run)(const float *X, const float *Xt, long n, long p, long P, 
         FN(update)(theta, g, decay, linear, noise + t * K * P, K, P);
     }
     free(g); free(z); free(pattern); free(theta2);
-    return 0;
+    return MPDP_OK;
 }

@@ -5,15 +5,14 @@
  * against NumPy itself and otherwise draws with NumPy.
  *
  * The same algorithm as NumPy's: PCG64 (128-bit LCG, XSL-RR output) and the 256-layer
- * ziggurat of Marsaglia and Tsang, with NumPy's tables (ki, wi, fi: mpdp.normal_stream reads
- * them from the installed NumPy and passes them to every call). It is about four times
+ * ziggurat of Marsaglia and Tsang, with NumPy's tables (_ziggurat_tables.h). It is about four times
  * faster than NumPy's loop because the generator step is inlined and the sign is applied
  * without a branch; the values and the order in which the stream is consumed are the same,
  * including the rare tail and wedge paths (log1p and exp of the C library, as NumPy).
  *
- * Only x86-64, the fused engine's platform, builds it (elsewhere the functions return -2):
- * there the scalar double code below has no fused multiply-add to contract into, so every
- * operation rounds as NumPy's does.
+ * Only x86-64, the fused engine's platform, builds it (elsewhere the functions return -2).
+ * Every operation must round as NumPy's does: the library is compiled with -ffp-contract=off
+ * (pyproject.toml / setup.py), so that no multiply and add is fused into one FMA.
  */
 #include <stdint.h>
 #include <string.h>
@@ -21,19 +20,14 @@
 #if defined(__x86_64__) && defined(__SIZEOF_INT128__)
 #include <math.h>
 
+#include "_ziggurat_tables.h"
+
 typedef unsigned __int128 u128;
 
 #define PCG_MULTIPLIER (((u128)0x2360ED051FC65DA4ULL << 64) | 0x4385DF649FCCF645ULL)
 #define ZIGGURAT_R 3.6541528853610087963519472518
 #define ZIGGURAT_INV_R 0.27366123732975827203338247596
 #define MANTISSA_MASK 0x000fffffffffffffULL
-
-/* NumPy's ziggurat tables, 256 entries each (mpdp.normal_stream passes them in every call). */
-typedef struct {
-    const uint64_t *ki;
-    const double *wi;
-    const double *fi;
-} ziggurat;
 
 typedef struct {
     u128 state;
@@ -53,7 +47,7 @@ static inline double next_unit(pcg64 *g) {
 
 /* The ziggurat's rare paths: x from layer idx was not inside the layer's rectangle (idx 0: the
  * base strip, whose tail beyond R is sampled by Marsaglia's method). Retries draw afresh. */
-static double normal_slow(const ziggurat *z, pcg64 *g, uint64_t rabs, int idx, double x) {
+static double normal_slow(pcg64 *g, uint64_t rabs, int idx, double x) {
     for (;;) {
         if (idx == 0) {
             for (;;) {
@@ -63,29 +57,29 @@ static double normal_slow(const ziggurat *z, pcg64 *g, uint64_t rabs, int idx, d
                     return ((rabs >> 8) & 1) ? -(ZIGGURAT_R + xx) : ZIGGURAT_R + xx;
             }
         }
-        if ((z->fi[idx - 1] - z->fi[idx]) * next_unit(g) + z->fi[idx] < exp(-0.5 * x * x))
+        if ((ZIGGURAT_FI[idx - 1] - ZIGGURAT_FI[idx]) * next_unit(g) + ZIGGURAT_FI[idx] < exp(-0.5 * x * x))
             return x;
         uint64_t r = next_u64(g);
         idx = (int)(r & 0xff);
         r >>= 8;
         rabs = (r >> 1) & MANTISSA_MASK;
-        x = (double)rabs * z->wi[idx];
+        x = (double)rabs * ZIGGURAT_WI[idx];
         if (r & 1) x = -x;
-        if (rabs < z->ki[idx]) return x;
+        if (rabs < ZIGGURAT_KI[idx]) return x;
     }
 }
 
-static inline double next_normal(const ziggurat *z, pcg64 *g) {
+static inline double next_normal(pcg64 *g) {
     uint64_t r = next_u64(g);
     int idx = (int)(r & 0xff);
     r >>= 8;
     uint64_t rabs = (r >> 1) & MANTISSA_MASK;
-    double x = (double)(int64_t)rabs * z->wi[idx];
+    double x = (double)(int64_t)rabs * ZIGGURAT_WI[idx];
     uint64_t bits;
     memcpy(&bits, &x, sizeof bits);
     bits ^= (r & 1) << 63; /* the sign, without a branch: negation flips only the sign bit */
     memcpy(&x, &bits, sizeof x);
-    if (__builtin_expect(rabs >= z->ki[idx], 0)) x = normal_slow(z, g, rabs, idx, x);
+    if (__builtin_expect(rabs >= ZIGGURAT_KI[idx], 0)) x = normal_slow(g, rabs, idx, x);
     return x;
 }
 
@@ -101,13 +95,19 @@ static inline void store_state(uint64_t *words, const pcg64 *g) {
     words[1] = (uint64_t)g->state;
 }
 
-/* `count` draws of one stream into out, with the tables ki, wi, fi. state: 4 words (state
- * high, low, increment high, low), advanced in place. Returns 0. */
-int mpdp_normal_fill(const uint64_t *ki, const double *wi, const double *fi, uint64_t *state,
-                     long count, double *out) {
-    const ziggurat z = {ki, wi, fi};
+/* Copies of the tables (256 entries each), for the tests. Returns 0. */
+int mpdp_normal_tables(uint64_t *ki, double *wi, double *fi) {
+    memcpy(ki, ZIGGURAT_KI, sizeof ZIGGURAT_KI);
+    memcpy(wi, ZIGGURAT_WI, sizeof ZIGGURAT_WI);
+    memcpy(fi, ZIGGURAT_FI, sizeof ZIGGURAT_FI);
+    return 0;
+}
+
+/* `count` draws of one stream into out. state: 4 words (state high, low, increment high,
+ * low), advanced in place. Returns 0. */
+int mpdp_normal_fill(uint64_t *state, long count, double *out) {
     pcg64 g = load_state(state);
-    for (long i = 0; i < count; i++) out[i] = next_normal(&z, &g);
+    for (long i = 0; i < count; i++) out[i] = next_normal(&g);
     store_state(state, &g);
     return 0;
 }
@@ -116,16 +116,14 @@ int mpdp_normal_fill(const uint64_t *ki, const double *wi, const double *fi, uin
  * each multiplied by the stream's scale in double and rounded to float32:
  *     out[t * K * P + k * P + i] = (float)(z_{k, t p + i} * scale[k]),  i < p
  * (the engine's steps x K x P noise buffer; columns p..P-1 are left as they are). Returns 0. */
-int mpdp_normal_fill_scaled(const uint64_t *ki, const double *wi, const double *fi,
-                            uint64_t *states, long K, long steps, long p, long P,
+int mpdp_normal_fill_scaled(uint64_t *states, long K, long steps, long p, long P,
                             const double *scale, float *out) {
-    const ziggurat z = {ki, wi, fi};
     for (long k = 0; k < K; k++) {
         pcg64 g = load_state(states + 4 * k);
         const double s = scale[k];
         for (long t = 0; t < steps; t++) {
             float *row = out + (t * K + k) * P;
-            for (long i = 0; i < p; i++) row[i] = (float)(next_normal(&z, &g) * s);
+            for (long i = 0; i < p; i++) row[i] = (float)(next_normal(&g) * s);
         }
         store_state(states + 4 * k, &g);
     }
@@ -134,17 +132,19 @@ int mpdp_normal_fill_scaled(const uint64_t *ki, const double *wi, const double *
 
 #else
 
-int mpdp_normal_fill(const uint64_t *ki, const double *wi, const double *fi, uint64_t *state,
-                     long count, double *out) {
-    (void)ki; (void)wi; (void)fi; (void)state; (void)count; (void)out;
+int mpdp_normal_tables(uint64_t *ki, double *wi, double *fi) {
+    (void)ki; (void)wi; (void)fi;
     return -2;
 }
 
-int mpdp_normal_fill_scaled(const uint64_t *ki, const double *wi, const double *fi,
-                            uint64_t *states, long K, long steps, long p, long P,
+int mpdp_normal_fill(uint64_t *state, long count, double *out) {
+    (void)state; (void)count; (void)out;
+    return -2;
+}
+
+int mpdp_normal_fill_scaled(uint64_t *states, long K, long steps, long p, long P,
                             const double *scale, float *out) {
-    (void)ki; (void)wi; (void)fi; (void)states; (void)K; (void)steps; (void)p; (void)P;
-    (void)scale; (void)out;
+    (void)states; (void)K; (void)steps; (void)p; (void)P; (void)scale; (void)out;
     return -2;
 }
 

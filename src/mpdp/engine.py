@@ -30,19 +30,15 @@ the next one. In float32 on x86-64 CPUs with AVX2 and FMA, a compiled kernel
 (``_gd_kernel.c``, loaded by :mod:`mpdp.fused_kernel`; :class:`_FusedBlockState`; its AVX-512
 build where the CPU has AVX-512) runs many steps per call, each one pass over the block's rows
 in cache-sized tiles: the products, the coefficients (a vectorised ``exp``) and the tile's
-share of ``G`` while the tile is in cache. Blocks of at most :data:`FUSED_TRANSPOSED_MAX_BYTES`
-(party blocks), and with the AVX-512 build also larger blocks of at least
-:data:`FUSED_TRANSPOSED_WIDE_COLUMNS` columns, keep their rows transposed tile by tile too, so
-that the products need no horizontal sums; the other blocks are read row-major only. Both
-limits depend on the CPU (:func:`fused_layout_limits`: AMD's fast L3, else a share of the L2
-cache), so two machines may lay out, and round, the same block differently. Within each kind
-of block the additions are ordered by rows and features only, so a run's result is
-bit-identical alone or in any batch that gives it the same kind of block, and, for the same
-kind of block, the same with either build (the two kinds differ in rounding only). Otherwise
-(float64, which
-is the exact reference of the tests, other CPUs, no compiler at install, or
-``MPDP_ENGINE=numpy``) a step walks the rows in tiles
-(:func:`tile_rows`) sized for OpenBLAS's small-matrix kernel or the L2 cache; skinny blocks
+share of ``G`` while the tile is in cache. Small blocks and wide ones keep their rows
+transposed tile by tile too, so that the products need no horizontal sums; the other blocks
+are read row-major only. Which blocks is decided by the block's shape alone
+(:func:`fused_transposed`, rule :data:`LAYOUT_RULE`), never by the CPU, and the AVX2 and
+AVX-512 builds add the same terms in the same order, so the fused path gives bit-identical
+results on every x86-64 CPU with AVX2 and FMA; within each layout the additions are ordered by
+rows and features only, so a run's result is also the same alone or in any batch. Otherwise
+(float64, which is the exact reference of the tests, other CPUs, no compiler at install, or
+``MPDP_ENGINE=numpy``) a step walks the rows in tiles (:func:`tile_rows`) sized for OpenBLAS's small-matrix kernel or the L2 cache; skinny blocks
 keep their parameters transposed, and the step sizes are folded into the coefficient
 weights, so a step is two products and three elementwise passes per tile plus three updates
 of ``Θ``. Both paths compute the same recursion and differ only in rounding.
@@ -58,7 +54,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from mpdp import cpu_caches, fused_kernel, normal_stream
+from mpdp import engine_provenance, fused_kernel, normal_stream
 
 #: Number of noise values held per block between refills (about 8 MB in float64 on the NumPy
 #: path, 4 MB of scaled float32 on the fused one); the number of steps drawn at once is this
@@ -278,51 +274,47 @@ class _BlockState:
 #: Bytes of a row tile of the fused kernel: it stays in the L1 data cache between the products
 #: and the coefficients of a step.
 FUSED_TILE_BYTES = 16 * 1024
-#: Bytes of a row tile, per copy, of a block the fused kernel also holds transposed (both copies
-#: of the tile in L1 for AVX2, in L2 for AVX-512, measured best), by the kernel's lanes (8: AVX2, 16: AVX-512; its
-#: tiles are a multiple of that many rows, and at least two chunks of rows per tile keep enough
-#: independent sums in flight).
+#: Bytes of a row tile, per copy, of a block the fused kernel also holds transposed, by the
+#: kernel's lanes (8: AVX2, 16: AVX-512; its tiles are a multiple of that many rows). Measured
+#: best per build (both copies of the tile in L1 for AVX2, in L2 for AVX-512). The tile size
+#: changes no result: every sum is ordered by rows and features only (``_gd_kernel.c``).
 FUSED_TRANSPOSED_TILE_BYTES = {8: 8 * 1024, 16: 48 * 1024}
+#: Version of the rule that lays out a fused block (:func:`fused_transposed`): recorded in every
+#: results row (:mod:`mpdp.engine_provenance`). Change it whenever the rule or its constants
+#: change, since the layout decides the rounding.
+LAYOUT_RULE = "shape-v1"
 #: Largest block (``n_b · P`` float32 bytes) that the fused kernel also keeps transposed, tile by
-#: tile, for its products (no horizontal sums) on AMD CPUs, whose L3 cache feeds a core fast
-#: enough that the second copy pays off beyond the L2 (6–12 % faster up to this size; larger
-#: blocks are read row-major only, since a second copy doubles their memory traffic per step:
-#: measured on Adult, Zen 3: 23 vs 44 GFLOP/s at 16 MB and 6 columns; kept on Zen 5).
-AMD_TRANSPOSED_MAX_BYTES = 3 * 1024 * 1024
-#: Elsewhere the limit is this share of a core's L2 cache, per copy (both copies in the L2): on
-#: an Intel Xeon with 2 MB of L2 and about 28 GB/s from the L3 per core, a transposed block of
-#: 4–6 columns ran at 92–120 GFLOP/s up to 0.85 MB and row-major ones at 83–97, but beyond
-#: 0.97 MB the transposed ones fell to 56–85 and the row-major ones held 72–97.
-TRANSPOSED_L2_SHARE = 0.45
-#: Kernel lanes -> the fewest columns for which a block over the limit is transposed too: with
-#: enough columns the products outweigh the second copy's traffic. AVX-512 only (measured on
-#: Adult's pooled rows, Zen 5: 130 → 172 GFLOP/s at 50 columns with per-row weights, 159 → 202
-#: at 110, a loss below 24 columns; the Intel Xeon above, 3.9 MB: 94 vs 80 at 16 columns, 82
-#: vs 76 at 12, 69 vs 71 at 8); the AVX2 build was slower transposed at every width measured
-#: (Zen 3, 6–110 columns).
-AMD_TRANSPOSED_WIDE_COLUMNS = {16: 32}
-L2_TRANSPOSED_WIDE_COLUMNS = {16: 16}
+#: tile, for its products (no horizontal sums). 0.9 MiB: both copies fit a 2 MiB L2 with room
+#: for the rest of a step. Measured (``perf/README.md``): on an Intel Xeon (2 MiB L2) party
+#: blocks of 4–6 columns run transposed at 92–123 GFLOP/s and row-major at 83–97 up to
+#: 0.85 MiB, but beyond 0.97 MiB transposed fall to 56–85 while row-major hold 72–97; on AMD
+#: Zen 3/5 the transposed copy gains 6–12 % up to 3 MiB, which this rule forgoes between 0.9 and
+#: 3 MiB so that every CPU lays out (and rounds) a block the same way. These are the limits the
+#: last measured full-config run used (Intel Xeon, ratio 1.31 to the dense-GEMM bound).
+FUSED_TRANSPOSED_MAX_BYTES = 943_718
+#: The fewest columns for which a block over that size is transposed too: with enough columns
+#: the products outweigh the second copy's traffic. Measured with the AVX-512 build: Intel Xeon
+#: at 3.9 MiB 94 vs 80 GFLOP/s at 16 columns, 82 vs 76 at 12, 69 vs 71 at 8; AMD Zen 5 pooled
+#: blocks 131 → 139 at 24 columns, 130 → 172 at 50, a loss at 12. The AVX2 build (Zen 3) was
+#: about 7 % slower transposed at 50 columns (89 → 83): the price of one layout for both builds.
+FUSED_TRANSPOSED_WIDE_COLUMNS = 16
 
 
-def fused_layout_limits(vendor: str | None, l2_bytes: int | None) -> tuple[int, dict[int, int]]:
-    """``(FUSED_TRANSPOSED_MAX_BYTES, FUSED_TRANSPOSED_WIDE_COLUMNS)`` for a CPU: AMD's (also
-    where the L2 size is unknown), else :data:`TRANSPOSED_L2_SHARE` of the L2 cache. Read from
-    the machine, never timed, so a machine always lays out a block the same way."""
-    if vendor == "AuthenticAMD" or l2_bytes is None:
-        return AMD_TRANSPOSED_MAX_BYTES, dict(AMD_TRANSPOSED_WIDE_COLUMNS)
-    return int(TRANSPOSED_L2_SHARE * l2_bytes), dict(L2_TRANSPOSED_WIDE_COLUMNS)
+def fused_transposed(n_b: int, P: int, k_b: int) -> bool:
+    """Whether the fused kernel also keeps a block of ``n_b`` rows of ``P`` (padded) features
+    and ``k_b`` columns transposed, tile by tile (rule :data:`LAYOUT_RULE`).
+
+    A function of the block's shape only — never of the CPU, its caches or the instruction set
+    — so that the fused path adds every sum in the same order, and gives bit-identical results,
+    on every x86-64 CPU with AVX2 and FMA (``docs/engine.md``).
+    """
+    return 4 * n_b * P <= FUSED_TRANSPOSED_MAX_BYTES or k_b >= FUSED_TRANSPOSED_WIDE_COLUMNS
 
 
-#: This machine's limits (:func:`fused_layout_limits`, :mod:`mpdp.cpu_caches`).
-FUSED_TRANSPOSED_MAX_BYTES, FUSED_TRANSPOSED_WIDE_COLUMNS = fused_layout_limits(
-    cpu_caches.vendor(), cpu_caches.l2_bytes())
-
-
-def fused_layout_description(lanes: int) -> str:
+def fused_layout_description() -> str:
     """A few words for job logs on which blocks the fused kernel also keeps transposed."""
-    wide = FUSED_TRANSPOSED_WIDE_COLUMNS.get(lanes)
-    more = f" or at least {wide} columns" if wide is not None else ""
-    return f"blocks of up to {FUSED_TRANSPOSED_MAX_BYTES / 2**20:.2f} MiB{more} kept transposed too"
+    return (f"layout rule {LAYOUT_RULE}: blocks of up to {FUSED_TRANSPOSED_MAX_BYTES / 2**20:.2f} "
+            f"MiB or at least {FUSED_TRANSPOSED_WIDE_COLUMNS} columns kept transposed too")
 
 
 def _transposed_tiles(rows: np.ndarray, tile_rows: int) -> np.ndarray:
@@ -345,8 +337,8 @@ class _FusedBlockState:
     the kernel's lanes): products, coefficients and the gradient share of a tile are computed
     while it is in cache. Parameters are kept as ``(k_b, P)`` with ``P`` the feature count
     rounded up to a multiple of 8 (zero padding, which stays zero). The rows are held row-major
-    ``(n_b, P)`` and, for a block of at most :data:`FUSED_TRANSPOSED_MAX_BYTES` or one wide
-    enough (:data:`FUSED_TRANSPOSED_WIDE_COLUMNS`), also transposed tile by tile
+    ``(n_b, P)`` and, where :func:`fused_transposed` says so (by the block's shape only), also
+    transposed tile by tile
     ``(tiles, p, tile_rows)`` for the products (the two kinds of block add a product's terms
     in different orders).
     """
@@ -370,8 +362,7 @@ class _FusedBlockState:
         self.kernel, self.columns, self.p = kernel, cols, p
         self.yx = np.zeros((n_b, P), dtype=np.float32)
         self.yx[:, :p] = block.y[:, None] * block.X
-        wide = FUSED_TRANSPOSED_WIDE_COLUMNS.get(kernel.lanes)
-        transposed = self.yx.nbytes <= FUSED_TRANSPOSED_MAX_BYTES or (wide is not None and k_b >= wide)
+        transposed = fused_transposed(n_b, P, k_b)
         # transposed tiles: a multiple of the kernel's lanes; row-major ones: any count
         if transposed:
             lanes = kernel.lanes
@@ -416,15 +407,13 @@ class _FusedBlockState:
             return
         noise = self.scaled_noise[noise_index : noise_index + steps]
         n_b, P = self.yx.shape
-        status = self.kernel.run(
+        self.kernel.run(
             self.yx.ctypes.data, None if self.yx_tiles is None else self.yx_tiles.ctypes.data,
             n_b, self.p, P, self.theta.ctypes.data, self.theta.shape[0], self.coef.ctypes.data,
             int(self.per_row), self.decay.ctypes.data,
             None if self.eta_linear is None else self.eta_linear.ctypes.data, noise.ctypes.data,
             steps, self.tile_rows,
         )
-        if status != 0:
-            raise MemoryError(f"fused engine kernel failed with status {status}")
 
     def final(self) -> np.ndarray:
         """The parameters as ``(p, k_b)``."""
@@ -526,6 +515,7 @@ def noisy_gd(
     work = np.array([max(1, b.X.shape[0] * b.columns.size) for b in blocks], dtype=np.float64)
     total, done, next_report = work.sum(), 0.0, 0.1
     kernel = fused_kernel.load() if dtype == np.float32 else None
+    engine_provenance.record(dtype.name)  # the results rows' provenance; logs a fallback
     for block, cost in zip(blocks, work, strict=True):
         state: _BlockState | _FusedBlockState
         if kernel is not None:

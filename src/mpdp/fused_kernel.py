@@ -1,9 +1,11 @@
 """The compiled fused step kernel of :mod:`mpdp.engine` (``_gd_kernel.c``, issue 12).
 
-``pip install -e .`` compiles ``src/mpdp/_gd_kernel.c`` (an optional extension: the install
-succeeds without a C compiler). The library holds the kernel twice, for AVX2 + FMA and for
-AVX-512; on the same block layout the two give bit-identical results (they add the same terms
-in the same order; :mod:`mpdp.engine` transposes some large blocks for AVX-512 only).
+``pip install -e .`` compiles ``src/mpdp/_gd_kernel.c`` and ``_normal_stream.c`` into the plain
+shared library ``src/mpdp/libmpdp_kernel.so`` (``setup.py``; optional: the install succeeds
+without a C compiler, and the engine then takes its NumPy path with a WARNING). The library
+holds the kernel twice, for AVX2 + FMA and for AVX-512; the two give bit-identical results
+(they add the same terms in the same order, and :mod:`mpdp.engine` lays out a block by its
+shape only).
 :func:`load` finds the library, checks what the CPU can run and returns a :class:`Kernel`
 (the AVX-512 one where the CPU has it), or ``None``; the engine then uses its NumPy path.
 The environment variable ``MPDP_ENGINE`` chooses: ``auto`` (default), ``fused`` (the best
@@ -16,14 +18,31 @@ from __future__ import annotations
 import ctypes
 import dataclasses
 import functools
-import importlib.util
 import os
+import platform
+import sys
+from pathlib import Path
 
 from mpdp.errors import MpdpError
 
+#: File name of the compiled library (a plain shared library built by setup.py, not a Python
+#: extension module)
+LIBRARY = "libmpdp_kernel" + (".dll" if sys.platform == "win32" else ".so")
 #: Environment variable choosing the engine path (see the module docstring).
 ENGINE_VARIABLE = "MPDP_ENGINE"
 _CHOICES = ("auto", "fused", "avx2", "avx512", "numpy")
+#: Status codes of ``mpdp_gd_run`` (``_gd_kernel.c``) and what they mean.
+STATUS = {
+    -1: "out of memory for its work buffers; free memory or train fewer columns per block",
+    -2: ("this CPU lacks the kernel's instruction set, or the block's shapes are not supported "
+         "(a bug in mpdp.engine: please report it); MPDP_ENGINE=numpy trains without the kernel"),
+}
+
+
+class KernelError(MpdpError):
+    """The compiled kernel refused a call (:data:`STATUS`)."""
+
+
 #: The kernel's instruction sets: the code ``mpdp_gd_run`` takes, and the name in logs.
 ISAS = {"avx512": (2, "AVX-512"), "avx2": (1, "AVX2")}
 
@@ -40,18 +59,26 @@ class Kernel:
     def name(self) -> str:
         return ISAS[self.isa][1]
 
-    def run(self, *args: object) -> int:
-        """``mpdp_gd_run`` with this kernel (arguments as in ``_gd_kernel.c``, after ``isa``)."""
-        return int(self.lib.mpdp_gd_run(ISAS[self.isa][0], *args))
+    def run(self, *args: object) -> None:
+        """``mpdp_gd_run`` with this kernel (arguments as in ``_gd_kernel.c``, after ``isa``).
+
+        Raises:
+            MemoryError: the kernel could not allocate its work buffers (nothing changed).
+            KernelError: the kernel refused the call (see :data:`STATUS`).
+        """
+        status = int(self.lib.mpdp_gd_run(ISAS[self.isa][0], *args))
+        if status == 0:
+            return
+        message = STATUS.get(status, f"unknown status {status}")
+        if status == -1:
+            raise MemoryError(f"fused engine kernel ({self.name}): {message}")
+        raise KernelError(f"fused engine kernel ({self.name}): {message}")
 
 
 def _library_path() -> str | None:
-    """Path of the compiled ``mpdp._gd_kernel`` (found without importing it), or ``None``."""
-    try:
-        spec = importlib.util.find_spec("mpdp._gd_kernel")
-    except (ImportError, ValueError):
-        return None
-    return spec.origin if spec is not None and spec.origin and os.path.isfile(spec.origin) else None
+    """Path of the compiled library :data:`LIBRARY` next to this module, or ``None``."""
+    path = Path(__file__).with_name(LIBRARY)
+    return str(path) if path.is_file() else None
 
 
 @functools.cache
@@ -113,21 +140,27 @@ def load() -> Kernel | None:
     return kernels[0] if kernels else None
 
 
+def fallback_reason() -> str | None:
+    """Why float32 training takes the NumPy path although the fused one was not turned off
+    (``MPDP_ENGINE=numpy``), or ``None`` when it takes the fused path or was turned off."""
+    if os.environ.get(ENGINE_VARIABLE, "").strip().lower() == "numpy" or load() is not None:
+        return None
+    if platform.machine().lower() not in ("x86_64", "amd64"):
+        return (f"this machine is {platform.machine()}, not x86-64: the compiled kernel needs "
+                "AVX2 and FMA, so training takes the NumPy/BLAS path")
+    if _library_path() is None:
+        return ("the compiled kernel is not built (no C compiler at install?); install a C "
+                "compiler and run `pip install -e .` again")
+    return "this CPU lacks AVX2 or FMA, which the compiled kernel needs"
+
+
 def describe(dtype: str = "float32") -> str:
     """A few words for job logs: which engine path training in ``dtype`` takes."""
-    if dtype != "float32":
-        return f"engine: NumPy/BLAS path ({dtype})"
+    from mpdp import engine_provenance  # imports this module
+
     try:
-        kernel = load()
+        provenance, fallback = engine_provenance.current(dtype)
     except MpdpError as exc:
         return f"engine: {exc}"
-    if kernel is not None:
-        from mpdp import engine, normal_stream  # both import this module
-
-        noise = "compiled copy of NumPy's" if normal_stream.load() is not None else "NumPy's"
-        return (f"engine: fused {kernel.name} kernel (float32), "
-                f"{engine.fused_layout_description(kernel.lanes)}, "
-                f"noise from {noise} normal streams")
-    reason = "turned off" if os.environ.get(ENGINE_VARIABLE, "").strip().lower() == "numpy" else (
-        "kernel not built" if _library_path() is None else "CPU without AVX2/FMA")
-    return f"engine: NumPy/BLAS path ({reason})"
+    text = engine_provenance.describe(provenance)
+    return text if fallback is None else f"{text} (fallback: {fallback})"

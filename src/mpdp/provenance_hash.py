@@ -15,10 +15,10 @@ PACKAGE_ROOT = Path(__file__).resolve().parent
 #: the WD-DP study's training modules (its figure table is a figures/report dependency)
 WDDP_TRAINING = tuple(f"studies/wddp/{name}.py" for name in ("plan", "batch", "cv", "evaluate", "job"))
 
-#: the batched training engine: its Python side, the compiled kernel's and noise stream's C
-#: sources, and the CPU facts that choose its block layouts
+#: the batched training engine: its Python side and the compiled kernel's and noise stream's C
+#: sources
 ENGINE = ("engine.py", "fused_kernel.py", "_gd_kernel.c", "_gd_kernel_simd.h", "_normal_stream.c",
-          "normal_stream.py", "cpu_caches.py")
+          "_ziggurat_tables.h", "normal_stream.py")
 
 #: which parts of the package each stage depends on (paths relative to src/mpdp)
 STAGE_SOURCES: dict[str, tuple[str, ...]] = {
@@ -37,8 +37,10 @@ STAGE_SOURCES: dict[str, tuple[str, ...]] = {
            "seeding.py"),
     "ls_figures": ("studies/ls", "figures", "claims.py"),
     # the empirical privacy audit (spec audit.md): its adapters reuse the mechanisms' code
+    # and the trainer and calibrations that produce the tables (wddp batch, benchmark calibration)
     "audit": ("audit", *ENGINE, "models", "mechanisms", "privacy", "partition.py",
-              "seeding.py"),
+              "seeding.py", "studies/wddp/batch.py", "studies/benchmark/calibration.py",
+              "studies/voting/train.py", "data/prepare.py"),
     "audit_figure": ("audit/figure.py", "audit/table.py", "figures"),
     "voting_train": ("studies/voting/plan.py", "studies/voting/train.py", "models", "data/prepare.py",
                      "mechanisms/output_perturbation.py", "privacy/samplers.py", "bounds.py",
@@ -49,8 +51,7 @@ STAGE_SOURCES: dict[str, tuple[str, ...]] = {
                    "studies/admm/schema.py", "seeding.py", "results.py", "data/prepare.py"),
     "admm_figures": ("figures/style.py", "figures/bands.py", "studies/admm", "claims.py", "results.py"),
     # cross-paper benchmark tables (issue 10): reuses the gradient, voting and ADMM training code
-    "benchmark_train": ("studies/benchmark/plan.py", "studies/benchmark/calibration.py",
-                        "studies/benchmark/train.py", "studies/benchmark/schema.py",
+    "benchmark_train": ("studies/benchmark",
                         "studies/wddp/batch.py", "studies/voting/train.py", "studies/voting/plan.py",
                         *ENGINE, "models", "mechanisms", "privacy", "partition.py", "seeding.py",
                         "results.py", "data/prepare.py", "bounds.py"),

@@ -19,6 +19,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from mpdp import engine_provenance
 from mpdp.errors import InputDataError
 from mpdp.io import atomic_path
 
@@ -74,6 +75,9 @@ COLUMNS: dict[str, str] = {
     # where the run is not trained by mpdp.engine or the study does not record it
     "flops": "float64",
     "synthetic": "boolean",  # True only for fixtures; never for real runs
+    # how the row was computed: engine path, instruction set, layout rule, noise source
+    # (mpdp.engine_provenance; filled by conform where a row builder leaves them out)
+    **engine_provenance.COLUMNS,
 }
 
 KEY_COLUMNS = ["dataset", "experiment", "mechanism", "mode", "accountant", "m", "u", "epsilon", "rep"]
@@ -101,8 +105,22 @@ def to_frame(rows: Iterable[Mapping[str, object]], extra: ExtraColumns = None) -
     return conform(frame, extra)
 
 
+def engine_rows(frame: pd.DataFrame) -> pd.Series:
+    """Which rows :func:`mpdp.engine.noisy_gd` trained: the benchmark's gradient family (its
+    ``family`` column), else the gradient-perturbation mechanisms of
+    :data:`mpdp.mechanisms.REGISTRY` (the WD-DP study's runs); ADMM, voting, output perturbation
+    and the exact references are solved otherwise."""
+    if "family" in frame.columns:
+        return frame["family"] == "gradient"
+    from mpdp.mechanisms import REGISTRY
+
+    return frame["mechanism"].isin(list(REGISTRY))
+
+
 def conform(frame: pd.DataFrame, extra: ExtraColumns = None) -> pd.DataFrame:
-    """Order and type the columns of ``frame``; unknown columns are an error, missing ones NA."""
+    """Order and type the columns of ``frame``; unknown columns are an error, missing ones NA,
+    except the provenance columns, which :func:`mpdp.engine_provenance.fill` fills (the one
+    place every results table passes through)."""
     schema = columns(extra)
     unknown = sorted(set(frame.columns) - set(schema))
     if unknown:
@@ -117,7 +135,7 @@ def conform(frame: pd.DataFrame, extra: ExtraColumns = None) -> pd.DataFrame:
         else:
             missing = np.nan if dtype == "float64" else pd.NA
             out[name] = pd.Series(missing, index=frame.index).astype(dtype)
-    return out.reset_index(drop=True)
+    return engine_provenance.fill(out, engine_rows).reset_index(drop=True)
 
 
 def read(path: str | Path, extra: ExtraColumns = None) -> pd.DataFrame:

@@ -63,8 +63,10 @@ RULE_KEYS: dict[str, tuple[str, ...]] = {
     "audit_table": ("root_seed", "audit"),
     # cross-paper benchmark (spec E10): every job reads the whole section (grid, selection)
     "benchmark_job": ("root_seed", "benchmark"),
-    "benchmark_collect": ("benchmark.reference", "benchmark.val_frac", "benchmark.tune_seeds"),
-    "benchmark_figure": ("benchmark.reference", "benchmark.delta"),
+    "benchmark_collect": ("benchmark.reference", "benchmark.val_frac", "benchmark.tune_seeds",
+                          "benchmark.mechanisms"),
+    "benchmark_figure": ("benchmark.reference", "benchmark.delta", "benchmark.max_train_records"),
+    "benchmark_ranking": ("benchmark.primary_metric",),
 }
 
 #: preprocessing keys that only one data set's preparation reads
@@ -92,7 +94,8 @@ def keys_for(rule: str, cfg: Mapping[str, Any], dataset: str | None = None,
             raise ValueError("u-sweep train_job keys depend on the data set")
         keys = (*keys, f"wddp.u_grid.{dataset}")
     if rule == "audit_table" and cfg.get("benchmark"):  # δ of the Gaussian audits (spec A0)
-        keys = (*keys, "benchmark.delta")
+        # and the benchmark mechanisms' own audit settings (mpdp.studies.benchmark.registry)
+        keys = (*keys, "benchmark.delta", "benchmark.mechanisms", "benchmark.reference", "benchmark.dpsgd")
     if rule == "prepare":
         if dataset is None:
             raise ValueError("prepare keys depend on the data set")

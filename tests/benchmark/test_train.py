@@ -10,8 +10,8 @@ from sklearn.linear_model import LogisticRegression
 
 from mpdp import results
 from mpdp.models import logistic
-from mpdp.studies.benchmark import plan, train
-from mpdp.studies.benchmark.schema import EXTRA_COLUMNS, MECHANISM_BY_ID
+from mpdp.studies.benchmark import plan, registry, train
+from mpdp.studies.benchmark.schema import EXTRA_COLUMNS
 
 LOG = logging.getLogger("test")
 KEY = ["mechanism", "epsilon", "m", "u", "rep"]
@@ -20,8 +20,8 @@ KEY = ["mechanism", "epsilon", "m", "u", "rep"]
 @pytest.fixture()
 def all_rows(bench_cfg, bench_data):
     rows, hp = [], {}
-    for runner in train.FAMILY_RUNNERS.values():
-        r, h = runner(bench_cfg, "synthetic", bench_data, LOG)
+    for ids in registry.job_groups(bench_cfg).values():
+        r, h = registry.get(ids[0]).train_job(bench_cfg, "synthetic", bench_data, ids, LOG)
         rows += r
         hp.update(h)
     return results.to_frame(rows, EXTRA_COLUMNS), hp
@@ -30,10 +30,10 @@ def all_rows(bench_cfg, bench_data):
 def test_every_mechanism_one_row_per_key_at_the_target(all_rows, bench_cfg):
     frame, hp = all_rows
     b = bench_cfg["benchmark"]
-    assert set(frame["mechanism"]) == set(MECHANISM_BY_ID)
+    assert set(frame["mechanism"]) == {m.id for m in registry.BUILTIN}
     assert not frame.duplicated(KEY).any()
     n_cells = len(b["m_grid"]) * len(b["u_grid"])
-    assert len(frame) == len(MECHANISM_BY_ID) * len(b["eps_grid"]) * n_cells * b["reps"]
+    assert len(frame) == len(registry.BUILTIN) * len(b["eps_grid"]) * n_cells * b["reps"]
     private = frame[frame["mechanism"] != "nonprivate"]
     # the whole transcript's accounted ε equals the common target (accountant tolerance), never above
     np.testing.assert_allclose(private["eps_total"], private["epsilon"], rtol=1e-3)

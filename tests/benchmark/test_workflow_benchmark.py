@@ -10,11 +10,13 @@ import subprocess
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 from workflow_helpers import mirror_path, run_snakemake, workflow_dir
 
 from mpdp import results
-from mpdp.studies.benchmark.schema import EXTRA_COLUMNS, MECHANISM_BY_ID
+from mpdp.studies.benchmark import registry
+from mpdp.studies.benchmark.schema import EXTRA_COLUMNS
 
 SMOKE = ["--configfile", "config/smoke.yaml", "--cores", "2", "--config", "datasets=[breast_cancer]"]
 KEY = ["mechanism", "epsilon", "m", "u", "rep"]
@@ -38,11 +40,13 @@ def test_benchmark_tables_end_to_end(workdir):
     _snakemake(workdir, "benchmark_tables", *SMOKE)
     table = results.read(workdir / "data/results/benchmark/breast_cancer.parquet", EXTRA_COLUMNS)
     assert list(table.columns) == list(results.columns(EXTRA_COLUMNS))
-    assert set(table["mechanism"]) == set(MECHANISM_BY_ID)
+    assert set(table["mechanism"]) == {m.id for m in registry.BUILTIN}
+    assert table["test_logloss"].notna().all() and table["calibration"].notna().all()
+    assert table.loc[table["mechanism"] == "pvp", "calibration"].str.contains("Δp/(1−r)", regex=False).all()
     assert (table["experiment"] == "benchmark").all() and (table["dataset"] == "breast_cancer").all()
     assert not table.duplicated(KEY).any()
     # 13 mechanisms × 2 ε × (m ∈ {2, 4}) × (u ∈ {1, 3}) × R = 2
-    assert len(table) == len(MECHANISM_BY_ID) * 2 * 4 * 2
+    assert len(table) == len(registry.BUILTIN) * 2 * 4 * 2
     assert set(table["m"]) == {2, 4} and set(table["u"]) == {1.0, 3.0} and set(table["rep"]) == {0, 1}
     private = table[table["mechanism"] != "nonprivate"]
     np.testing.assert_allclose(private["eps_total"], private["epsilon"], rtol=1e-3)
@@ -54,7 +58,7 @@ def test_benchmark_tables_end_to_end(workdir):
     assert (table.loc[table["mechanism"] == "nonprivate", "optimal_gap"] == 0).all()
     hp = json.loads((workdir / "data/results/benchmark/breast_cancer.hparams.json").read_text())
     assert hp["privacy_cost_of_selection"] == "excluded"
-    assert set(hp["mechanisms"]) == set(MECHANISM_BY_ID)
+    assert set(hp["mechanisms"]) == {m.id for m in registry.BUILTIN}
     # a second run has nothing to do
     proc = _snakemake(workdir, "benchmark_tables", "-n", *SMOKE)
     assert "benchmark_job" not in proc.stdout
@@ -68,6 +72,13 @@ def test_benchmark_target_draws_the_four_figures_from_the_tables(workdir):
             assert (workdir / f"reports/figures/{name}.{ext}").stat().st_size > 10_000, (name, ext)
     proc = _snakemake(workdir, "xp_rank", "-n", *SMOKE)
     assert "benchmark_figure" not in proc.stdout  # up to date
+    from mpdp.studies.benchmark import ranking
+
+    ranked = pd.read_parquet(workdir / ranking.ranking_path())
+    assert list(ranked.columns) == ranking.RANKING_COLUMNS
+    assert len(ranked) == 2 * 4 and not ranked.duplicated(["epsilon", "m", "u"]).any()
+    assert (ranked["primary_metric"] == "test_logloss").all() and ranked["uninformative"].dtype == bool
+    assert all(b in t.split(",") for b, t in zip(ranked["best_mechanism"], ranked["tied"], strict=True))
 
 
 def test_report_section_numbers_come_from_the_tables(workdir):
@@ -77,11 +88,18 @@ def test_report_section_numbers_come_from_the_tables(workdir):
 
     tables = [str(workdir / "data/results/benchmark/breast_cancer.parquet")]
     hparams = [str(workdir / "data/results/benchmark/breast_cancer.hparams.json")]
-    bench = xp_report.load({"tables": tables, "hparams": hparams, "figures": {}})
+    bench = xp_report.load({"tables": tables, "hparams": hparams, "figures": {},
+                            "ranking": [str(workdir / ranking.ranking_path())]})
     assert bench is not None and xp_report.load({"tables": []}) is None
     cfg = config.load(workdir / "config" / "smoke.yaml")
     footing = "\n".join(xp_report.footing(bench, cfg))
-    assert "excluded" in footing and "replace one record" in footing
+    assert "excluded" in footing and "replace one record" in footing and "Δp/(1−r)" in footing
+    assert "uninformative" in xp_report.leader_sentence(bench)
+    assert "grid" in xp_report.edge_sentence(bench)
+    assert all("n = " in c for c in xp_report.captions(bench, cfg).values())
+    assert "DP-SGD" in xp_report.baseline_sentence(bench)
+    standing = xp_report.baseline_standing(bench)
+    assert len(standing) == 2 * 2 and (standing["competitors"] == len(registry.BUILTIN) - 1).all()
     board = xp_report.leaderboard(bench)
     cells = bench.table.groupby(["epsilon", "m", "u"]).ngroups
     assert (board["cells"] == cells).all()
@@ -90,7 +108,7 @@ def test_report_section_numbers_come_from_the_tables(workdir):
     assert "nonprivate" not in set(ranked["mechanism"])
     comparisons = xp_report.paper_comparisons(bench)
     assert set(comparisons["claim_id"]) == {c[0] for c in xp_report.PAPER_CLAIMS}
-    assert comparisons["verdict"].isin(["PASS", "FAIL", "INCONCLUSIVE"]).all()
+    assert comparisons["verdict"].isin(["PASS", "FAIL", "INCONCLUSIVE", "UNINFORMATIVE"]).all()
     # the estimate is the paired accuracy difference averaged over the grid
     t = bench.table
     a = t[t["mechanism"] == "dvp"].set_index(["epsilon", "m", "u", "rep"])["accuracy"]

@@ -55,3 +55,15 @@ def test_measure_peak_prints_every_width_and_returns_the_best(bench, capsys) -> 
                for line, K in zip(lines, bench.PEAK_K, strict=True))
     printed = [float(line.split(":")[1].split()[0]) for line in lines]  # one core alone, per K
     assert alone > 0 and together > 0 and alone == pytest.approx(max(printed) * 1e9, rel=1e-3)
+
+
+def test_full_reports_the_provenance_of_the_timed_rows(bench, tmp_path: Path) -> None:
+    results = tmp_path / "data" / "results" / "wddp"
+    results.mkdir(parents=True)
+    fused = {"engine_path": "fused", "isa": "avx512", "layout_rule": "shape-v1",
+             "noise_source": "compiled-stream"}
+    pd.DataFrame([fused, fused]).to_parquet(results / "adult.parquet")
+    pd.DataFrame({"flops": [1.0]}).to_parquet(results / "bank.parquet")  # earlier code's table
+    text = bench.training_provenance(tmp_path)
+    assert "2 of 3 rows: `fused`" in text and "bit-identical" in text and "do not record" in text
+    assert "adult          fused / avx512 / shape-v1 / compiled-stream: 2 rows" in text

@@ -46,7 +46,7 @@ def fused_path(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) 
     limit = 1 << 40 if request.param == "transposed" else 0
     monkeypatch.setattr(engine, "FUSED_TRANSPOSED_MAX_BYTES", limit)
     if request.param == "row_major":
-        monkeypatch.setattr(engine, "FUSED_TRANSPOSED_WIDE_COLUMNS", {})
+        monkeypatch.setattr(engine, "FUSED_TRANSPOSED_WIDE_COLUMNS", 1 << 30)
     return request.param
 
 
@@ -157,8 +157,9 @@ def test_fused_kernel_flushes_subnormals_and_restores_the_float_mode(kernel, fus
     assert tiny * np.float32(1.0) == tiny and np.float32(3e-39) / np.float32(3.0) > 0
 
 
-def test_block_size_chooses_the_product_layout(kernel):
-    # a block is also held transposed only while that second copy fits the budget
+def test_block_shape_alone_chooses_the_product_layout(kernel):
+    # a block is also held transposed while that second copy is small, or when it is wide; the
+    # same for both builds (the rule takes no CPU fact)
     X, y = make_data(300, 10, seed=43)
     args = (np.zeros((10, 2)), np.ones(2), 0.0, np.zeros(2), seeds(2), 5)
     small = engine._FusedBlockState(kernel, Block(X, y, np.full(300, 1 / 300), np.arange(2)), *args)
@@ -168,16 +169,14 @@ def test_block_size_chooses_the_product_layout(kernel):
     Xb, yb = np.resize(X, (big_n, 10)), np.resize(y, big_n)
     big = engine._FusedBlockState(kernel, Block(Xb, yb, np.full(big_n, 1 / big_n), np.arange(2)), *args)
     assert big.yx_tiles is None
-    # a large block with many columns is transposed too where the build says so (AVX-512)
-    wide = engine.FUSED_TRANSPOSED_WIDE_COLUMNS.get(kernel.lanes)
-    K = wide or 40
-    args = (np.zeros((10, K)), np.ones(K), 0.0, np.zeros(K), seeds(K), 5)
-    many = engine._FusedBlockState(kernel, Block(Xb, yb, np.full(big_n, 1 / big_n), np.arange(K)), *args)
-    assert (many.yx_tiles is not None) == (wide is not None)
-    if wide is not None:
-        args = (np.zeros((10, K - 1)), np.ones(K - 1), 0.0, np.zeros(K - 1), seeds(K - 1), 5)
-        fewer = engine._FusedBlockState(kernel, Block(Xb, yb, np.full(big_n, 1 / big_n), np.arange(K - 1)), *args)
-        assert fewer.yx_tiles is None
+    # a large block with many columns is transposed too, in either build
+    for K, expected in ((engine.FUSED_TRANSPOSED_WIDE_COLUMNS, True),
+                        (engine.FUSED_TRANSPOSED_WIDE_COLUMNS - 1, False)):
+        args = (np.zeros((10, K)), np.ones(K), 0.0, np.zeros(K), seeds(K), 5)
+        state = engine._FusedBlockState(kernel, Block(Xb, yb, np.full(big_n, 1 / big_n), np.arange(K)),
+                                        *args)
+        assert (state.yx_tiles is not None) is expected
+        assert engine.fused_transposed(big_n, 16, K) is expected
 
 
 @pytest.mark.parametrize(("n", "p", "K"), [(3000, 105, 6), (501, 21, 7), (37, 5, 2), (64, 17, 13)])
@@ -209,7 +208,7 @@ def test_both_product_layouts_agree(kernel, monkeypatch):
     monkeypatch.setattr(engine, "FUSED_TRANSPOSED_MAX_BYTES", 1 << 40)
     transposed = noisy_gd([block], *args)
     monkeypatch.setattr(engine, "FUSED_TRANSPOSED_MAX_BYTES", 0)
-    monkeypatch.setattr(engine, "FUSED_TRANSPOSED_WIDE_COLUMNS", {})
+    monkeypatch.setattr(engine, "FUSED_TRANSPOSED_WIDE_COLUMNS", 1 << 30)
     row_major = noisy_gd([block], *args)
     np.testing.assert_allclose(transposed, row_major, rtol=0, atol=1e-5 * np.abs(row_major).max())
 

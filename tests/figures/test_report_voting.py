@@ -23,7 +23,8 @@ def voting_context(tmp_path_factory, context):  # noqa: F811
     root = tmp_path_factory.mktemp("voting_ctx")
     data = write_synthetic(root / "processed")
     cfg = copy.deepcopy(context["config"])
-    cfg["voting"].update({"M_grid": [5, 10], "eps_grid": [0.5, 5.0], "reps": 2, "lambda": 0.05, "h1_M": 10})
+    cfg["voting"].update({"M_grid": [5, 10], "eps_grid": [0.5, 5.0], "reps": 2, "lambda": None, "h1_M": 10,
+                          "lambda_grid": [1e-2, 1.0], "tune_draws": 2, "lambda_sweep_eps": [5.0]})
     tables, paths = {}, {}
     for table in ("kddcup99", "kddcup99_multiclass"):
         frame = results.to_frame(train.table_rows(cfg, table, data, _NullLog()), plan.EXTRA_COLUMNS)
@@ -42,6 +43,10 @@ def test_report_shows_the_voting_section(tmp_path, voting_context):
     render_report(NOTEBOOK, voting_context, out, ROOT)
     text = out.read_text(encoding="utf-8")
     assert "Output perturbation and voting" in text
-    for item in ("hamm_soft", "jayaraman_output", "Lemma 6", "Clopper", "record", "party", "hamm_h4"):
-        assert item in text
+    for item in ("hamm_soft", "jayaraman_output", "Lemma 6", "Clopper", "record", "party", "hamm_h4",
+                 "pooled_output", "hamm_lambda", "λ chosen with the noise in the loop", "its own privacy cost is excluded",
+                 "first ε below it", "What the figures show", "H-1, kddcup99", "H-3, kddcup99_multiclass",
+                 "V1, kddcup99"):
+        assert item in text, item
+    assert "on an edge of" in text  # mpdp.tuning.edge_sentence: a warning or "No tuned value lies on an edge…"
     assert text.count("voting study figure") == len(figures.FIGURE_IDS)

@@ -157,9 +157,10 @@ def test_eps_infinity_every_private_method_equals_its_control(synthetic_dir, vot
                                           "param_avg": "param_avg_np", "pathak": "param_avg_np",
                                           "jayaraman_output": "param_avg_np"}),
                             ("kddcup99_multiclass", {"hamm_vote": "hamm_vote_np", "hamm_soft": "hamm_soft_np",
-                                                     "param_avg": "param_avg_np"})):
-        rows = train.table_rows(voting_cfg, table, synthetic_dir, _NullLog())
+                                                     "param_avg": "param_avg_np", "pooled_output": "pooled_lr"})):
+        rows = [r for r in train.table_rows(voting_cfg, table, synthetic_dir, _NullLog()) if r["experiment"] == "voting"]
         err = {(r["mechanism"], r["M"], r["rep"]): r for r in rows}
+        assert {m for m, _, _ in err} >= set(controls)
         for (mech, M, rep), r in err.items():
             if mech in controls:
                 assert r["noise_norm"] == 0.0
@@ -171,3 +172,32 @@ def test_eps_infinity_every_private_method_equals_its_control(synthetic_dir, vot
 class _NullLog:
     def info(self, *args, **kwargs) -> None:
         pass
+
+
+def test_b1_pooled_softmax_sensitivity_formula_and_brute_force():
+    # M13 B.1: replacing one of N labelled records moves the softmax ERM minimiser by <= 2√2/(Nλ)
+    # (the softmax loss is √2-Lipschitz in w for ||x|| <= 1); binary: 2/(Nλ)
+    gen = np.random.default_rng(14)
+    N, K, d = 25, 3, 4
+    assert op.sensitivity("pooled_output", LAM, 7, N=N, n_classes=K) == pytest.approx(2 * math.sqrt(2) / (N * LAM))
+    assert op.sensitivity("pooled_output", LAM, 7, N=N) == pytest.approx(2 / (N * LAM))
+    assert op.calibrate("pooled_output", 1.0, d * K, LAM, 7, n_classes=K, N=N).privacy_unit == "record"
+    with pytest.raises(ValueError, match="pooled records N"):
+        op.sensitivity("pooled_output", LAM, 7, n_classes=K)
+    worst = 0.0
+    for _ in range(6):
+        X = unit_rows(gen, N, d) * 2**0.5  # ||x|| = 1 exactly (intercept included)
+        y = gen.integers(0, K, N)
+        base = _fit([X], [np.eye(K)[y]], True)
+        # neighbours: each record replaced by its mirror image with another label, or by a random unit row
+        Xs, Ts = [], []
+        for i in range(N):
+            for x_new, y_new in ((-X[i], (y[i] + 1) % K), (unit_rows(gen, 1, d)[0] * 2**0.5, (y[i] + 2) % K)):
+                X2, y2 = X.copy(), y.copy()
+                X2[i], y2[i] = x_new, y_new
+                Xs.append(X2)
+                Ts.append(np.eye(K)[y2])
+        worst = max(worst, _max_move(np.broadcast_to(base, (len(Xs), d, K)), _fit(Xs, Ts, True)))
+    bound = op.sensitivity("pooled_output", LAM, 7, N=N, n_classes=K)
+    assert worst <= bound
+    assert worst > 0.2 * bound  # the bound is not vacuous

@@ -45,8 +45,9 @@ def test_plan_tables_M_grid_and_splits():
     assert plan.tables(cfg, ["adult"]) == ["adult"]
     assert plan.dataset_of("kddcup99_multiclass") == ("kddcup99", True)
     assert plan.feasible_M([10, 30, 100, 300], 3000, 20) == [10, 30, 100]
-    aux, priv = plan.aux_split(800, 1000, 0.1, 0, "adult")
-    assert len(aux) == 100 and len(np.intersect1d(aux, priv)) == 0 and len(aux) + len(priv) == 800
+    aux, val, priv = plan.aux_split(800, 1000, 0.1, 0, "adult", 0.05)
+    assert len(aux) == 100 and len(val) == 50 and len(aux) + len(val) + len(priv) == 800
+    assert len(np.intersect1d(aux, priv)) == 0 and len(np.intersect1d(val, np.r_[aux, priv])) == 0
     parts = plan.party_split(103, 10, 0, "adult", 1)
     assert sorted(np.concatenate(parts)) == list(range(103)) and {len(p) for p in parts} == {10, 11}
     assert not np.array_equal(parts[0], plan.party_split(103, 10, 0, "adult", 2)[0])
@@ -67,7 +68,7 @@ def test_votes_ties_and_soft_labels():
 def test_table_rows_ledger_and_claims(synthetic_dir, voting_cfg):
     rows = train.table_rows(voting_cfg, "kddcup99", synthetic_dir, _NullLog())
     frame = results.to_frame(rows, plan.EXTRA_COLUMNS)
-    private = frame[frame["privacy_unit"] != "none"]
+    private = plan.main_rows(frame)[plan.main_rows(frame)["privacy_unit"] != "none"]
     assert set(private["privacy_unit"]) == {"party", "record"}
     np.testing.assert_allclose(private["beta"], private["epsilon"] / private["sensitivity"])
     assert (private["eps_accounted"] == private["epsilon"]).all()
@@ -79,7 +80,7 @@ def test_table_rows_ledger_and_claims(synthetic_dir, voting_cfg):
     pd.testing.assert_frame_equal(frame.drop(columns="seconds"), again.drop(columns="seconds"))  # bit-reproducible
     table = claims.evaluate({"kddcup99": frame}, voting_cfg)
     assert set(table["claim_id"]) == {"V1", "V2", "V3", "V4"}
-    assert set(table["verdict"]) <= {"PASS", "FAIL", "INCONCLUSIVE"}
+    assert set(table["verdict"]) <= {"PASS", "FAIL", "INCONCLUSIVE", "UNINFORMATIVE"}
     v4 = table[table["claim_id"] == "V4"].iloc[0]
     # the Lemma 6 line is never crossed here, but 8 draws cannot show a rate below δ_p = 0.05
     assert v4["estimate"] == 0.0 and v4["ci_high"] == pytest.approx(1 - 0.025 ** (1 / 8))
@@ -89,3 +90,35 @@ def test_table_rows_ledger_and_claims(synthetic_dir, voting_cfg):
 class _NullLog:
     def info(self, *args, **kwargs) -> None:
         pass
+
+
+def _claims_frame(err_soft: float, err_other: float, majority: float = 0.2, reps: int = 6) -> pd.DataFrame:
+    """Main rows of one table: Alg. 2 vs the others at two ε and two M, small noise over repetitions."""
+    gen = np.random.default_rng(5)
+    rows = []
+    for M in (10, 30):
+        for rep in range(reps):
+            rows.append({"mechanism": "ensemble", "M": M, "rep": rep, "epsilon": np.inf, "test_error": 0.05})
+            for eps in (0.1, 1.0):
+                for mech, err in (("hamm_soft", err_soft), ("hamm_vote", err_other), ("param_avg", err_other)):
+                    rows.append({"mechanism": mech, "M": M, "rep": rep, "epsilon": eps,
+                                 "test_error": err + 0.005 * gen.normal()})
+    frame = pd.DataFrame(rows)
+    return frame.assign(experiment=plan.MAIN, majority_error=majority, lambda_source="tuned",
+                        lemma6_bound=np.nan, risk_gap=np.nan)
+
+
+def test_comparisons_at_the_majority_rate_are_uninformative():
+    cfg = {"voting": {"h1_M": 10, "h2_eps": 0.1, "delta_p": 0.05}}
+    at_majority = claims.evaluate({"bank": _claims_frame(0.205, 0.205)}, cfg).set_index("claim_id")
+    assert (at_majority.loc[["V1", "V2", "V3"], "verdict"] == "UNINFORMATIVE").all()
+    assert at_majority.loc["V1", "note"].startswith("uninformative: neither param_avg nor hamm_soft")
+    # above the majority error (worse than always predicting it) is no better
+    assert (claims.evaluate({"bank": _claims_frame(0.35, 0.3)}, cfg)["verdict"] == "UNINFORMATIVE").all()
+    informative = claims.evaluate({"bank": _claims_frame(0.08, 0.2)}, cfg).set_index("claim_id")
+    assert informative.loc["V1", "verdict"] == "PASS" and informative.loc["V2", "verdict"] == "PASS"
+    assert informative.loc["V1", "estimate"] == pytest.approx(0.12, abs=0.01)
+    worse = claims.evaluate({"bank": _claims_frame(0.15, 0.08)}, cfg).set_index("claim_id")
+    assert worse.loc["V1", "verdict"] == "FAIL"
+    assert claims.below_majority(np.array([0.1, 0.11, 0.12]), 0.2)
+    assert not claims.below_majority(np.array([0.1, 0.3, 0.12]), 0.2)  # interval reaches the majority rate

@@ -51,6 +51,9 @@ def test_hamm_builds_tables_and_figures(workdir):
         np.testing.assert_allclose(private["beta"], private["epsilon"] / private["sensitivity"])
         assert set(table["M"].dropna()) == {10, 30} and set(table["rep"]) == {0, 1}
         assert table["test_error"].between(0, 1).all()
+        main = table[(table["experiment"] == "voting") & (table["privacy_unit"] != "none")]
+        assert set(main["lambda_source"]) == {"tuned"}  # smoke: λ chosen with the noise in the loop
+        assert set(table.loc[table["experiment"] == "voting_lambda_sweep", "M"]) == {30}  # the sweep at h1_M
     # a second run has nothing to do
     proc = _snakemake(workdir, "hamm", "-n", *SMOKE)
     assert "voting_train" not in proc.stdout

@@ -21,6 +21,7 @@ rule report_html:
         benchmark_tables=benchmark_table_paths(),
         benchmark_hparams=[p.replace(".parquet", ".hparams.json") for p in benchmark_table_paths()],
         benchmark_figures=[f for f in BENCHMARK_FIGURE_FILES if f.endswith(".png")],
+        benchmark_ranking=BENCHMARK_RANKING,
     output:
         "reports/report.html",
     log:

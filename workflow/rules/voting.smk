@@ -1,5 +1,6 @@
 # Voting study (Hamm, Cao, Belkin; output-perturbation baselines; spec E5): one coarse job per
-# table (data set, or kddcup99_multiclass), then the figures H-1..H-4 and the B5 figure.
+# table (data set, or kddcup99_multiclass), then the figures H-1..H-4, the B5 figure and the
+# test-error-vs-λ trade-off (hamm_lambda, from the λ-sweep rows of the same tables).
 from mpdp.studies.voting import plan as voting_plan
 from mpdp.studies.voting.figures import FIGURE_IDS as VOTING_FIGURES
 from mpdp.studies.voting.figures import figure_files as voting_figure_files

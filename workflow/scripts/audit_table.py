@@ -5,6 +5,7 @@ from mpdp import config
 from mpdp.audit import table
 from mpdp.io import read_json
 from mpdp.runner import run_step
+from mpdp.studies.benchmark import registry as benchmark_registry
 
 sm = snakemake  # noqa: F821  (injected by Snakemake)
 
@@ -15,6 +16,9 @@ def step(log):
     settings, skipped = table.settings_to_run(cfg["audit"], list(sm.params.available))
     for label in skipped:
         log.warning("audit setting skipped (its data set is not available): %s", label)
+    if cfg.get("benchmark"):  # the benchmark's mechanisms bring their own adapters and settings
+        benchmark_registry.register_audit(cfg)
+        settings = [*settings, *benchmark_registry.audit_settings(cfg)]
     processed = {ds: str(Path(path).parent) for ds, path in zip(sm.params.datasets, sm.input.cards, strict=True)}
     ctx = table.context_from_config(cfg["audit"], cfg["root_seed"], n_train, processed,
                                     (cfg.get("benchmark") or {}).get("delta"))

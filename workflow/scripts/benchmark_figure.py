@@ -8,4 +8,5 @@ from mpdp.studies.benchmark.figures import build
 sm = snakemake  # noqa: F821  (injected by Snakemake)
 cfg = rule_config(sm.config, "benchmark_figure")
 run_step(lambda log: build(sm.wildcards.xpfig, cfg, [Path(p) for p in sm.input.tables], Path(sm.output.png),
-                           Path(sm.output.pdf), log), sm.log[0], f"benchmark figure {sm.wildcards.xpfig}")
+                           Path(sm.output.pdf), log, [Path(p) for p in sm.input.ranking]),
+         sm.log[0], f"benchmark figure {sm.wildcards.xpfig}")

@@ -50,6 +50,7 @@ def step(log):
             "tables": [str(Path(p).resolve()) for p in sm.input.benchmark_tables],
             "hparams": [str(Path(p).resolve()) for p in sm.input.benchmark_hparams],
             "figures": {Path(p).stem: str(Path(p).resolve()) for p in sm.input.benchmark_figures},
+            "ranking": [str(Path(p).resolve()) for p in sm.input.benchmark_ranking],
         },
     }
     for ds in context["unavailable"]:

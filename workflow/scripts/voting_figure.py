@@ -1,4 +1,4 @@
-"""Snakemake script: one figure of the voting study (spec E5 H-1..H-4, B5)."""
+"""Snakemake script: one figure of the voting study (spec E5 H-1..H-4, B5, the λ trade-off)."""
 from pathlib import Path
 
 from mpdp import config

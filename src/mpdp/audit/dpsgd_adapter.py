@@ -96,7 +96,8 @@ class DpsgdAdapter:
         return {
             "mechanism": self.id, "setting": label, "method": self.method,
             "dataset": setting.get("dataset"), "privacy_unit": self.privacy_unit,
-            "planted_bug": bug, "noise_factor": 1.0, "eps_claimed": epsilon,
+            "planted_bug": bug, "bug": "sampling_rate" if bug else None, "noise_factor": 1.0,
+            "eps_claimed": epsilon,
             "eps_accounted": led["eps_accounted"], "eps_accounted_scope": led["scope"],
             "accountant": led["accountant"], "delta": ctx.delta, "beta": ctx.beta,
             "eps_lower": result.eps_lower, "eps_up": sg.epsilon(q_used, led["sigma"], T, ctx.delta),

@@ -36,13 +36,18 @@ _ADAPTER_LABELS = {
     "param_avg": "party-level averaging",
     "hamm_vote": "Hamm Alg. 1 (vote)",
     "hamm_soft": "Hamm Alg. 2 (soft vote)",
+    **{f"xp_{k}": f"benchmark: {v}" for k, v in (
+        ("wyx", "WYX"), ("wddp_per_round", "WD-DP per round"), ("wddp_literal", "WD-DP literal, σ_j per party"),
+        ("jayaraman_per_round", "Jayaraman per round"), ("jayaraman_literal", "Jayaraman literal, σ_j per party"))},
     "pvp": "PVP (one iteration)",
+    "pvp_history": "PVP (release given its history)",
     "dvp": "DVP (first iteration)",
 }
 
 
 #: adapters of one cheap release (many-draws audit), drawn as triangles
-_MANY_DRAWS = ("nl2_output", "jayaraman_output", "pathak", "param_avg", "hamm_vote", "hamm_soft", "pvp", "dvp")
+_MANY_DRAWS = ("nl2_output", "jayaraman_output", "pathak", "param_avg", "hamm_vote", "hamm_soft", "pvp",
+               "pvp_history", "dvp")
 
 
 def adapter_label(mechanism: str) -> str:
@@ -52,6 +57,7 @@ def adapter_label(mechanism: str) -> str:
 
 def family(mechanism: str) -> str:
     """The mechanism id of the project palette behind an adapter id (``wddp_literal`` → wddp)."""
+    mechanism = mechanism.removeprefix("xp_")
     return mechanism.split("_", 1)[0] if mechanism.split("_", 1)[0] in style.PALETTE else mechanism
 
 

@@ -17,12 +17,14 @@ E.g. the voting family: the A3 M11/M12 pairs, solved once, noise redrawn — the
 from __future__ import annotations
 
 from mpdp.audit.adapters import Adapter, GradientCanaryAdapter, L2OutputPerturbationAdapter
+from mpdp.audit.pvp_history import PVPHistoryAdapter
 from mpdp.audit.release_adapters import (
     DVPFirstIterationAdapter,
     OutputMechanismAdapter,
     PVPNoiseAdapter,
 )
 from mpdp.errors import ConfigError
+from mpdp.studies.benchmark.calibration import GRADIENT as BENCHMARK_GRADIENT
 
 #: every auditable mechanism by id
 ADAPTERS: dict[str, Adapter] = {}
@@ -53,9 +55,13 @@ for _adapter in (
     GradientCanaryAdapter("wddp_literal", "wddp", "local_then_aggregate"),
     GradientCanaryAdapter("jayaraman_per_round", "jayaraman", "per_round"),
     GradientCanaryAdapter("jayaraman_literal", "jayaraman", "local_then_aggregate"),
+    # the cross-paper benchmark's gradient runs (spec E10): its RunSpec and ledger
+    *(GradientCanaryAdapter(f"xp_{mech}", mech, mode, source="benchmark")
+      for mech, (_, mode, _) in BENCHMARK_GRADIENT.items()),
     L2OutputPerturbationAdapter(),
     *(OutputMechanismAdapter(mech) for mech in ("jayaraman_output", "pathak", "param_avg", "hamm_vote", "hamm_soft")),
     PVPNoiseAdapter(),
+    PVPHistoryAdapter(),
     DVPFirstIterationAdapter(),
 ):
     register(_adapter)

@@ -30,7 +30,11 @@ the mechanism's own calibration, and hands them to the many-draws audit
   Φ and ζ from :func:`~mpdp.mechanisms.admm.dvp_calibration` at the per-iteration α. Pair
   (p = 1): the node's B_p − 1 other records have x = 0 (no gradient); the audited record is
   x = 1 with y = +1 in D and −1 in D'. Score: the release itself (it grows with y). Honest:
-  ε̂ ≤ α ≤ ε.
+  ε̂ ≤ ε_up = ζ ≤ α ≤ ε (:meth:`DVPFirstIterationAdapter.ceiling`).
+
+DVP and PVP claim (ε, δ) for a node's whole transcript (T pure (α, 0) releases composed by
+PLD, δ = the benchmark's δ): their bounds ε̂ use that δ and the row records it. The single
+pure-DP releases (output perturbation, voting, N-L2) claim δ = 0 and are bounded at δ = 0.
 """
 
 from __future__ import annotations
@@ -49,6 +53,7 @@ from mpdp.audit.adapters import (
     record_pair,
     setting_label,
 )
+from mpdp.audit.bugs import bug_name
 from mpdp.audit.many_draws import many_draws_audit
 from mpdp.errors import ConfigError
 from mpdp.mechanisms import output_perturbation as op
@@ -136,11 +141,12 @@ class PVPNoiseAdapter:
         sensitivity = float(pvp_sensitivity(float(n), float(kappa)))
         zeta = float(pvp_zeta(alpha, float(n), float(kappa)))
         a, a_prime = np.array([sensitivity]), np.zeros(1)
-        row = nl2_audit_row(self.id, self.privacy_unit, setting, ctx, a, a_prime, zeta, sensitivity)
+        row = nl2_audit_row(self.id, self.privacy_unit, setting, ctx, a, a_prime, zeta, sensitivity,
+                            ctx.delta)
         eps_total = composed_pure_epsilon(alpha, int(T), ctx.delta, "pld")
         return row | {
             "eps_accounted": eps_total, "eps_accounted_scope": "per_node", "accountant": "pure_pld",
-            "delta": ctx.delta, "T": int(T), "n": int(n), "n_min": int(n),
+            "T": int(T), "n": int(n), "n_min": int(n),
             "data": (f"one of T = {int(T)} releases of a node (B_p = {int(n)}, κ_p = {float(kappa):g}), noise "
                      f"stage a = Δ_p e₁, a' = 0; per-iteration α = {alpha:.4g} (ε_up), whole transcript "
                      f"(ε = {eps_total:.4g}, δ = {ctx.delta:g})"),
@@ -166,6 +172,18 @@ class DVPFirstIterationAdapter:
         res = newton.solve(np.ones((1, 1)), np.array([y]), scale, kappa + float(cal.phi), scale * eps)
         return res.theta[0]
 
+    @staticmethod
+    def ceiling(alpha: float, n: int, kappa: float, factor: float = 1.0) -> float:
+        """ε_up: the exact ε (δ = 0) of this release on the audited pair, ζ/factor · 1 [DER].
+
+        The release's first-order condition gives the noise that produces an output f:
+        ε_y(f) = y σ(−y f) − B_p(κ_p + Φ) f. Its derivative in f is the same for y = ±1, so the
+        Jacobians cancel and the log-density ratio of f is ζ(|ε_−(f)| − |ε_+(f)|), with
+        ε_+ − ε_− = σ(−f) + σ(f) = 1 (the pair's gradient gap; the claimed sensitivity is 2).
+        Its supremum over f (ε_− ranges over ℝ) is ζ, in both orders.
+        """
+        return float(dvp_calibration(alpha, float(n), kappa).zeta) / factor
+
     def run(self, setting: Mapping[str, Any], ctx: AuditContext) -> dict[str, Any]:
         start = time.perf_counter()
         T, n, kappa = _required(setting, "T", "n", "kappa")
@@ -181,14 +199,15 @@ class DVPFirstIterationAdapter:
         out_d = self.releases(1.0, alpha, n, kappa, unit[0][None, :], factor)
         out_p = self.releases(-1.0, alpha, n, kappa, unit[1][None, :], factor)
         result = many_draws_audit(out_d, out_p, rng(ctx.root_seed, "audit", "split", self.id, label, bug),
-                                  ctx.beta, 0.0, float(ctx.many_draws["f_sel"]))
+                                  ctx.beta, ctx.delta, float(ctx.many_draws["f_sel"]))
         cal = dvp_calibration(alpha, float(n), kappa)
         return {
             "mechanism": self.id, "setting": label, "method": self.method, "dataset": None,
-            "privacy_unit": self.privacy_unit, "planted_bug": bug, "noise_factor": factor,
+            "privacy_unit": self.privacy_unit, "planted_bug": bug, "bug": bug_name(setting), "noise_factor": factor,
             "eps_claimed": epsilon, "eps_accounted": composed_pure_epsilon(alpha, T, ctx.delta, "pld"),
             "eps_accounted_scope": "per_node", "accountant": "pure_pld", "delta": ctx.delta,
-            "beta": ctx.beta, "eps_lower": result.eps_lower, "eps_up": float("nan"), "mu": None,
+            "beta": ctx.beta, "eps_lower": result.eps_lower,
+            "eps_up": self.ceiling(alpha, n, kappa, factor), "mu": None,
             "eps_gdp": None, "noise": 1.0 / float(cal.zeta), "T": T, "trials": draws, "k": None,
             "guesses": None, "correct": None, "tp": result.tp, "fp": result.fp,
             "threshold": result.threshold, "n_min": n, "n": n,

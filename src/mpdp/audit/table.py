@@ -14,8 +14,9 @@ from typing import Any
 
 import pandas as pd
 
-from mpdp.audit.adapters import AuditContext, setting_label
-from mpdp.audit.registry import get
+from mpdp import engine_provenance
+from mpdp.audit.adapters import AuditContext, GradientCanaryAdapter, setting_label
+from mpdp.audit.registry import ADAPTERS, get
 from mpdp.errors import InputDataError
 from mpdp.io import atomic_path
 
@@ -26,7 +27,8 @@ COLUMNS: dict[str, str] = {
     "method": "string",  # many_draws | one_run
     "dataset": "string",  # data set whose sizes are used (<NA> for synthetic pairs)
     "privacy_unit": "string",  # record | party
-    "planted_bug": "boolean",  # noise deliberately scaled by audit.bug_noise_factor
+    "planted_bug": "boolean",  # a bug deliberately planted (mpdp.audit.bugs)
+    "bug": "string",  # which: noise_factor | largest_party_sigma | sampling_rate (see report.BUG_TEXT)
     "noise_factor": "float64",  # multiplier of the noise std actually used (1 = honest)
     "eps_claimed": "float64",  # ε the mechanism claims
     "eps_accounted": "float64",  # ε its ledger gives for the calibrated noise
@@ -108,13 +110,22 @@ def run_settings(
     return conform(pd.DataFrame(rows))
 
 
+def _engine_rows(frame: pd.DataFrame) -> pd.Series:
+    """Rows whose mechanism ran in :func:`mpdp.engine.noisy_gd` (the gradient canary audits)."""
+    engine_ids = [key for key, adapter in ADAPTERS.items() if isinstance(adapter, GradientCanaryAdapter)]
+    return frame["mechanism"].isin(engine_ids)
+
+
 def conform(frame: pd.DataFrame) -> pd.DataFrame:
-    """The frame with exactly :data:`COLUMNS` in order and their dtypes."""
+    """The frame with exactly :data:`COLUMNS` in order and their dtypes (an adapter's row),
+    followed by the provenance columns of :mod:`mpdp.engine_provenance` (kept where present,
+    else filled)."""
     frame = frame.copy()
     for column in COLUMNS:
         if column not in frame:
             frame[column] = None
-    return frame[list(COLUMNS)].astype(COLUMNS)
+    kept = [column for column in engine_provenance.COLUMNS if column in frame]
+    return engine_provenance.fill(frame[[*COLUMNS, *kept]].astype(COLUMNS), _engine_rows)
 
 
 def write(frame: pd.DataFrame, path: str | Path) -> None:

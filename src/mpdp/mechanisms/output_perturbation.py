@@ -12,6 +12,8 @@ id                     unit       sensitivity Δ₂ (binary; multiclass K > 2 in
 ``param_avg``          party      2/(Mλ) (M6b); multiclass B.4: 2√2/(Mλ)
 ``pathak``             record     2/(n_(1) λ) (M6a, not divided by M as Pathak calibrate it)
 ``jayaraman_output``   record     2G/(M n_(1) λ) (M5)
+``pooled_output``      record     2/(Nλ), ERM on the N pooled labelled records; multiclass B.1:
+                                  2√2/(Nλ) (the softmax loss is √2-Lipschitz for ‖x‖ ≤ 1)
 =====================  =========  ==============================================================
 
 ``jayaraman_output`` can draw the authors' per-coordinate Laplace noise of scale ``Δ₂/ε``
@@ -36,6 +38,7 @@ PRIVACY_UNIT: dict[str, str] = {
     "param_avg": "party",
     "pathak": "record",
     "jayaraman_output": "record",
+    "pooled_output": "record",
 }
 
 
@@ -59,8 +62,12 @@ def sensitivity(
     n_classes: int = 2,
     tight: bool = False,
     G: float = 1.0,
+    N: int | None = None,
 ) -> float:
-    """ℓ2 sensitivity Δ₂ of ``mechanism`` (spec M5, M6a, M6b, M11, M12, M13 table)."""
+    """ℓ2 sensitivity Δ₂ of ``mechanism`` (spec M5, M6a, M6b, M11, M12, M13 table).
+
+    ``N`` is the number of pooled labelled records of ``pooled_output`` (M13 B.1).
+    """
     if not lam > 0:
         raise ValueError(f"lambda must be > 0, got {lam!r}")
     multi = n_classes > 2
@@ -70,6 +77,10 @@ def sensitivity(
         return (math.sqrt(2.0) if multi else (1.0 if tight else 2.0)) / (M * lam)
     if mechanism == "param_avg":  # M6b / B.4: one local minimiser moves ≤ 2/λ (2√2/λ softmax)
         return (2.0 * math.sqrt(2.0) if multi else 2.0) / (M * lam)
+    if mechanism == "pooled_output":  # M13 B.1: replace one of N records, 2L/(Nλ), L = √2 softmax
+        if N is None or N < 1:
+            raise ValueError(f"pooled_output needs the number of pooled records N, got {N!r}")
+        return (2.0 * math.sqrt(2.0) if multi else 2.0) / (N * lam)
     if n_min is None or n_min < 1:
         raise ValueError(f"{mechanism} needs the smallest party size n_min, got {n_min!r}")
     if mechanism == "pathak":  # M6a: 2/(n_(1) λ), not divided by M
@@ -89,9 +100,10 @@ def calibrate(
     n_classes: int = 2,
     tight: bool = False,
     code_faithful_laplace: bool = False,
+    N: int | None = None,
 ) -> OutputCalibration:
     """Sensitivity, β = ε/Δ₂ (spec §0.4) and the ε really given, for one release in dimension ``dim``."""
-    delta2 = sensitivity(mechanism, lam, M, n_min, n_classes, tight)
+    delta2 = sensitivity(mechanism, lam, M, n_min, n_classes, tight, N=N)
     beta = math.inf if math.isinf(epsilon) else l2_laplace_beta(epsilon, delta2)
     laplace = code_faithful_laplace and mechanism == "jayaraman_output"
     eps_acc = epsilon * math.sqrt(dim) if laplace else epsilon

@@ -278,3 +278,48 @@ def invocation(
     else:
         args = tuple(config_args or ())
     return Invocation(tuple(files), args, mirror, default_configfile)
+
+
+#: the provenance columns of every results table (mpdp.engine_provenance)
+ENGINE_COLUMNS = ["engine_path", "isa", "layout_rule", "noise_source"]
+
+
+def engine_paths(tables: Mapping[str, pd.DataFrame | None]) -> pd.DataFrame:
+    """How the rows of each results table were computed: rows per table and combination of the
+    provenance columns (engine path, instruction set, layout rule, noise source). Tables that
+    are absent, or predate those columns, count under "not recorded"."""
+    columns = ["table", *ENGINE_COLUMNS, "rows"]
+    records = []
+    for name, frame in tables.items():
+        if frame is None or frame.empty:
+            continue
+        if not set(ENGINE_COLUMNS) <= set(frame.columns):
+            records.append({"table": name, **dict.fromkeys(ENGINE_COLUMNS, "not recorded"),
+                            "rows": len(frame)})
+            continue
+        counts = frame[ENGINE_COLUMNS].astype("string").fillna("not recorded").value_counts(sort=False)
+        for key, rows in counts.sort_index().items():
+            records.append({"table": name, **dict(zip(ENGINE_COLUMNS, key, strict=True)), "rows": int(rows)})
+    return pd.DataFrame(records, columns=columns)
+
+
+def engine_sentence(paths: pd.DataFrame) -> str:
+    """What the engine paths of :func:`engine_paths` mean for a rerun on another machine."""
+    if paths.empty:
+        return "No results table was read, so no engine path is recorded."
+    rows = paths.groupby("engine_path")["rows"].sum()
+    total = int(rows.sum())
+    parts = [f"{int(count)} of {total} rows: `{path}`" for path, count in rows.items()]
+    text = "Engine paths of the results rows — " + "; ".join(parts) + ". "
+    fused = paths[paths["engine_path"] == "fused"]
+    if len(fused):
+        isas = ", ".join(sorted(fused["isa"].unique()))
+        rules = ", ".join(sorted(fused["layout_rule"].unique()))
+        text += (f"Rows of the fused float32 kernel ({isas}; layout rule {rules}) are bit-identical "
+                 "on every x86-64 CPU with AVX2 and FMA. ")
+    if rows.get("numpy-float32", 0):
+        text += ("Rows of the NumPy float32 path agree with the fused path's only to rounding "
+                 "(see the engine documentation for the measured size). ")
+    if rows.get("unrecorded", 0) or rows.get("not recorded", 0):
+        text += "Some rows do not record how they were computed. "
+    return text.strip()

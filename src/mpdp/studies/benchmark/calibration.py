@@ -15,7 +15,9 @@ wddp_literal, jayaraman_literal           per party: σ_j = √T · (2G/n_j) · 
                                           (``exact_per_party``, spec M3.1, M4.1, I-1)
 dvp, pvp                                  per-iteration α from the PLD composition of T
                                           (α, 0) steps (:func:`mpdp.privacy.pure_dp.
-                                          per_step_alpha`), each node's T releases
+                                          per_step_alpha`), each node's T releases; PVP's
+                                          noise calibrated to the hidden-state bound
+                                          Δ_p/(1−r) (spec I-20, :func:`pvp_bound_alpha`)
 output family (M5, M6a, M6b, M11, M12)    one pure ε-DP N-L2 release (δ unused: 0)
 ========================================  =================================================
 
@@ -35,6 +37,7 @@ import numpy as np
 
 from mpdp import mechanisms
 from mpdp.mechanisms import RunSpec
+from mpdp.mechanisms import admm as zz
 from mpdp.mechanisms import output_perturbation as op
 from mpdp.privacy.pure_dp import composed_pure_epsilon, per_step_alpha
 
@@ -121,6 +124,27 @@ def admm_ledger(epsilon: float, T: int, delta: float, method: str = "pld") -> Le
     eps_total = composed_pure_epsilon(alpha, int(T), float(delta), method)
     return Ledger(f"pure_{method}", math.nan, math.nan, math.nan, alpha, float(eps_total),
                   float(delta), "per_node")
+
+
+def pvp_hidden_gain_max(rho: float, P: int, penalty: float, topology: str) -> float:
+    """The largest gain r = ηV_p/κ_p over the nodes of the graph (spec I-20)."""
+    degrees = {len(nb) for nb in zz.neighbours(topology, P)}
+    return float(max(zz.pvp_hidden_gain(rho, P, penalty, deg) for deg in degrees))
+
+
+def pvp_bound_alpha(alpha: float, rho: float, P: int, penalty: float, topology: str) -> float:
+    """The α to hand to :func:`mpdp.mechanisms.admm.run_batch` so that PVP is α-DP per release.
+
+    Spec I-20: PVP minimises with its own unreleased f_p(t), so given the released history the
+    t-th minimiser of two neighbouring data sets differs by d(t) ≤ Δ_p/(1 − r)
+    (:func:`mpdp.mechanisms.admm.pvp_conditional_sensitivity`, ``t=None``), not Δ_p. The batch
+    trainer sets ζ_p = α_run/Δ_p (spec M10 (19)); with α_run = α(1 − r) this is
+    ζ_p = α/(Δ_p/(1 − r)), the N-L2 scale of sensitivity Δ_p/(1 − r), so each perturbed release
+    is α-DP given the history. The final DVP step (spec M9) gets the same α_run: its noise-space
+    sensitivity grows from 2 to 2 + (B_p/C^R)ηV_p·d(T−1) ≤ 2/(1 − r) and its Jacobian term J is
+    at most the one of α_run, so its loss is at most α′_run/(1 − r) + J ≤ α (both cases of M9).
+    """
+    return float(alpha) * (1.0 - pvp_hidden_gain_max(rho, P, penalty, topology))
 
 
 NONPRIVATE = Ledger("none", math.nan, 0.0, math.nan, math.nan, math.inf, 0.0, "aggregate")

@@ -6,13 +6,17 @@
   with a 95 % t-band. Party-level mechanisms (Hamm, party-level averaging) are dashed and marked
   "(party-level ε)", Hamm's methods also "(public data)"; the non-private θ* is a grey line.
 - ``xp_rank``: per data set a heat map over the grid (rows ε, columns (m, u)), colour = the best
-  mechanism by mean accuracy, the number = how many mechanisms are tied with it (not
-  significantly worse, paired test over repetitions, Holm, :mod:`mpdp.studies.benchmark.ranking`).
+  mechanism on the primary metric, the number = how many mechanisms are tied with it (not
+  significantly worse, paired test over repetitions, Holm), hatched "u" = uninformative cell;
+  read from the ranking table (:mod:`mpdp.studies.benchmark.ranking`).
+
+Every title states the data size (private records, and the ``max_train_records`` cap).
 """
 
 from __future__ import annotations
 
 import logging
+import textwrap
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -24,7 +28,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 from matplotlib.colors import ListedColormap  # noqa: E402
-from matplotlib.patches import Patch  # noqa: E402
+from matplotlib.patches import Patch, Rectangle  # noqa: E402
 
 from mpdp import results  # noqa: E402
 from mpdp.errors import InputDataError  # noqa: E402
@@ -32,7 +36,7 @@ from mpdp.figures import style  # noqa: E402
 from mpdp.figures.bands import summarise  # noqa: E402
 from mpdp.figures.plot import save_figure  # noqa: E402
 from mpdp.studies.benchmark import ranking  # noqa: E402
-from mpdp.studies.benchmark.schema import EXTRA_COLUMNS, MECHANISM_BY_ID, MECHANISMS  # noqa: E402
+from mpdp.studies.benchmark.schema import EXTRA_COLUMNS  # noqa: E402
 
 FIGURES = ("xp_eps", "xp_m", "xp_u", "xp_rank")
 #: the axis of each sweep figure: (column, label, log scale)
@@ -41,7 +45,7 @@ SWEEPS: dict[str, tuple[str, str, bool]] = {
     "xp_m": ("m", "number of parties m", True),
     "xp_u": ("u", "size unevenness u = n_max / n_min", False),
 }
-_COLOURS = dict(zip([m.id for m in MECHANISMS], plt.get_cmap("tab20").colors, strict=False))
+_PALETTE = plt.get_cmap("tab20").colors
 
 
 def read_tables(paths: Sequence[Path | str]) -> pd.DataFrame:
@@ -62,22 +66,23 @@ def _extra(path: Path | str) -> dict[str, str]:
     return extra
 
 
-def label(mechanism: str) -> str:
-    """Legend label: the catalogue's label plus the privacy unit / public-data marks."""
-    mech = MECHANISM_BY_ID.get(mechanism)
-    if mech is None:
-        return mechanism
-    marks = []
-    if mech.privacy_unit == "party":
-        marks.append("party-level ε")
-    if mech.public_data:
-        marks.append("public data")
-    return mech.label + (f" ({', '.join(marks)})" if marks else "")
+def catalogue(table: pd.DataFrame) -> pd.DataFrame:
+    """Per mechanism of the rows, in table order (= ``benchmark.mechanisms`` order): its label
+    with the privacy-unit / public-data marks, line style, colour and whether it is a reference.
 
-
-def _linestyle(mechanism: str) -> str:
-    mech = MECHANISM_BY_ID.get(mechanism)
-    return "--" if mech is not None and mech.privacy_unit == "party" else "-"
+    Everything a figure says about a mechanism comes from its rows (what it declared through
+    :mod:`mpdp.studies.benchmark.interface`), so a new mechanism needs no figure code.
+    """
+    first = table.drop_duplicates("mechanism").set_index("mechanism")
+    rows = []
+    for i, (mech, r) in enumerate(first.iterrows()):
+        marks = (["party-level ε"] if r["privacy_unit"] == "party" else []) + \
+            (["public data"] if bool(r["public_data"]) else [])
+        base = r["label"] if isinstance(r["label"], str) else mech
+        rows.append({"mechanism": mech, "label": base + (f" ({', '.join(marks)})" if marks else ""),
+                     "linestyle": "--" if r["privacy_unit"] == "party" else "-",
+                     "colour": _PALETTE[i % len(_PALETTE)], "reference": r["family"] == "reference"})
+    return pd.DataFrame(rows).set_index("mechanism")
 
 
 def _at_reference(table: pd.DataFrame, reference: Mapping[str, Any], free: str) -> pd.DataFrame:
@@ -89,106 +94,150 @@ def _at_reference(table: pd.DataFrame, reference: Mapping[str, Any], free: str) 
     return table[keep]
 
 
+#: width (inches) of the legend column right of the panels; panel width and height
+_LEGEND_W, _PANEL_W, _PANEL_H = 3.9, 4.2, 3.5
+
+
+def data_sizes(table: pd.DataFrame, cap: int | None) -> dict[str, str]:
+    """Per data set, "n = <private records> (cap <max_train_records>)" from the rows' ``n``."""
+    note = f", cap {cap}" if cap is not None else ""
+    return {ds: f"n = {int(sub['n'].max())} private records{note}" for ds, sub in table.groupby("dataset")}
+
+
+def _axis(ax: plt.Axes, values: Sequence[float], log: bool, base: int) -> None:
+    """An x axis with ticks at the grid values written plainly (no 2×10⁰ labels, no minor ticks)."""
+    vals = sorted({float(v) for v in values})
+    if log:
+        ax.set_xscale("log", base=base)
+    ax.set_xticks(vals, [f"{v:g}" for v in vals])
+    ax.minorticks_off()
+
+
 def plot_sweep(table: pd.DataFrame, name: str, reference: Mapping[str, Any], delta: float,
-               png: Path, pdf: Path) -> None:
+               png: Path, pdf: Path, cap: int | None = None) -> None:
     """``xp_eps`` / ``xp_m`` / ``xp_u``: accuracy and optimality gap vs the sweep's axis."""
     x, xlabel, logx = SWEEPS[name]
     datasets = sorted(table["dataset"].unique())
-    mechs = [m.id for m in MECHANISMS if m.id in set(table["mechanism"])]
+    sizes = data_sizes(table, cap)
+    cat = catalogue(table)
+    width = _PANEL_W * len(datasets) + _LEGEND_W
     with matplotlib.rc_context(style.RC):
-        fig, axes = plt.subplots(2, len(datasets), figsize=(4.4 * len(datasets), 7.6), squeeze=False)
+        fig, axes = plt.subplots(2, len(datasets), figsize=(width, 2 * _PANEL_H + 1.0), squeeze=False)
         for c, ds in enumerate(datasets):
             rows = _at_reference(table[table["dataset"] == ds], reference, x)
             for r, metric in enumerate(("accuracy", "optimal_gap")):
                 ax = axes[r, c]
-                for mech in mechs:
+                for mech, info in cat.iterrows():
                     runs = rows[rows["mechanism"] == mech].dropna(subset=[metric])
                     if runs.empty:
                         continue
                     s = summarise(runs.assign(**{x: runs[x].astype(float)}), [x], metric)
-                    if mech == "nonprivate":
+                    if metric == "accuracy":  # a band of an accuracy stays inside [0, 1]
+                        s = s.assign(lo=s["lo"].clip(0.0, 1.0), hi=s["hi"].clip(0.0, 1.0))
+                    if info["reference"]:
                         if metric == "accuracy":
-                            ax.plot(s[x], s["mean"], color="#555555", lw=1.2, ls=":", label=label(mech))
+                            ax.plot(s[x], s["mean"], color="#555555", lw=1.2, ls=":", label=info["label"])
                         continue
-                    colour = _COLOURS[mech]
-                    ax.plot(s[x], s["mean"], color=colour, ls=_linestyle(mech), marker="o", ms=3, label=label(mech))
-                    ax.fill_between(s[x], s["lo"], s["hi"], color=colour, alpha=0.15, linewidth=0)
+                    ax.plot(s[x], s["mean"], color=info["colour"], ls=info["linestyle"], marker="o", ms=3,
+                            label=info["label"])
+                    ax.fill_between(s[x], s["lo"], s["hi"], color=info["colour"], alpha=0.15, linewidth=0)
                 if not rows.empty and metric == "accuracy":
                     ax.axhline(float(rows["majority_rate"].iloc[0]), color="#999999", lw=0.8, ls="-.",
                                label="majority class (floor)")
-                if logx:
-                    ax.set_xscale("log")
+                if not rows.empty:
+                    _axis(ax, rows[x].astype(float).unique(), logx, 2 if x == "m" else 10)
                 if metric == "optimal_gap":
                     ax.set_yscale("log")
-                ax.set_xlabel(xlabel.format(delta=delta))
+                ax.set_xlabel(textwrap.fill(xlabel.format(delta=delta), 40))
                 ax.set_ylabel("test accuracy" if metric == "accuracy" else "optimality gap L(θ) − L(θ*)")
                 held = ", ".join(f"{'ε' if k == 'epsilon' else k} = {reference[k]:g}"
                                  for k in ("epsilon", "m", "u") if k != x)
-                ax.set_title(f"{ds} ({held})")
-        handles, labels = axes[0, 0].get_legend_handles_labels()
+                ax.set_title(f"{ds} ({held})\n{sizes[ds]}", fontsize=9)
+        handles, labels = [], []
         for ax in axes.flat:
             for h, lab in zip(*ax.get_legend_handles_labels(), strict=True):
                 if lab not in labels:
                     handles.append(h)
                     labels.append(lab)
-        fig.legend(handles, labels, loc="lower center", ncol=4, fontsize=7.5, frameon=False)
-        fig.suptitle(f"All mechanisms on one footing: replace-one record-level (ε, δ = {delta:g}), whole "
-                     "transcript accounted; mean and 95 % band over repetitions", fontsize=10)
-        fig.tight_layout(rect=(0, 0.13, 1, 0.96))
+        fig.legend(handles, [textwrap.fill(lab, 38) for lab in labels], loc="center right", fontsize=7.5,
+                   frameon=False)
+        fig.suptitle(textwrap.fill(f"All mechanisms on one footing: replace-one record-level (ε, δ = {delta:g}), "
+                                   "whole transcript accounted; mean and 95 % band over repetitions; "
+                                   + "; ".join(f"{ds}: {n}" for ds, n in sizes.items()), int(11 * width)),
+                     fontsize=9.5)
+        fig.tight_layout(rect=(0, 0, 1 - _LEGEND_W / width, 0.9))
         save_figure(fig, png, pdf)
         plt.close(fig)
 
 
-def plot_rank(table: pd.DataFrame, png: Path, pdf: Path) -> None:
-    """``xp_rank``: the best mechanism of each cell, and how many are tied with it."""
-    ranked = ranking.cell_ranking(table)
+def plot_rank(ranked: pd.DataFrame, cat: pd.DataFrame, png: Path, pdf: Path,
+              sizes: Mapping[str, str] | None = None) -> None:
+    """``xp_rank``: per cell the best mechanism on the primary metric and how many are tied with it.
+
+    Reads the per-cell ranking table (:func:`mpdp.studies.benchmark.ranking.ranking_table`);
+    uninformative cells (no mechanism's accuracy significantly above the majority rate) are hatched.
+    """
     if ranked.empty:
-        raise InputDataError("no competing mechanisms in the benchmark tables: nothing to rank")
-    best = ranked[ranked["best"]].copy()
-    ties = ranked.groupby(ranking.CELL[:1] + ranking.CELL[1:])["tied"].sum().rename("n_tied").reset_index()
-    best = best.merge(ties, on=ranking.CELL)
-    mechs = [m.id for m in MECHANISMS if m.id in set(best["mechanism"])]
+        raise InputDataError("the benchmark ranking table has no cells: nothing to plot")
+    metric = str(ranked["primary_metric"].iloc[0])
+    sizes = dict(sizes or {})
+    mechs = [m for m in cat.index if m in set(ranked["best_mechanism"])]
     code = {m: i for i, m in enumerate(mechs)}
-    cmap = ListedColormap([_COLOURS[m] for m in mechs])
-    datasets = sorted(best["dataset"].unique())
+    cmap = ListedColormap([cat.loc[m, "colour"] for m in mechs])
+    datasets = sorted(ranked["dataset"].unique())
+    width = 4.6 * len(datasets) + _LEGEND_W
     with matplotlib.rc_context(style.RC):
-        fig, axes = plt.subplots(1, len(datasets), figsize=(4.6 * len(datasets), 4.2), squeeze=False)
+        fig, axes = plt.subplots(1, len(datasets), figsize=(width, 4.6), squeeze=False)
         for ax, ds in zip(axes[0], datasets, strict=True):
-            sel = best[best["dataset"] == ds].copy()
+            sel = ranked[ranked["dataset"] == ds].copy()
             sel["mu"] = [f"m={int(m)}, u={float(u):g}" for m, u in zip(sel["m"], sel["u"], strict=True)]
             order = sorted(sel["mu"].unique(), key=lambda s: tuple(float(v.split("=")[1]) for v in s.split(", ")))
-            grid = sel.pivot(index="epsilon", columns="mu", values="mechanism").reindex(columns=order)
+            grid = sel.pivot(index="epsilon", columns="mu", values="best_mechanism").reindex(columns=order)
             n_tied = sel.pivot(index="epsilon", columns="mu", values="n_tied").reindex(columns=order)
+            flat = sel.pivot(index="epsilon", columns="mu", values="uninformative").reindex(columns=order)
             values = grid.apply(lambda col: col.map(code)).to_numpy(dtype=float)
             ax.imshow(np.ma.masked_invalid(values), cmap=cmap, vmin=-0.5, vmax=len(mechs) - 0.5, aspect="auto")
             for i in range(values.shape[0]):
                 for j in range(values.shape[1]):
-                    if np.isfinite(values[i, j]):
-                        ax.text(j, i, f"{int(n_tied.iloc[i, j])}", ha="center", va="center", fontsize=7)
+                    if not np.isfinite(values[i, j]):
+                        continue
+                    text = f"{int(n_tied.iloc[i, j])}"
+                    if bool(flat.iloc[i, j]):
+                        ax.add_patch(Rectangle((j - 0.5, i - 0.5), 1, 1, fill=False, hatch="///",
+                                               edgecolor="#444444", linewidth=0))
+                        text += " u"
+                    ax.text(j, i, text, ha="center", va="center", fontsize=7,
+                            bbox={"facecolor": "white", "alpha": 0.8, "linewidth": 0, "pad": 1})
             ax.set_xticks(range(len(order)), order, rotation=60, ha="right", fontsize=7)
             ax.set_yticks(range(len(grid.index)), [f"{e:g}" for e in grid.index])
             ax.set_ylabel("ε")
-            ax.set_title(ds)
+            ax.set_title(f"{ds}\n{sizes[ds]}" if ds in sizes else ds, fontsize=9)
             ax.grid(False)
-        fig.legend(handles=[Patch(color=_COLOURS[m], label=label(m)) for m in mechs], loc="lower center",
-                   ncol=3, fontsize=7.5, frameon=False)
-        fig.suptitle("Best mechanism per cell (highest mean accuracy); number = mechanisms not significantly "
-                     f"worse (incl. the best; paired t-test over repetitions, Holm, α = {ranking.ALPHA:g})",
-                     fontsize=9.5)
-        fig.tight_layout(rect=(0, 0.16, 1, 0.94))
+        patches = [Patch(color=cat.loc[m, "colour"], label=textwrap.fill(cat.loc[m, "label"], 38)) for m in mechs]
+        patches.append(Patch(facecolor="white", edgecolor="#444444", hatch="///",
+                             label="u: uninformative cell (no accuracy\nabove the majority rate)"))
+        fig.legend(handles=patches, loc="center right", fontsize=7.5, frameon=False)
+        fig.suptitle(textwrap.fill(
+            f"Best mechanism per cell on the primary metric ({ranking.PRIMARY_METRICS[metric]}; lower is "
+            "better); number = mechanisms not significantly worse (incl. the best; paired t-test over "
+            f"repetitions, Holm, α = {ranking.ALPHA:g})", int(11 * width)), fontsize=9)
+        fig.tight_layout(rect=(0, 0, 1 - _LEGEND_W / width, 0.86))
         save_figure(fig, png, pdf)
         plt.close(fig)
 
 
 def build(name: str, cfg: Mapping[str, Any], tables: Sequence[Path], png: Path, pdf: Path,
-          log: logging.Logger) -> None:
-    """Draw benchmark figure ``name`` from the data sets' tables (one figure file pair out)."""
+          log: logging.Logger, ranking_tables: Sequence[Path] = ()) -> None:
+    """Draw benchmark figure ``name`` from the data sets' tables (xp_rank: from the ranking table)."""
     if name not in FIGURES:
         raise InputDataError(f"unknown benchmark figure {name!r}; known: {FIGURES}")
     table = read_tables(tables)
     b = cfg["benchmark"]
+    cap = b.get("max_train_records")
     if name == "xp_rank":
-        plot_rank(table, png, pdf)
+        if not ranking_tables:
+            raise InputDataError("xp_rank needs data/results/benchmark/ranking.parquet (rule benchmark_ranking)")
+        plot_rank(pd.read_parquet(ranking_tables[0]), catalogue(table), png, pdf, data_sizes(table, cap))
     else:
-        plot_sweep(table, name, b["reference"], float(b["delta"]), png, pdf)
+        plot_sweep(table, name, b["reference"], float(b["delta"]), png, pdf, cap)
     log.info("%s: %d rows of %d data sets", name, len(table), table["dataset"].nunique())

@@ -12,7 +12,11 @@ Every mechanism of a data set sees the same data:
   "two_group", m, u, rep)``: every mechanism (every family job) gets the same partition for a
   repetition, so repetitions pair across mechanisms;
 - the **validation split** (``val_frac`` of the private pool, [REC]) is used only by the
-  non-private hyper-parameter selection at the reference cell (spec E10 "Hyper-parameters").
+  hyper-parameter selection at the reference cell (spec E10 "Hyper-parameters").
+
+Every random draw of the selection (validation split, its partitions, its noise) comes from a
+tuning stream (:func:`stream` with tag ``"tune"``, :func:`mpdp.seeding.tuning_key`), disjoint
+from the streams of the evaluated repetitions (tag ``"grid"``).
 """
 
 from __future__ import annotations
@@ -29,15 +33,7 @@ from mpdp.config import validate
 from mpdp.data.prepare import load
 from mpdp.errors import ConfigError
 from mpdp.partition import PartitionSet, make_partitions, two_group_sizes
-from mpdp.seeding import rng
-from mpdp.studies.benchmark.schema import MECHANISMS
-
-#: the job groups of a data set (one Snakemake job each): which mechanisms each trains
-JOB_GROUPS: dict[str, tuple[str, ...]] = {
-    "gradient": tuple(m.id for m in MECHANISMS if m.family == "gradient"),
-    "output": tuple(m.id for m in MECHANISMS if m.family in ("reference", "output", "voting")),
-    "admm": tuple(m.id for m in MECHANISMS if m.family == "admm"),
-}
+from mpdp.seeding import rng, tuning_key, tuning_rng
 
 
 @dataclass(frozen=True)
@@ -127,7 +123,7 @@ def load_data(cfg: Mapping[str, Any], dataset: str, processed_dir: Path) -> Benc
 def validation_split(n: int, cfg: Mapping[str, Any], dataset: str) -> tuple[np.ndarray, np.ndarray]:
     """Sorted (fit, validation) indices into the private pool for the hyper-parameter selection."""
     n_val = int(np.ceil(round(cfg["benchmark"]["val_frac"] * n, 9)))
-    perm = rng(cfg["root_seed"], "benchmark", "validation", dataset).permutation(n)
+    perm = tuning_rng(cfg["root_seed"], "benchmark", "validation", dataset).permutation(n)
     return np.sort(perm[n_val:]), np.sort(perm[:n_val])
 
 
@@ -155,9 +151,30 @@ def cells(cfg: Mapping[str, Any], n: int) -> tuple[list[tuple[int, int]], list[s
 
 def partitions(cfg: Mapping[str, Any], dataset: str, n: int, m: int, u: int, reps: int,
                tag: str = "grid") -> PartitionSet:
-    """The two-group partitions of a cell for repetitions 0..reps-1 (same for every mechanism)."""
-    two_group_sizes(n, m, u)  # readable error when infeasible
-    return make_partitions(n, "two_group", m, u, reps, cfg["root_seed"], f"benchmark:{tag}:{dataset}")
+    """The two-group partitions of a cell for repetitions 0..reps-1 (same for every mechanism).
+
+    Tag ``"tune"`` (the selection's seeds) draws them from tuning streams, the same design.
+    """
+    sizes = two_group_sizes(n, m, u)  # readable error when infeasible
+    if tag != "tune":
+        return make_partitions(n, "two_group", m, u, reps, cfg["root_seed"], f"benchmark:{tag}:{dataset}")
+    orders = [stream(cfg, tag, "partition", dataset, int(m), int(u), rep).permutation(n)[: int(sizes.sum())]
+              for rep in range(reps)]
+    return PartitionSet(order=np.array(orders, dtype=np.int32), sizes=np.tile(sizes.astype(np.int32), (reps, 1)))
+
+
+def stream_key(tag: str, *key: Any) -> tuple[Any, ...]:
+    """The full key of a benchmark draw (see :func:`stream`)."""
+    return tuning_key("benchmark", *key) if tag == "tune" else ("benchmark", tag, *key)
+
+
+def stream(cfg: Mapping[str, Any], tag: str, *key: Any) -> np.random.Generator:
+    """The generator of a benchmark draw: a tuning stream for tag ``"tune"``, else ``tag``'s own.
+
+    Tuning keys are ``("tuning", "benchmark", *key)``, evaluated ones ``("benchmark", tag, *key)``
+    (:func:`mpdp.seeding.assert_disjoint` holds by construction).
+    """
+    return rng(cfg["root_seed"], *stream_key(tag, *key))
 
 
 def reference_cell(cfg: Mapping[str, Any]) -> tuple[int, int, float]:

@@ -1,25 +1,52 @@
 """Which mechanism is best in each cell of the benchmark grid (spec experiments.md E10 "Ranking").
 
-In each cell (data set, ε, m, u) the best mechanism is the one with the highest mean test
-accuracy over repetitions; a competitor is *tied* with it when it is not significantly worse:
-one-sided paired t-test of accuracy(best) − accuracy(competitor) over the repetitions (rep r of
-every mechanism uses the same data split and partition), p-values Holm-corrected within the
-cell at level :data:`ALPHA`. The non-private reference is not a competitor.
+The **primary metric** is declared in the config (``benchmark.primary_metric``, default
+``test_logloss``: the mean logistic loss of the released model on the test set, the common
+objective every mechanism minimises, without its regulariser). It is lower-is-better and stays
+informative on imbalanced data, where accuracy sits at the majority rate for every private
+model. In each cell (data set, ε, m, u) the best mechanism has the lowest mean primary metric
+over repetitions; a competitor is *tied* with it when it is not significantly worse: one-sided
+paired t-test over the repetitions (rep r of every mechanism uses the same data split and
+partition), p-values Holm-corrected within the cell at level :data:`ALPHA`. Accuracy is
+secondary (reported, not ranked on). A cell is **uninformative** when no mechanism's accuracy is
+significantly above the majority rate of the test set (one-sided one-sample t-test over the
+repetitions, Holm within the cell). The non-private reference is not a competitor.
+
+:func:`ranking_table` gives one row per cell (:data:`RANKING_COLUMNS`), written by the
+workflow to ``data/results/benchmark/ranking.parquet``, which ``xp_rank`` and the report read.
 """
 
 from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 from scipy import stats
 
-from mpdp.studies.benchmark.schema import CELL, MECHANISMS
+from mpdp import io
+from mpdp.studies.benchmark.schema import CELL
 
 ALPHA = 0.05
-#: mechanisms excluded from the ranking (references, not competitors)
-REFERENCES = tuple(m.id for m in MECHANISMS if m.family == "reference")
-#: columns of :func:`cell_ranking`
-COLUMNS = [*CELL, "mechanism", "mean_accuracy", "n_reps", "rank", "best", "p_value", "p_holm", "tied"]
+#: declarable primary metrics (``benchmark.primary_metric``), all lower-is-better
+PRIMARY_METRICS: dict[str, str] = {
+    "test_logloss": "test log-loss (mean logistic loss of the released model on the test set)",
+    "optimal_gap": "optimality gap L(θ) − L(θ*) on the private pool (against each mechanism's own λ)",
+}
+#: the ``family`` of rows that are references, not competitors (excluded from the ranking)
+REFERENCE_FAMILY = "reference"
+#: columns of :func:`cell_ranking` (one row per cell and competing mechanism)
+COLUMNS = [*CELL, "mechanism", "mean_metric", "mean_accuracy", "n_reps", "rank", "best", "p_value",
+           "p_holm", "tied", "p_above_majority"]
+#: columns of :func:`ranking_table` (one row per cell; ``tied`` and ``ranked`` are comma-separated ids)
+RANKING_COLUMNS = [*CELL, "primary_metric", "best_mechanism", "best_value", "tied", "n_tied", "ranked",
+                   "best_accuracy", "majority_rate", "n_reps", "uninformative"]
+
+
+def ranking_path() -> str:
+    """The workflow's per-cell ranking table."""
+    return "data/results/benchmark/ranking.parquet"
 
 
 def holm(p_values: np.ndarray) -> np.ndarray:
@@ -36,7 +63,9 @@ def holm(p_values: np.ndarray) -> np.ndarray:
 
 
 def paired_worse_p(best: np.ndarray, other: np.ndarray) -> float:
-    """One-sided p-value of "``other`` is worse than ``best``" (paired t-test over repetitions).
+    """One-sided p-value of "``other`` is below ``best``" (paired t-test over repetitions).
+
+    For the lower-is-better primary metric pass (competitor, best): "best is below it".
 
     Identical columns (all differences 0) give p = 1: no evidence of a difference. Fewer than
     two pairs give p = 1 too (no test possible).
@@ -49,31 +78,39 @@ def paired_worse_p(best: np.ndarray, other: np.ndarray) -> float:
     return float(stats.ttest_rel(best, other, alternative="greater").pvalue)
 
 
-def _rank_cell(cell: pd.DataFrame) -> pd.DataFrame:
-    wide = cell.pivot_table(index="rep", columns="mechanism", values="accuracy", aggfunc="mean")
+def _rank_cell(cell: pd.DataFrame, metric: str) -> pd.DataFrame:
+    wide = cell.pivot_table(index="rep", columns="mechanism", values=metric, aggfunc="mean")
     wide = wide.dropna(axis=0, how="any")  # pair on the repetitions every mechanism has
-    means = wide.mean().sort_values(ascending=False, kind="stable")
+    acc = cell.pivot_table(index="rep", columns="mechanism", values="accuracy", aggfunc="mean").loc[wide.index]
+    majority = float(cell["majority_rate"].iloc[0])
+    means = wide.mean().sort_values(ascending=True, kind="stable")
     best = str(means.index[0])
     others = [m for m in means.index if m != best]
-    p = np.array([paired_worse_p(wide[best].to_numpy(), wide[m].to_numpy()) for m in others])
+    # lower is better: "other worse than best" = best below other, i.e. other − best > 0
+    p = np.array([paired_worse_p(wide[m].to_numpy(), wide[best].to_numpy()) for m in others])
     p_holm = holm(p) if len(p) else p
-    rows = [{"mechanism": best, "mean_accuracy": float(means[best]), "p_value": np.nan, "p_holm": np.nan,
-             "best": True, "tied": True}]
-    for m, pv, ph in zip(others, p, p_holm, strict=True):
-        rows.append({"mechanism": m, "mean_accuracy": float(means[m]), "p_value": float(pv),
-                     "p_holm": float(ph), "best": False, "tied": bool(ph >= ALPHA)})
+    above = holm(np.array([paired_worse_p(acc[m].to_numpy(), np.full(len(acc), majority))
+                           for m in means.index]))
+    rows = [{"mechanism": best, "p_value": np.nan, "p_holm": np.nan, "best": True, "tied": True}]
+    rows += [{"mechanism": m, "p_value": float(pv), "p_holm": float(ph), "best": False, "tied": bool(ph >= ALPHA)}
+             for m, pv, ph in zip(others, p, p_holm, strict=True)]
     out = pd.DataFrame(rows)
+    out["mean_metric"] = [float(means[m]) for m in out["mechanism"]]
+    out["mean_accuracy"] = [float(acc[m].mean()) for m in out["mechanism"]]
+    out["p_above_majority"] = above
     out["n_reps"] = len(wide)
     out["rank"] = np.arange(1, len(out) + 1)
     return out
 
 
-def cell_ranking(table: pd.DataFrame) -> pd.DataFrame:
-    """One row per (cell, competing mechanism): mean accuracy, rank, best, tied (:data:`COLUMNS`)."""
-    runs = table[~table["mechanism"].isin(REFERENCES)]
+def cell_ranking(table: pd.DataFrame, metric: str = "test_logloss") -> pd.DataFrame:
+    """One row per (cell, competing mechanism) ranked on ``metric`` (:data:`COLUMNS`)."""
+    if metric not in PRIMARY_METRICS:
+        raise ValueError(f"benchmark.primary_metric = {metric!r}; known: {sorted(PRIMARY_METRICS)}")
+    runs = table[table["family"] != REFERENCE_FAMILY]
     frames = []
     for key, cell in runs.groupby(CELL, sort=True, dropna=False):
-        ranked = _rank_cell(cell)
+        ranked = _rank_cell(cell, metric)
         for col, value in zip(CELL, key, strict=True):
             ranked[col] = value
         frames.append(ranked)
@@ -82,15 +119,49 @@ def cell_ranking(table: pd.DataFrame) -> pd.DataFrame:
     return pd.concat(frames, ignore_index=True)[COLUMNS]
 
 
+def ranking_table(table: pd.DataFrame, metric: str = "test_logloss") -> pd.DataFrame:
+    """One row per cell: the best mechanism on ``metric``, its tied set, and the uninformative flag."""
+    long = cell_ranking(table, metric)
+    majority = table.groupby(CELL)["majority_rate"].first()
+    rows = []
+    for key, cell in long.groupby(CELL, sort=True):
+        cell = cell.sort_values("rank")
+        best = cell.iloc[0]
+        tied = cell.loc[cell["tied"], "mechanism"].tolist()
+        rows.append({**dict(zip(CELL, key, strict=True)), "primary_metric": metric,
+                     "best_mechanism": best["mechanism"], "best_value": float(best["mean_metric"]),
+                     "tied": ",".join(tied), "n_tied": len(tied), "ranked": ",".join(cell["mechanism"]),
+                     "best_accuracy": float(best["mean_accuracy"]), "majority_rate": float(majority[key]),
+                     "n_reps": int(best["n_reps"]),
+                     "uninformative": bool(not (cell["p_above_majority"] < ALPHA).any())})
+    return pd.DataFrame(rows, columns=RANKING_COLUMNS)
+
+
+def write(tables: Sequence[Path], metric: str, out: Path) -> pd.DataFrame:
+    """Read the data sets' tables, rank every cell, write ``out`` (parquet, atomically)."""
+    from mpdp.studies.benchmark.figures import read_tables
+
+    frame = ranking_table(read_tables(tables), metric)
+    with io.atomic_path(out) as tmp:
+        frame.to_parquet(tmp, index=False)
+    return frame
+
+
 def leaderboard(ranking: pd.DataFrame) -> pd.DataFrame:
-    """Per mechanism over all cells: cells, times best, times tied-best, mean rank, and the
-    share of cells in which it is best or tied (the leaderboard's sort key)."""
-    if ranking.empty:
-        return pd.DataFrame(columns=["mechanism", "cells", "best", "best_or_tied", "share_best_or_tied",
-                                     "mean_rank"])
-    board = ranking.groupby("mechanism").agg(
-        cells=("rank", "size"), best=("best", "sum"), best_or_tied=("tied", "sum"), mean_rank=("rank", "mean"))
+    """Per mechanism over the cells of a :func:`ranking_table`: cells, times best, times tied-best,
+    mean rank, the share of cells best or tied (the sort key), and best in informative cells."""
+    cols = ["mechanism", "cells", "best", "best_or_tied", "share_best_or_tied", "mean_rank", "best_informative"]
+    rows = []
+    for r in ranking.itertuples():
+        tied = set(r.tied.split(","))
+        for rank, mech in enumerate(r.ranked.split(","), start=1):
+            rows.append({"mechanism": mech, "rank": rank, "best": mech == r.best_mechanism, "tied": mech in tied,
+                         "best_informative": mech == r.best_mechanism and not r.uninformative})
+    if not rows:
+        return pd.DataFrame(columns=cols)
+    board = pd.DataFrame(rows).groupby("mechanism").agg(
+        cells=("rank", "size"), best=("best", "sum"), best_or_tied=("tied", "sum"), mean_rank=("rank", "mean"),
+        best_informative=("best_informative", "sum"))
     board["share_best_or_tied"] = board["best_or_tied"] / board["cells"]
     board = board.reset_index().sort_values(["share_best_or_tied", "mean_rank"], ascending=[False, True])
-    return board[["mechanism", "cells", "best", "best_or_tied", "share_best_or_tied", "mean_rank"]].reset_index(
-        drop=True)
+    return board[cols].reset_index(drop=True)

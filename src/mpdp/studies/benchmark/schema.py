@@ -1,4 +1,4 @@
-"""The benchmark's mechanism catalogue and table columns (spec experiments.md E10).
+"""The benchmark's table columns (spec experiments.md E10); mechanisms: :mod:`.registry`.
 
 Tables ``data/results/benchmark/<dataset>.parquet`` hold one row per (mechanism, ε, m, u,
 repetition) in the common schema :data:`mpdp.results.COLUMNS` (``experiment = "benchmark"``;
@@ -9,53 +9,14 @@ data split and partition, so repetitions pair across mechanisms (the ranking's p
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
-
-@dataclass(frozen=True)
-class BenchmarkMechanism:
-    """One mechanism of the benchmark: its id, label, family and privacy unit (spec E10)."""
-
-    id: str
-    label: str  # legend label a reader understands without the paper
-    spec: str  # spec section of the mechanism
-    family: str  # reference | gradient | output | voting | admm
-    paper: str  # study whose paper proposes or uses it
-    privacy_unit: str  # record | party (a party-level guarantee implies the record-level one)
-    public_data: bool = False  # needs a public unlabeled auxiliary pool (Hamm)
-
-
-#: every mechanism of the benchmark, in legend order (spec E10 "Mechanisms")
-MECHANISMS: tuple[BenchmarkMechanism, ...] = (
-    BenchmarkMechanism("nonprivate", "non-private ERM θ*", "M1", "reference", "all", "record"),
-    BenchmarkMechanism("wyx", "WYX centralised DP-GD", "M2", "gradient", "wddp", "record"),
-    BenchmarkMechanism("wddp_per_round", "WD-DP per-round", "M3.2", "gradient", "wddp", "record"),
-    BenchmarkMechanism("wddp_literal", "WD-DP Alg. 1 (per-party calibrated)", "M3.1", "gradient",
-                       "wddp", "record"),
-    BenchmarkMechanism("jayaraman_per_round", "Jayaraman gradient, per-round", "M4.2", "gradient",
-                       "wddp", "record"),
-    BenchmarkMechanism("jayaraman_literal", "Jayaraman gradient, local", "M4.1", "gradient", "wddp",
-                       "record"),
-    BenchmarkMechanism("jayaraman_output", "Jayaraman output perturbation", "M5", "output", "voting",
-                       "record"),
-    BenchmarkMechanism("pathak", "Pathak parameter averaging", "M6a", "output", "voting", "record"),
-    BenchmarkMechanism("param_avg", "party-level parameter averaging", "M6b", "output", "voting",
-                       "party"),
-    BenchmarkMechanism("hamm_vote", "Hamm Alg. 1 (majority vote)", "M11", "voting", "voting", "party",
-                       public_data=True),
-    BenchmarkMechanism("hamm_soft", "Hamm Alg. 2 (soft vote)", "M12", "voting", "voting", "party",
-                       public_data=True),
-    BenchmarkMechanism("dvp", "ADMM dual perturbation (DVP)", "M9", "admm", "admm", "record"),
-    BenchmarkMechanism("pvp", "ADMM primal perturbation (PVP)", "M10", "admm", "admm", "record"),
-)
-
-MECHANISM_BY_ID: dict[str, BenchmarkMechanism] = {mech.id: mech for mech in MECHANISMS}
-
 #: columns the benchmark adds to the common schema (mpdp.results ``extra``)
 EXTRA_COLUMNS: dict[str, str] = {
-    "family": "string",  # BenchmarkMechanism.family
+    "label": "string",  # Mechanism.label: the legend label (figures and report read it from the rows)
+    "spec": "string",  # Mechanism.spec: its spec section
+    "family": "string",  # Mechanism.family
     "privacy_unit": "string",  # record | party
     "public_data": "boolean",  # True for Hamm's methods (public unlabeled pool)
+    "calibration": "string",  # Mechanism.calibration (PVP: to the hidden-state bound, I-20)
     "eps_total": "float64",  # accounted ε of the whole released transcript at delta_total
     "delta_total": "float64",  # δ of that statement (0 for pure-DP releases)
     # added by the training code (branch bench)
@@ -64,6 +25,8 @@ EXTRA_COLUMNS: dict[str, str] = {
     "hparam": "string",  # name of the tuned hyper-parameter (eta | lambda | admm_penalty | none)
     "hparam_value": "float64",  # its frozen value (selected at the reference cell)
     "noise_norm": "float64",  # ‖noise‖ actually drawn (output/voting); NaN where not one draw
+    "sampling_rate": "float64",  # DP-SGD: Poisson sampling rate q of its tuned candidate; NaN elsewhere
+    "test_logloss": "float64",  # mean logistic loss on the test set (the ranking's primary metric)
     "partition": "string",  # fingerprint of the (m, u, rep) partition: equal across mechanisms
 }
 

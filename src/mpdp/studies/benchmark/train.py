@@ -29,7 +29,7 @@ import functools
 import logging
 import math
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -37,15 +37,16 @@ import numpy as np
 import pandas as pd
 
 from mpdp import io, results
-from mpdp.errors import InputDataError
+from mpdp.errors import ConfigError, InputDataError
 from mpdp.mechanisms import admm as zz
 from mpdp.mechanisms import output_perturbation as op
 from mpdp.models import logistic
 from mpdp.partition import PartitionSet
 from mpdp.seeding import rng
 from mpdp.studies.benchmark import calibration as calib
-from mpdp.studies.benchmark import plan
-from mpdp.studies.benchmark.schema import EXTRA_COLUMNS, MECHANISM_BY_ID
+from mpdp.studies.benchmark import plan, registry
+from mpdp.studies.benchmark.interface import BatchMechanism, Run
+from mpdp.studies.benchmark.schema import EXTRA_COLUMNS
 from mpdp.studies.voting import train as voting
 from mpdp.studies.wddp.batch import initial_point, train_batch
 
@@ -85,9 +86,11 @@ def _base_row(cfg: Mapping[str, Any], dataset: str, data: plan.BenchmarkData) ->
 
 
 def _mech_row(mechanism: str, ledger: calib.Ledger, epsilon: float) -> dict[str, Any]:
-    spec = MECHANISM_BY_ID[mechanism]
-    return {"mechanism": mechanism, "family": spec.family, "privacy_unit": spec.privacy_unit,
-            "public_data": spec.public_data, "accountant": ledger.accountant,
+    """What the mechanism declares (:mod:`.interface`) and its ledger, for one row."""
+    spec = registry.get(mechanism)
+    return {"mechanism": mechanism, "label": spec.label, "spec": spec.spec, "family": spec.family,
+            "privacy_unit": spec.privacy_unit, "public_data": spec.public_data,
+            "calibration": spec.calibration, "accountant": ledger.accountant,
             "epsilon": float(epsilon), "eps_claimed": float(epsilon),
             "eps_accounted": ledger.eps_total, "eps_accounted_scope": ledger.scope,
             "eps_total": ledger.eps_total, "delta_total": ledger.delta_total,
@@ -96,11 +99,12 @@ def _mech_row(mechanism: str, ledger: calib.Ledger, epsilon: float) -> dict[str,
 
 
 def _outcome(opt: Optimum, thetas: np.ndarray, lam: float) -> dict[str, np.ndarray]:
-    """Accuracy, L_D, L_D(θ*), gap and θ*'s accuracy for the columns of ``thetas`` (p, K)."""
+    """Accuracy, test log-loss, L_D, L_D(θ*), gap and θ*'s accuracy for the columns of ``thetas`` (p, K)."""
     data = opt.data
     train = opt.loss(thetas, lam)
     best = opt.optimal_loss(lam)
     return {"accuracy": np.asarray(logistic.accuracy(thetas, data.X_test, data.y_test)),
+            "test_logloss": np.asarray(logistic.loss(thetas, data.X_test, data.y_test, 0.0)),
             "train_loss": train, "optimal_loss": np.full(thetas.shape[1], best),
             "optimal_gap": train - best,
             "optimal_accuracy": np.full(thetas.shape[1], logistic.accuracy(opt.theta(lam), data.X_test,
@@ -119,6 +123,14 @@ def _val_accuracy(thetas: np.ndarray, X: np.ndarray, y: np.ndarray) -> np.ndarra
 # ---------------------------------------------------------------------------------------------
 # gradient family
 # ---------------------------------------------------------------------------------------------
+
+
+def _initial_point(cfg: Mapping[str, Any], dataset: str, rep: int, p: int, tag: str) -> np.ndarray:
+    """θ₀ of a gradient run: the WD-DP study's draw for evaluated runs, a tuning stream's for the selection."""
+    std = cfg["benchmark"]["gradient"]["init_std"]
+    if tag == "tune":
+        return plan.stream(cfg, tag, "init", dataset, rep).normal(0.0, std, size=p)
+    return initial_point(cfg["root_seed"], f"benchmark:{dataset}", rep, p, std)
 
 
 def _gradient_batch(cfg: Mapping[str, Any], dataset: str, X: np.ndarray, y: np.ndarray, m: int,
@@ -140,19 +152,19 @@ def _gradient_batch(cfg: Mapping[str, Any], dataset: str, X: np.ndarray, y: np.n
             runs.append(calib.gradient_runspec(mech, dataset, eps, b["delta"], g["T"], eta,
                                                b["lambda"], b["G"], m, u, rep,
                                                experiment=f"benchmark_{tag}"))
-    theta0 = {rep: initial_point(cfg["root_seed"], f"benchmark:{dataset}", rep, X.shape[1], g["init_std"])
-              for rep in range(reps)}
+    theta0 = {rep: _initial_point(cfg, dataset, rep, X.shape[1], tag) for rep in range(reps)}
     res = train_batch(runs, X, y, part, theta0, cfg["root_seed"], dtype=g["dtype"], dedup=True,
-                      noise_scale=noise_scale)
+                      noise_scale=noise_scale, tuning=tag == "tune")
     ledgers = [calib.gradient_ledger(r, part.sizes[r.rep]) for r in runs]
     return keys, res.thetas, ledgers, part, res.flops
 
 
 def run_gradient(cfg: Mapping[str, Any], dataset: str, data: plan.BenchmarkData, log: logging.Logger,
-                 noise_scale: float = 1.0) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    """Tune η at the reference cell, then train every gradient mechanism on the grid."""
+                 noise_scale: float = 1.0, ids: Sequence[str] | None = None
+                 ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """Tune η at the reference cell, then train the gradient mechanisms ``ids`` on the grid."""
     b, g = cfg["benchmark"], cfg["benchmark"]["gradient"]
-    mechs = plan.JOB_GROUPS["gradient"]
+    mechs = tuple(ids if ids is not None else registry.job_groups(cfg)["gradient"])
     m_ref, u_ref, eps_ref = plan.reference_cell(cfg)
     fit, val = plan.validation_split(data.n, cfg, dataset)
     start = time.perf_counter()
@@ -216,16 +228,20 @@ def _output_release(cfg: Mapping[str, Any], dataset: str, mech: str, w: np.ndarr
                     noise: bool = True) -> tuple[np.ndarray, calib.Ledger, float]:
     """θ + η with η ~ N-L2(ε/Δ₂) (spec §0.4) from the run's own stream; the ledger; ‖η‖."""
     ledger, cal = calib.output_ledger(mech, eps, w.size, lam, m, n_min)
-    gen = rng(cfg["root_seed"], "benchmark", tag, "output_noise", dataset, mech, m, u, float(eps), rep)
+    gen = plan.stream(cfg, tag, "output_noise", dataset, mech, m, u, float(eps), rep)
     eta = op.draw_noise(gen, cal, w.shape) if noise else np.zeros_like(w)
     return w + eta, ledger, float(np.linalg.norm(eta))
 
 
 def run_output(cfg: Mapping[str, Any], dataset: str, data: plan.BenchmarkData, log: logging.Logger,
-               noise: bool = True) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    """Tune λ at the reference cell, then release every output/voting mechanism on the grid."""
+               noise: bool = True, ids: Sequence[str] | None = None
+               ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """Tune λ at the reference cell, then release the output/voting mechanisms ``ids`` on the grid
+    (a reference-family id among them adds the non-private θ* rows)."""
     b = cfg["benchmark"]
-    mechs = [m for m in plan.JOB_GROUPS["output"] if m != "nonprivate"]
+    ids = tuple(ids if ids is not None else registry.job_groups(cfg)["output"])
+    refs = [m for m in ids if registry.get(m).family == "reference"]
+    mechs = [m for m in ids if m not in refs]
     m_ref, u_ref, eps_ref = plan.reference_cell(cfg)
     fit, val = plan.validation_split(data.n, cfg, dataset)
     cands = [float(x) for x in b["output"]["lambda_candidates"]]
@@ -243,8 +259,8 @@ def run_output(cfg: Mapping[str, Any], dataset: str, data: plan.BenchmarkData, l
     hp: dict[str, Any] = {mech: {"hparam": "lambda", "candidates": cands, "seeds": b["tune_seeds"],
                                  "val_accuracy": acc[mech].mean(axis=1).tolist(),
                                  "chosen": _choose(cands, acc[mech].mean(axis=1))} for mech in mechs}
-    hp["nonprivate"] = {"hparam": "none", "candidates": [], "seeds": 0, "val_accuracy": [],
-                        "chosen": float(b["lambda"])}
+    for ref in refs:
+        hp[ref] = {"hparam": "none", "candidates": [], "seeds": 0, "val_accuracy": [], "chosen": float(b["lambda"])}
     log.info("%s output: tuned lambda in %.1f s: %s", dataset, time.perf_counter() - start,
              {k: v["chosen"] for k, v in hp.items()})
     opt = Optimum(data)
@@ -262,8 +278,8 @@ def run_output(cfg: Mapping[str, Any], dataset: str, data: plan.BenchmarkData, l
             common = {**base, **sizes, "mode": "output_perturbation", "m": m, "u": float(u), "rep": rep,
                       "partition": plan.fingerprint(part, rep),
                       "T": 0, "dtype": "float64"}
-            for eps in b["eps_grid"]:
-                cell_rows.append({**common, **_mech_row("nonprivate", calib.NONPRIVATE, eps),
+            for ref, eps in ((ref, eps) for ref in refs for eps in b["eps_grid"]):
+                cell_rows.append({**common, **_mech_row(ref, calib.NONPRIVATE, eps),
                                   "mode": "central", "lambda": lam_np, "hparam": "none",
                                   "hparam_value": math.nan, **{k: float(v[0]) for k, v in np_out.items()}})
             for lam in sorted({hp[mech]["chosen"] for mech in mechs}):
@@ -292,6 +308,11 @@ def run_output(cfg: Mapping[str, Any], dataset: str, data: plan.BenchmarkData, l
 # ---------------------------------------------------------------------------------------------
 
 
+def _admm_run_alpha(mech: str, alpha: float, rho: float, P: int, penalty: float, topology: str) -> float:
+    """The α a DVP/PVP column runs with: PVP's is lowered to the hidden-state bound (spec I-20)."""
+    return calib.pvp_bound_alpha(alpha, rho, P, penalty, topology) if mech == "pvp" else alpha
+
+
 def _admm_batch(cfg: Mapping[str, Any], dataset: str, X: np.ndarray, y: np.ndarray,
                 parts: list[np.ndarray], m: int, u: int, rep: int, settings: Sequence[tuple[str, float, float]],
                 tag: str, noise: bool = True) -> tuple[np.ndarray, zz.BatchResult, list[calib.Ledger]]:
@@ -304,13 +325,14 @@ def _admm_batch(cfg: Mapping[str, Any], dataset: str, X: np.ndarray, y: np.ndarr
     b, a = cfg["benchmark"], cfg["benchmark"]["admm"]
     rho = float(b["lambda"]) * a["C_R"] * m
     ledgers = [calib.admm_ledger(eps, a["T"], b["delta"], a["accountant"]) for _, eps, _ in settings]
-    runs = [zz.ADMMRun(mech, rho, float(pen), led.alpha_step, rep)
+    runs = [zz.ADMMRun(mech, rho, float(pen), _admm_run_alpha(mech, led.alpha_step, rho, m, float(pen),
+                                                               a["topology"]), rep)
             for (mech, _, pen), led in zip(settings, ledgers, strict=True)]
     nodes = [(np.ascontiguousarray(X[idx]), y[idx]) for idx in parts]
 
     def rng_for(run: zz.ADMMRun) -> np.random.Generator:
-        return rng(cfg["root_seed"], "benchmark", tag, "admm_noise", dataset, run.mechanism, m, u,
-                   float(run.alpha), float(run.penalty), run.rep)
+        return plan.stream(cfg, tag, "admm_noise", dataset, run.mechanism, m, u, float(run.alpha),
+                           float(run.penalty), run.rep)
 
     res = zz.run_batch(nodes, a["topology"], runs, a["T"], rng_for, lambda rel: {}, [a["T"]], a["C_R"],
                        noise=noise)
@@ -318,10 +340,11 @@ def _admm_batch(cfg: Mapping[str, Any], dataset: str, X: np.ndarray, y: np.ndarr
 
 
 def run_admm(cfg: Mapping[str, Any], dataset: str, data: plan.BenchmarkData, log: logging.Logger,
-             noise: bool = True) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    """Tune the ADMM penalty at the reference cell, then run DVP and PVP on the grid."""
+             noise: bool = True, ids: Sequence[str] | None = None
+             ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """Tune the ADMM penalty at the reference cell, then run DVP/PVP (``ids``) on the grid."""
     b, a = cfg["benchmark"], cfg["benchmark"]["admm"]
-    mechs = plan.JOB_GROUPS["admm"]
+    mechs = tuple(ids if ids is not None else registry.job_groups(cfg)["admm"])
     m_ref, u_ref, eps_ref = plan.reference_cell(cfg)
     fit, val = plan.validation_split(data.n, cfg, dataset)
     cands = [float(x) for x in a["penalty_candidates"]]
@@ -355,7 +378,10 @@ def run_admm(cfg: Mapping[str, Any], dataset: str, data: plan.BenchmarkData, log
             out = _outcome(opt, theta, lam)
             sizes = calib.size_summary(part.sizes[rep])
             for k, ((mech, eps, pen), led) in enumerate(zip(settings, ledgers, strict=True)):
-                led = calib.Ledger(led.accountant, float(res.sensitivity[k]), math.nan, float(res.zeta[k]),
+                # PVP: the sensitivity its noise is calibrated to, Δ_p/(1 − r) (spec I-20)
+                sens = float(res.sensitivity[k]) / (1.0 - calib.pvp_hidden_gain_max(
+                    float(b["lambda"]) * a["C_R"] * m, m, pen, a["topology"]) if mech == "pvp" else 1.0)
+                led = calib.Ledger(led.accountant, sens, math.nan, float(res.zeta[k]),
                                    led.alpha_step, led.eps_total, led.delta_total, led.scope)
                 cell_rows.append({**base, **sizes, **_mech_row(mech, led, eps), "mode": "decentralised",
                                   "partition": plan.fingerprint(part, rep),
@@ -373,9 +399,61 @@ def run_admm(cfg: Mapping[str, Any], dataset: str, data: plan.BenchmarkData, log
 # jobs
 # ---------------------------------------------------------------------------------------------
 
-FAMILY_RUNNERS: dict[str, Callable[..., tuple[list[dict[str, Any]], dict[str, Any]]]] = {
-    "gradient": run_gradient, "output": run_output, "admm": run_admm,
-}
+def run_batch_mechanism(cfg: Mapping[str, Any], dataset: str, data: plan.BenchmarkData, mech: BatchMechanism,
+                        log: logging.Logger) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """The whole job of a :class:`~mpdp.studies.benchmark.interface.BatchMechanism` (spec E10).
+
+    Selection by the common protocol: the mechanism's candidates × ``tune_seeds`` at the reference
+    cell on the validation split, tuning streams only, best mean validation accuracy frozen; then
+    every cell, repetition and ε of the grid, one :meth:`train_batch` call per (cell, repetition)
+    on the same partitions as every other mechanism, each run with its own noise stream.
+    """
+    b = cfg["benchmark"]
+    m_ref, u_ref, eps_ref = plan.reference_cell(cfg)
+    fit, val = plan.validation_split(data.n, cfg, dataset)
+    cands = [float(c) for c in mech.candidates(cfg)]
+    budget = len(b["gradient"]["eta_candidates"])
+    if len(cands) != budget:
+        raise ConfigError(f"benchmark mechanism {mech.id!r} has {len(cands)} candidates of {mech.hparam}; every "
+                          f"mechanism gets the same selection budget, {budget} (benchmark.gradient.eta_candidates)")
+    start = time.perf_counter()
+    part = plan.partitions(cfg, dataset, len(fit), m_ref, u_ref, b["tune_seeds"], "tune")
+    acc = np.zeros((len(cands), b["tune_seeds"]))
+
+    def runs_for(tag: str, sizes: np.ndarray, m: int, u: int, rep: int,
+                 settings: Sequence[tuple[float, float]]) -> list[Run]:
+        keys = [plan.stream_key(tag, "noise", dataset, mech.id, m, u, float(eps), float(h), rep) for eps, h in settings]
+        return [Run(float(eps), float(h), rep, mech.ledger(cfg, float(eps), sizes, float(h), data.p),
+                    rng(cfg["root_seed"], *key), key) for (eps, h), key in zip(settings, keys, strict=True)]
+
+    for s in range(b["tune_seeds"]):
+        runs = runs_for("tune", part.sizes[s], m_ref, u_ref, s, [(eps_ref, c) for c in cands])
+        theta = mech.train_batch(cfg, data.X[fit], data.y[fit], part.party_indices(s), runs)
+        acc[:, s] = _val_accuracy(theta, data.X[val], data.y[val])
+    chosen = _choose(cands, acc.mean(axis=1))
+    hp = {mech.id: {"hparam": mech.hparam, "candidates": cands, "seeds": b["tune_seeds"],
+                    "val_accuracy": acc.mean(axis=1).tolist(), "chosen": chosen}}
+    log.info("%s %s: tuned %s in %.1f s: %g", dataset, mech.id, mech.hparam, time.perf_counter() - start, chosen)
+    opt = Optimum(data)
+    base = _base_row(cfg, dataset, data)
+    lam = mech.lam(cfg, chosen)
+    rows: list[dict[str, Any]] = []
+    for m, u in plan.cells(cfg, data.n)[0]:
+        start = time.perf_counter()
+        part = plan.partitions(cfg, dataset, data.n, m, u, b["reps"], "grid")
+        cell_rows = []
+        for rep in range(b["reps"]):
+            runs = runs_for("grid", part.sizes[rep], m, u, rep, [(float(e), chosen) for e in b["eps_grid"]])
+            out = _outcome(opt, mech.train_batch(cfg, data.X, data.y, part.party_indices(rep), runs), lam)
+            common = {**base, **calib.size_summary(part.sizes[rep]), "mode": mech.family, "m": m, "u": float(u),
+                      "rep": rep, "partition": plan.fingerprint(part, rep), "T": 0, "dtype": "float64",
+                      "lambda": lam, "hparam": mech.hparam, "hparam_value": chosen, **mech.row_fields(cfg, chosen)}
+            for k, run in enumerate(runs):
+                cell_rows.append({**common, **_mech_row(mech.id, run.ledger, run.epsilon),
+                                  **{key: float(v[k]) for key, v in out.items()}})
+        seconds = (time.perf_counter() - start) / max(len(cell_rows), 1)
+        rows += [{**r, "seconds": seconds} for r in cell_rows]
+    return rows, hp
 
 
 def family_job(cfg: Mapping[str, Any], dataset: str, group: str, processed_dir: Path, out: Path,
@@ -391,7 +469,12 @@ def family_job(cfg: Mapping[str, Any], dataset: str, group: str, processed_dir: 
         raise InputDataError(f"benchmark: no (m, u) cell of benchmark.m_grid x benchmark.u_grid leaves "
                              f">= benchmark.min_party_size records per party in the {data.n} private "
                              f"records of {dataset}; lower m_grid, u_grid or min_party_size")
-    rows, hp = FAMILY_RUNNERS[group](cfg, dataset, data, log)
+    groups = registry.job_groups(cfg)
+    if group not in groups:
+        raise InputDataError(f"benchmark: no configured mechanism trains in job {group!r} "
+                             f"(benchmark.mechanisms gives jobs {sorted(groups)})")
+    ids = groups[group]
+    rows, hp = registry.get(ids[0]).train_job(cfg, dataset, data, ids, log)
     frame = results.to_frame(rows, EXTRA_COLUMNS)
     results.write(frame, out, EXTRA_COLUMNS)
     io.write_json({"group": group, "mechanisms": hp, "skipped_cells": skipped,
@@ -403,7 +486,7 @@ def collect(dataset: str, cfg: Mapping[str, Any], parts: Sequence[Path], hparams
             out: Path, hparams_out: Path) -> None:
     """Concatenate a data set's job parts into its table and one hyper-parameter record."""
     frame = pd.concat([results.read(p, EXTRA_COLUMNS) for p in parts], ignore_index=True)
-    order = {m: i for i, m in enumerate(MECHANISM_BY_ID)}
+    order = {m.id: i for i, m in enumerate(registry.configured(cfg))}
     frame = (frame.assign(_o=frame["mechanism"].map(order))
              .sort_values(["_o", "epsilon", "m", "u", "rep"], kind="stable").drop(columns="_o"))
     results.write(frame.reset_index(drop=True), out, EXTRA_COLUMNS)

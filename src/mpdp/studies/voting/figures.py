@@ -24,7 +24,13 @@ from matplotlib.figure import Figure
 from mpdp.claims import t_interval
 from mpdp.figures import style
 from mpdp.figures.plot import save_figure
-from mpdp.studies.voting.plan import CONTROLS, EXTRA_COLUMNS
+from mpdp.studies.voting.plan import (
+    CONTROLS,
+    EXTRA_COLUMNS,
+    SWEEP_MECHANISMS,
+    main_rows,
+    sweep_rows,
+)
 
 #: legend names (spec M5, M6a, M6b, M11, M12, M13 and the E5 controls)
 LABELS: dict[str, str] = {
@@ -33,6 +39,7 @@ LABELS: dict[str, str] = {
     "param_avg": "param. averaging (party)",
     "pathak": "Pathak (record level)",
     "jayaraman_output": "Jayaraman output pert. (record level)",
+    "pooled_output": "B.1 pooled softmax ERM (record level)",
     "pooled_lr": "non-private pooled LR",
     "local_mean": "non-private local classifiers (mean)",
     "ensemble": "non-private voted ensemble",
@@ -42,15 +49,15 @@ LABELS: dict[str, str] = {
 }
 MULTICLASS_LABELS = {"hamm_vote": "B.2 majority vote", "hamm_soft": "B.3 soft labels (55)",
                      "param_avg": "B.4 softmax averaging"}
-RECORD_LEVEL = frozenset({"pathak", "jayaraman_output"})
-FIGURE_IDS = ("hamm_h1", "hamm_h2", "hamm_h3", "hamm_h4", "hamm_b5")
+RECORD_LEVEL = frozenset({"pathak", "jayaraman_output", "pooled_output"})
+FIGURE_IDS = ("hamm_h1", "hamm_h2", "hamm_h3", "hamm_h4", "hamm_b5", "hamm_lambda")
 
 
 def figure_tables(fig_id: str, tables: list[str]) -> list[str]:
-    """The tables figure ``fig_id`` reads: H-3 the multiclass ones, H-1/H-2/H-4 the binary ones, B5 all."""
+    """The tables figure ``fig_id`` reads: H-3 the multiclass ones, H-1/H-2/H-4 the binary ones, B5 and λ all."""
     if fig_id == "hamm_h3":
         return [t for t in tables if t.endswith("_multiclass")]
-    if fig_id == "hamm_b5":
+    if fig_id in ("hamm_b5", "hamm_lambda"):
         return list(tables)
     return [t for t in tables if not t.endswith("_multiclass")]
 
@@ -64,9 +71,9 @@ EPS_AXIS = "privacy budget ε — party level (solid); record level (dashed), no
 PARTY_EPS_AXIS = "party-level privacy budget ε"
 _COLOURS = dict(zip(
     ("hamm_soft", "hamm_vote", "param_avg", "pathak", "jayaraman_output", "pooled_lr", "local_mean",
-     "ensemble", "hamm_vote_np", "hamm_soft_np", "param_avg_np"),
+     "ensemble", "hamm_vote_np", "hamm_soft_np", "param_avg_np", "pooled_output"),
     ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#000000", "#999999", "#56B4E9",
-     "#D55E00", "#0072B2", "#009E73"), strict=True))
+     "#D55E00", "#0072B2", "#009E73", "#000000"), strict=True))
 
 
 def load_tables(paths: Mapping[str, str | Path | None]) -> dict[str, pd.DataFrame]:
@@ -259,6 +266,47 @@ def h4(tables: Mapping[str, pd.DataFrame], cfg: Mapping) -> Figure:
     return fig
 
 
+def lambda_tradeoff(tables: Mapping[str, pd.DataFrame], cfg: Mapping) -> Figure:
+    """Test error vs λ at M = h1_M for the ε of ``lambda_sweep_eps``: the noise/regularisation trade-off.
+
+    One row of panels per table, one column per ε; Alg. 1, Alg. 2 and parameter averaging at
+    every λ of the grid (mean, 95 % t-band), the majority-class error as a line, and the λ the
+    selection chose at that (M, ε) (median over repetitions) as a marker on each curve.
+    """
+    sweeps = {t: sweep_rows(df) for t, df in sorted(tables.items()) if not sweep_rows(df).empty}
+    eps_list = sorted({float(e) for df in sweeps.values() for e in df["epsilon"].unique()})
+    fig, grid = _panels(max(len(eps_list), 1), rows=max(len(sweeps), 1))
+    if not sweeps:
+        _empty(grid[0][0], "no λ-sweep rows in the results tables")
+    for r, (table, sw) in enumerate(sweeps.items()):
+        main = main_rows(tables[table])
+        M = int(sw["M"].iloc[0])
+        labels = {**LABELS, **MULTICLASS_LABELS} if table.endswith("_multiclass") else LABELS
+        for c, eps in enumerate(eps_list):
+            ax = grid[r][c]
+            at = sw[np.isclose(sw["epsilon"], eps)]
+            for mech in SWEEP_MECHANISMS:
+                sub = at[at["mechanism"] == mech]
+                _curve(ax, sub, "lambda", "test_error", mech, labels[mech])
+                chosen = main[(main["mechanism"] == mech) & (main["M"] == M) & np.isclose(main["epsilon"], eps)]
+                if not chosen.empty:
+                    lam = float(chosen["lambda"].median())
+                    s = summary(sub[np.isclose(sub["lambda"], lam)], "lambda", "test_error")
+                    if not s.empty:
+                        ax.plot(s["lambda"], s["mean"], "*", ms=12, color=_COLOURS[mech], mec="black",
+                                label=f"λ chosen by the selection ({chosen['lambda_source'].iloc[0]})")
+            ax.axhline(float(sw["majority_error"].iloc[0]), color="#555555", ls="--", lw=1.2,
+                       label="majority class (always predict it)")
+            ax.set_xscale("log")
+            ax.set_xlabel("regulariser λ (global for Alg. 1/2, local for averaging)")
+            ax.set_ylabel("test error rate")
+            ax.set_title(f"{table}: M = {M}, ε = {eps:g} (party level)", loc="left", fontsize=8.5)
+    _suptitle(fig, "Test error vs λ: output noise ∝ 1/λ against regularisation bias — mean over repetitions, "
+              "95 % t-band; star: the λ chosen on the private validation error")
+    _legend(fig, [a for row in grid for a in row])
+    return fig
+
+
 def b5(tables: Mapping[str, pd.DataFrame], cfg: Mapping) -> Figure:
     """B5 bound over the averaging baselines: excess pooled risk vs ε at M = h1_M."""
     fig, grid = _panels(len(tables))
@@ -289,10 +337,15 @@ def b5(tables: Mapping[str, pd.DataFrame], cfg: Mapping) -> Figure:
 BUILDERS: dict[str, Callable[[Mapping[str, pd.DataFrame], Mapping], Figure]] = {
     "hamm_h1": h1, "hamm_h2": h2, "hamm_h3": h3, "hamm_h4": h4, "hamm_b5": b5,
 }
+#: figures drawn from the whole table (main and λ-sweep rows); the others see the main rows only
+WHOLE_TABLE = {"hamm_lambda": lambda_tradeoff}
 
 
 def render(fig_id: str, tables: Mapping[str, pd.DataFrame], cfg: Mapping, out_png: Path, out_pdf: Path) -> None:
     """Draw figure ``fig_id`` and save it (PNG + PDF, byte-reproducible)."""
     with matplotlib.rc_context(style.RC):
-        fig = BUILDERS[fig_id](tables, cfg)
+        if fig_id in WHOLE_TABLE:
+            fig = WHOLE_TABLE[fig_id](tables, cfg)
+        else:
+            fig = BUILDERS[fig_id]({t: main_rows(df) for t, df in tables.items()}, cfg)
         save_figure(fig, out_png, out_pdf)

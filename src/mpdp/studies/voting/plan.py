@@ -12,17 +12,25 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
 from mpdp.errors import ConfigError
-from mpdp.seeding import rng
+from mpdp.seeding import KeyPart, rng, tuning_key, tuning_rng
 
 MULTICLASS_SUFFIX = "_multiclass"
 #: data sets with a multiclass label in the data layer (spec E5)
 MULTICLASS_DATASETS = ("kddcup99",)
 
-#: private mechanisms per task (spec M5, M6a, M6b, M11, M12, M13)
+#: private mechanisms per task (spec M5, M6a, M6b, M11, M12, M13 incl. B.1 ``pooled_output``)
 PRIVATE_BINARY = ("hamm_vote", "hamm_soft", "param_avg", "pathak", "jayaraman_output")
-PRIVATE_MULTICLASS = ("hamm_vote", "hamm_soft", "param_avg")
+PRIVATE_MULTICLASS = ("hamm_vote", "hamm_soft", "param_avg", "pooled_output")
+#: curator ERMs on the auxiliary pool (their λ is the global λ); the others release the mean of
+#: local minimisers (or the pooled minimiser) fitted with their own λ
+CURATOR = frozenset({"hamm_vote", "hamm_soft"})
+#: mechanisms of the λ sweep (figure ``hamm_lambda``)
+SWEEP_MECHANISMS = ("hamm_vote", "hamm_soft", "param_avg")
+#: ``experiment`` of the main rows and of the λ-sweep rows of a table
+MAIN, SWEEP = "voting", "voting_lambda_sweep"
 #: non-private controls (spec E5 "methods"); ``*_np`` are Alg. 1/2 and averaging with η = 0
 CONTROLS = ("pooled_lr", "local_mean", "ensemble", "hamm_vote_np", "hamm_soft_np", "param_avg_np")
 
@@ -43,8 +51,41 @@ EXTRA_COLUMNS: dict[str, str] = {
     "excess_risk": "float64",  # B5: J(theta_p) - J* on the pooled private data (averaging methods)
     "b5_bound": "float64",  # B5 expected excess-risk bound
     "N_aux": "int64",  # auxiliary pool size N
-    "lambda_source": "string",  # validated | config | local
+    "lambda_source": "string",  # tuned (private validation) | config | local | sweep
+    "majority_error": "float64",  # test error of always predicting the private pool's majority class
 }
+
+
+def main_rows(df: pd.DataFrame) -> pd.DataFrame:
+    """The rows of the study's mechanisms and controls (λ tuned or configured)."""
+    return df[df["experiment"] == MAIN]
+
+
+def sweep_rows(df: pd.DataFrame) -> pd.DataFrame:
+    """The rows of the λ sweep (every λ of the grid at M = h1_M, ε of ``lambda_sweep_eps``)."""
+    return df[df["experiment"] == SWEEP]
+
+
+class Streams:
+    """The random streams of one table, keyed by :mod:`mpdp.seeding`; every key used is recorded.
+
+    ``rng`` serves the evaluated (reported) draws, ``tuning_rng`` those of the λ selection
+    (keys ``("tuning", ...)``), so a test can check with :func:`mpdp.seeding.assert_disjoint`
+    that the selection never sees a reported repetition's noise or partition.
+    """
+
+    def __init__(self, seed: int) -> None:
+        self.seed = seed
+        self.evaluated: set[tuple[KeyPart, ...]] = set()
+        self.tuning: set[tuple[KeyPart, ...]] = set()
+
+    def rng(self, *key: KeyPart) -> np.random.Generator:
+        self.evaluated.add(key)
+        return rng(self.seed, *key)
+
+    def tuning_rng(self, *key: KeyPart) -> np.random.Generator:
+        self.tuning.add(tuning_key(*key))
+        return tuning_rng(self.seed, *key)
 
 
 def tables(cfg: Mapping[str, Any], available: Sequence[str]) -> list[str]:
@@ -76,20 +117,35 @@ def feasible_M(M_grid: Sequence[int], n_private: int, min_party_size: int) -> li
     return [M for M in M_grid if n_private // M >= min_party_size]
 
 
-def aux_split(n_train: int, n_total: int, aux_frac: float, seed: int, dataset: str) -> tuple[np.ndarray, np.ndarray]:
-    """Sorted (aux, private) indices into the training rows: N = ceil(aux_frac · n_total) [REC].
+def aux_split(n_train: int, n_total: int, aux_frac: float, seed: int, dataset: str,
+              val_frac: float = 0.0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Sorted (aux, validation, private) indices into the training rows [REC].
 
-    The pool is fixed per data set (like the test set, spec E0); labels of the pool are never
-    used for training (spec E5 "labels dropped").
+    N = ceil(aux_frac · n_total) auxiliary records and ceil(val_frac · n_total) validation
+    records. The pools are fixed per data set (like the test set, spec E0); labels of the
+    auxiliary pool are never used (spec E5 "labels dropped"), those of the validation split
+    only by the λ selection.
     """
     N = math.ceil(round(aux_frac * n_total, 9))
-    if not 0 < N < n_train:
-        raise ConfigError(f"voting.aux_frac = {aux_frac} gives an auxiliary pool of {N} of {n_train} records")
+    V = math.ceil(round(val_frac * n_total, 9))
+    if not (N > 0 and n_train > N + V):
+        raise ConfigError(f"voting.aux_frac = {aux_frac} and voting.val_frac = {val_frac} leave "
+                          f"{n_train - N - V} of {n_train} training records for the parties")
     perm = rng(seed, "voting", "aux", dataset).permutation(n_train)
-    return np.sort(perm[:N]), np.sort(perm[N:])
+    return np.sort(perm[:N]), np.sort(perm[N:N + V]), np.sort(perm[N + V:])
+
+
+def split_parts(n_private: int, M: int, gen: np.random.Generator) -> list[np.ndarray]:
+    """M near-equal random parts of the private pool (spec E5) from generator ``gen``."""
+    perm = gen.permutation(n_private)
+    return [np.sort(part) for part in np.array_split(perm, M)]
+
+
+def partition_key(dataset: str, M: int, rep: int | None = None) -> tuple[KeyPart, ...]:
+    """Stream key of a partition: per repetition (evaluated) or, with ``rep=None``, the selection's."""
+    return ("voting", "partition", dataset, M) if rep is None else ("voting", "partition", dataset, M, rep)
 
 
 def party_split(n_private: int, M: int, seed: int, dataset: str, rep: int) -> list[np.ndarray]:
     """M near-equal random parts of the private pool (spec E5), redrawn per repetition."""
-    perm = rng(seed, "voting", "partition", dataset, M, rep).permutation(n_private)
-    return [np.sort(part) for part in np.array_split(perm, M)]
+    return split_parts(n_private, M, rng(seed, *partition_key(dataset, M, rep)))

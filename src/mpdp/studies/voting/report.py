@@ -15,7 +15,9 @@ import numpy as np
 import pandas as pd
 
 from mpdp.studies.voting import claims
-from mpdp.studies.voting.figures import FIGURE_IDS, LABELS, load_tables
+from mpdp.studies.voting.figures import FIGURE_IDS, LABELS, MULTICLASS_LABELS, load_tables
+from mpdp.studies.voting.plan import CURATOR, main_rows, sweep_rows
+from mpdp.tuning import edge_sentence, edge_warnings
 
 #: mechanism -> (spec section, privacy unit, ℓ2 sensitivity binary | multiclass, released model)
 METHODS: dict[str, tuple[str, str, str, str]] = {
@@ -26,19 +28,31 @@ METHODS: dict[str, tuple[str, str, str, str]] = {
     "param_avg": ("M6b / M13 B.4", "party", "2/(Mλ) | 2√2/(Mλ)", "mean of the M local minimisers"),
     "pathak": ("M6a", "record", "2/(n_(1)λ)", "mean of local minimisers (Pathak's calibration)"),
     "jayaraman_output": ("M5", "record", "2/(M n_(1)λ)", "mean of local minimisers inside MPC"),
+    "pooled_output": ("M13 B.1", "record", "— | 2√2/(Nλ)", "softmax ERM on the N pooled private records "
+                      "(multiclass tables only: a trusted curator holding all labelled data)"),
 }
+
+#: one sentence on what the λ selection costs in privacy (said in the report, like the benchmark)
+SELECTION_PRIVACY = ("The λ selection reads the labels of the validation split and is not part of any reported "
+                     "ε: its own privacy cost is excluded, as in the cross-paper benchmark and the papers' "
+                     "cross-validation (E7 #16).")
 
 #: [REC] and open choices of this study (spec E5, E7 #21–23)
 DEVIATIONS: tuple[tuple[str, str, str], ...] = (
     ("whole protocol", "REC", "Hamm's experimental setup was not recovered (spec E5): data sets, M grid, "
      "ε grid, λ grid, split and repetitions follow spec E5's recommendation."),
     ("auxiliary pool", "REC", "N = aux_frac × (all records), drawn once per data set from the training rows "
-     "(fixed across repetitions and M, like the test set); its labels are used only for the non-private "
-     "λ validation."),
-    ("global λ", "REC", "grid value with the lowest error of noise-free Alg. 2 on the auxiliary pool's "
-     "true labels at M = lambda_ref_M, repetition 0; its privacy cost is ignored (E7 #16)."),
-    ("averaging baselines", "REC", "param_avg, pathak and jayaraman_output release the mean of the local "
-     "classifiers fitted with lambda_local, so their sensitivities use lambda_local."),
+     "(fixed across repetitions and M, like the test set); its labels are never used."),
+    ("validation split", "REC", "val_frac × (all records) of the training rows, apart from the pool and the "
+     "parties' data; only the λ selection reads its labels."),
+    ("λ with the noise in the loop", "REC, deviation from E5", "E5 picks the global λ by noise-free validation, "
+     "which selects the smallest λ while the output noise grows as 1/λ. Here λ is chosen per (M, ε, mechanism) "
+     "from lambda_grid by the validation error of the private release averaged over tune_draws noise draws, on "
+     "a partition of its own; every draw of the selection comes from a tuning stream disjoint from the "
+     "repetitions. The *_np controls use the λ chosen without noise. " + SELECTION_PRIVACY),
+    ("averaging baselines", "REC", "param_avg, pathak, jayaraman_output (and B.1) release the mean of local "
+     "classifiers (the pooled classifier) fitted with their own tuned λ, so their sensitivities use that λ; "
+     "the local classifiers that vote keep lambda_local."),
     ("ties", "E7 #23", "binary votes tie → +1; multiclass ties → smallest class index."),
     ("Theorem 4", "REC", "held-out pool = the test inputs labelled by the ensemble's α (no true labels); "
      "w_0 = w_s(λ) on that pool (one candidate of B6's minimisation)."),
@@ -80,11 +94,11 @@ def ledger(tables: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
     """Per table and private mechanism: unit, λ, sensitivity and β ranges, ε claimed vs accounted."""
     out = []
     for table, df in sorted(tables.items()):
-        private = df[df["privacy_unit"] != "none"]
+        private = main_rows(df)[main_rows(df)["privacy_unit"] != "none"]
         for mech, g in private.groupby("mechanism", sort=False):
             out.append({
                 "table": table, "mechanism": mech, "unit": g["privacy_unit"].iloc[0],
-                "noise": g["noise"].iloc[0], "λ": float(g["lambda"].iloc[0]),
+                "noise": g["noise"].iloc[0], "λ": f"{g['lambda'].min():g} … {g['lambda'].max():g}",
                 "sensitivity": f"{g['sensitivity'].min():.3g} … {g['sensitivity'].max():.3g}",
                 "β": f"{g['beta'].min():.3g} … {g['beta'].max():.3g}",
                 "ε claimed": f"{g['eps_claimed'].min():g} … {g['eps_claimed'].max():g}",
@@ -97,7 +111,8 @@ def ledger(tables: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
 def error_summary(tables: Mapping[str, pd.DataFrame], M: int, eps: float) -> pd.DataFrame:
     """Mean test error per mechanism at (M, ε) (controls at their M), one column per table."""
     cols = {}
-    for table, df in sorted(tables.items()):
+    for table, full in sorted(tables.items()):
+        df = main_rows(full)
         Ms = sorted(int(m) for m in df["M"].dropna().unique())
         m = max([x for x in Ms if x <= M] or Ms[:1])
         rows = df[(df["M"] == m) & (np.isclose(df["epsilon"], eps) | np.isinf(df["epsilon"]))]
@@ -112,17 +127,148 @@ def claims_table(tables: Mapping[str, pd.DataFrame], cfg: Mapping) -> pd.DataFra
     return claims.evaluate(tables, cfg)
 
 
-def lambdas(tables: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
-    """Global λ per table and how it was chosen."""
+def _h1_rows(df: pd.DataFrame, M: int) -> tuple[pd.DataFrame, int]:
+    Ms = sorted(int(m) for m in df["M"].dropna().unique())
+    m = max([x for x in Ms if x <= M] or Ms[:1])
+    return df[df["M"] == m], m
+
+
+def lambdas(tables: Mapping[str, pd.DataFrame], cfg: Mapping) -> pd.DataFrame:
+    """The λ chosen per (table, mechanism) at M = h1_M, one column per ε (ε = ∞: the noise-free controls)."""
     out = []
-    for table, df in sorted(tables.items()):
-        g = df[df["mechanism"] == "hamm_soft"]
-        if not g.empty:
-            out.append({"table": table, "global λ": float(g["lambda"].iloc[0]),
-                        "source": str(g["lambda_source"].iloc[0]), "N (aux pool)": int(g["N_aux"].iloc[0]),
-                        "private records": int(g["n"].iloc[0]), "M grid": sorted(int(m) for m in g["M"].unique())})
+    for table, full in sorted(tables.items()):
+        rows, M = _h1_rows(main_rows(full), int(cfg["voting"]["h1_M"]))
+        for mech, g in rows[rows["privacy_unit"] != "none"].groupby("mechanism", sort=False):
+            rec = {"table": table, "M": M, "method": mech, "source": str(g["lambda_source"].iloc[0])}
+            rec.update({f"ε = {e:g}": float(x) for e, x in g.groupby("epsilon")["lambda"].median().items()})
+            np_ctrl = {"hamm_vote": "hamm_vote_np", "hamm_soft": "hamm_soft_np", "param_avg": "param_avg_np"}.get(mech)
+            if np_ctrl is not None and (rows["mechanism"] == np_ctrl).any():
+                rec["no noise (*_np)"] = float(rows.loc[rows["mechanism"] == np_ctrl, "lambda"].median())
+            out.append(rec)
     return pd.DataFrame(out)
 
 
-__all__ = ["DEVIATIONS", "FIGURE_IDS", "METHODS", "Section", "claims_table", "error_summary", "ledger",
-           "lambdas", "load", "methods_table"]
+def pools(tables: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
+    """Pool sizes, the majority-class error and the M grid per table."""
+    out = []
+    for table, full in sorted(tables.items()):
+        g = main_rows(full)
+        out.append({"table": table, "N (aux pool)": int(g["N_aux"].iloc[0]), "private records": int(g["n"].iloc[0]),
+                    "majority-class test error": float(g["majority_error"].iloc[0]),
+                    "M grid": sorted(int(m) for m in g["M"].dropna().unique())})
+    return pd.DataFrame(out)
+
+
+def edge_text(tables: Mapping[str, pd.DataFrame], cfg: Mapping) -> str:
+    """:func:`mpdp.tuning.edge_sentence` over the tuned λ, one item per (table, mechanism, λ, edge)."""
+    grid = [float(x) for x in cfg["voting"]["lambda_grid"]]
+    groups: dict[tuple[str, str, float], list[tuple[int, float]]] = {}
+    for table, full in sorted(tables.items()):
+        df = main_rows(full)
+        tuned = df[df["lambda_source"] == "tuned"].drop_duplicates(["M", "epsilon", "mechanism"])
+        for r in tuned.to_dict("records"):
+            groups.setdefault((table, str(r["mechanism"]), float(r["lambda"])), []).append((r["M"], r["epsilon"]))
+    choices = [(f"{t}, {m}: {len(s)} of its (M, ε) settings", "λ", lam, grid) for (t, m, lam), s in groups.items()]
+    return edge_sentence(edge_warnings("voting", choices))
+
+
+def beats_majority(tables: Mapping[str, pd.DataFrame], cfg: Mapping) -> pd.DataFrame:
+    """Per table and private method at M = h1_M: the smallest ε whose test error is significantly below the
+    majority-class error (95 % t-interval over repetitions, :func:`claims.below_majority`)."""
+    out = []
+    for table, full in sorted(tables.items()):
+        rows, M = _h1_rows(main_rows(full), int(cfg["voting"]["h1_M"]))
+        maj = float(rows["majority_error"].iloc[0])
+        private = rows[rows["privacy_unit"] != "none"]
+        for mech in [m for m in LABELS if m in set(private["mechanism"])]:
+            g = private[private["mechanism"] == mech]
+            first, err = None, float("nan")
+            for eps, sub in sorted(g.groupby("epsilon"), key=lambda kv: kv[0]):
+                if claims.below_majority(sub["test_error"].to_numpy(), maj):
+                    first, err = float(eps), float(sub["test_error"].mean())
+                    break
+            out.append({"table": table, "M": M, "method": mech, "unit": str(g["privacy_unit"].iloc[0]),
+                        "majority-class error": maj,
+                        "first ε below it": f"{first:g}" if first is not None else "none in the grid",
+                        "mean test error there": err})
+    return pd.DataFrame(out)
+
+
+def _mean(rows: pd.DataFrame, mech: str, eps: float | None = None) -> float:
+    sub = rows[rows["mechanism"] == mech]
+    if eps is not None:
+        sub = sub[np.isclose(sub["epsilon"], eps)]
+    return float(sub["test_error"].mean()) if not sub.empty else float("nan")
+
+
+def _first_eps_sentence(table: str, frame: pd.DataFrame) -> str:
+    rows = frame[frame["table"] == table]
+    parts = [f"{LABELS.get(r['method'], r['method'])} from ε = {r['first ε below it']}"
+             if r["first ε below it"] != "none in the grid" else f"{LABELS.get(r['method'], r['method'])} never"
+             for r in rows.to_dict("records")]
+    return "; ".join(parts)
+
+
+def figure_findings(tables: Mapping[str, pd.DataFrame], cfg: Mapping) -> str:
+    """What figures H-1…H-4 and hamm_lambda show, as markdown computed from the tables."""
+    v = cfg["voting"]
+    first = beats_majority(tables, cfg)
+    lines = []
+    for table, full in sorted(tables.items()):
+        df = main_rows(full)
+        rows, M = _h1_rows(df, int(v["h1_M"]))
+        eps = sorted(float(e) for e in rows.loc[rows["privacy_unit"] != "none", "epsilon"].unique())
+        if not eps:
+            continue
+        maj = float(rows["majority_error"].iloc[0])
+        fig = "H-3" if table.endswith("_multiclass") else "H-1"
+        lines.append(
+            f"- **{fig}, {table} (M = {M}):** Alg. 2's mean test error is {_mean(rows, 'hamm_soft', eps[0]):.3f} at "
+            f"ε = {eps[0]:g} and {_mean(rows, 'hamm_soft', eps[-1]):.3f} at ε = {eps[-1]:g} (without noise "
+            f"{_mean(rows, 'hamm_soft_np'):.3f}, non-private ensemble {_mean(rows, 'ensemble'):.3f}, majority class "
+            f"{maj:.3f}). Significantly below the majority-class error: {_first_eps_sentence(table, first)}.")
+        Ms = sorted(int(m) for m in df["M"].dropna().unique())
+        at = df[np.isclose(df["epsilon"], float(v["h2_eps"]))]
+        if not table.endswith("_multiclass") and len(Ms) >= 2 and not at.empty:
+            lo, hi = at[at["M"] == Ms[0]], at[at["M"] == Ms[-1]]
+            lines.append(
+                f"- **H-2, {table} (ε = {float(v['h2_eps']):g}):** Alg. 2 {_mean(lo, 'hamm_soft'):.3f} at M = {Ms[0]} "
+                f"→ {_mean(hi, 'hamm_soft'):.3f} at M = {Ms[-1]}; Alg. 1 {_mean(lo, 'hamm_vote'):.3f} → "
+                f"{_mean(hi, 'hamm_vote'):.3f}; averaging {_mean(lo, 'param_avg'):.3f} → {_mean(hi, 'param_avg'):.3f}.")
+        gap = df[df["mechanism"].isin(sorted(CURATOR)) & df["lemma6_bound"].notna()]
+        if not gap.empty:
+            above = int((gap["risk_gap"] > gap["lemma6_bound"]).sum())
+            lines.append(f"- **H-4, {table}:** {above} of {len(gap)} draws of Alg. 1/2 have a weighted risk gap above "
+                         f"the Lemma 6 line (δ_p = {float(v['delta_p']):g}); the median gap is "
+                         f"{float(np.median(gap['risk_gap'] / gap['lemma6_bound'])):.2g} × the line.")
+        sw = sweep_rows(full)
+        if not sw.empty:
+            labels = {**LABELS, **MULTICLASS_LABELS} if table.endswith("_multiclass") else LABELS
+            items = []
+            for e, g in sw.groupby("epsilon"):
+                means = g.groupby(["mechanism", "lambda"])["test_error"].mean()
+                best = [f"{labels[m]} λ = {means[m].idxmin():g} ({means[m].min():.3f})" for m in
+                        means.index.get_level_values(0).unique()]
+                items.append(f"ε = {e:g}: " + ", ".join(best))
+            lines.append(f"- **hamm_lambda, {table} (M = {int(sw['M'].iloc[0])}):** λ of the sweep with the lowest "
+                         f"mean test error — " + "; ".join(items) + ".")
+    return "\n".join(lines)
+
+
+def claims_text(claims_frame: pd.DataFrame) -> str:
+    """V1–V4 in words: verdict and estimate [95 % interval], or why a claim is uninformative."""
+    lines = []
+    for r in claims_frame.itertuples():
+        if r.verdict == "UNINFORMATIVE":
+            lines.append(f"- **{r.claim_id}, {r.dataset}: UNINFORMATIVE** — {r.note.removeprefix('uninformative: ')}.")
+        elif np.isfinite(r.estimate):
+            ci = f" [{r.ci_low:.3g}, {r.ci_high:.3g}]" if np.isfinite(r.ci_low) else ""
+            lines.append(f"- **{r.claim_id}, {r.dataset}: {r.verdict}** — {r.statistic}: {r.estimate:.3g}{ci}.")
+        else:
+            lines.append(f"- **{r.claim_id}, {r.dataset}: {r.verdict}** — {r.note}.")
+    return "\n".join(lines)
+
+
+__all__ = ["DEVIATIONS", "FIGURE_IDS", "METHODS", "SELECTION_PRIVACY", "Section", "beats_majority", "claims_table",
+           "claims_text", "edge_text", "error_summary", "figure_findings", "lambdas", "ledger", "load",
+           "methods_table", "pools"]

@@ -1,10 +1,19 @@
 """One voting-study table: local classifiers, votes, global ERMs, then noise over the ε grid (spec E5).
 
 Per (M, repetition) the M local classifiers are fitted as one batched exact problem
-(:mod:`mpdp.models.batched_erm`), the votes on the auxiliary pool and the global minimisers
-``w_s`` (Alg. 1 on voted labels, Alg. 2 on soft labels, the parameter average) are computed
-once, and the ε grid only draws noise (spec E5 "performance"). Every row records the privacy
-unit, the sensitivity and the β actually used (spec I-12).
+(:mod:`mpdp.models.batched_erm`), the votes on the auxiliary pool are computed once, and the
+released minimisers (Alg. 1 on voted labels, Alg. 2 on soft labels, the parameter average,
+B.1's pooled ERM) are solved once per λ they need; the ε grid only draws noise (spec E5
+"performance"). Every row records the privacy unit, the sensitivity, the β and the λ actually
+used (spec I-12).
+
+**λ with the noise in the loop [REC].** The output noise scales with 1/λ, so λ is chosen per
+(M, ε, mechanism) by the test error of the *private* release on a validation split, averaged
+over ``tune_draws`` noise draws, on a partition of its own (:func:`select_lambdas`). Every
+draw of the selection comes from a tuning stream (:meth:`Streams.tuning_rng`), disjoint from
+the reported repetitions; the selection's own privacy cost is not accounted (like E7 #16).
+The votes do not depend on the global λ, so a λ grid only adds curator ERM solves; the
+averaging baselines need their local classifiers refitted at each λ they use.
 """
 
 from __future__ import annotations
@@ -31,16 +40,21 @@ from mpdp.models.batched_erm import (
     predict_class,
     stack_problems,
 )
-from mpdp.seeding import rng
 from mpdp.studies.voting.plan import (
     CONTROLS,
+    CURATOR,
     EXTRA_COLUMNS,
+    MAIN,
     PRIVATE_BINARY,
     PRIVATE_MULTICLASS,
+    SWEEP,
+    SWEEP_MECHANISMS,
+    Streams,
     aux_split,
     dataset_of,
     feasible_M,
-    party_split,
+    partition_key,
+    split_parts,
 )
 
 
@@ -49,12 +63,14 @@ class Task:
     """Data of one table: auxiliary pool, private pool, test set, labels as class codes or ±1."""
 
     X_aux: np.ndarray
-    y_aux: np.ndarray  # true labels of the pool: only for the non-private λ validation
+    y_aux: np.ndarray  # true labels of the pool: never used (labels dropped, spec E5)
     X_priv: np.ndarray
     y_priv: np.ndarray
     X_test: np.ndarray
     y_test: np.ndarray
     n_classes: int  # 2: labels ±1; K > 2: class codes 0..K-1
+    X_val: np.ndarray | None = None  # validation split: only the λ selection reads it
+    y_val: np.ndarray | None = None
 
     @property
     def multiclass(self) -> bool:
@@ -140,10 +156,11 @@ def load_task(processed_dir: Path, table: str, cfg: Mapping[str, Any]) -> tuple[
         n_classes = len(names)
     X_train = np.asarray(data.X_train, dtype=np.float64)
     n_total = data.card["n_train"] + data.card["n_test"]
-    aux, priv = aux_split(len(X_train), n_total, cfg["voting"]["aux_frac"], cfg["root_seed"], dataset)
+    v = cfg["voting"]
+    aux, val, priv = aux_split(len(X_train), n_total, v["aux_frac"], cfg["root_seed"], dataset, v["val_frac"])
     task = Task(
         X_train[aux], y_train[aux], X_train[priv], y_train[priv],
-        np.asarray(data.X_test, dtype=np.float64), y_test, n_classes,
+        np.asarray(data.X_test, dtype=np.float64), y_test, n_classes, X_train[val], y_train[val],
     )
     return task, data.card
 
@@ -162,29 +179,125 @@ def global_models(X: np.ndarray, soft_targets: list[np.ndarray], lam: float, n_c
     return fit(Xs, c, T, lam, n_classes, init)
 
 
-def select_lambda(task: Task, cfg: Mapping[str, Any], Ms: list[int], table: str, log: logging.Logger,
-                  init: np.ndarray | None = None) -> tuple[float, str]:
-    """Global λ: the config value, or the grid value with the lowest error of noise-free Alg. 2.
 
-    Validation [REC]: M = ``lambda_ref_M`` (or the largest feasible M below it), repetition 0,
-    error of noise-free Alg. 2 against the auxiliary pool's true labels (non-private
-    validation, spec E5 "global λ"; its privacy cost is ignored, like E7 #16).
+
+def mechanisms(n_classes: int) -> tuple[str, ...]:
+    """Private mechanisms of a binary or multiclass table."""
+    return PRIVATE_MULTICLASS if n_classes > 2 else PRIVATE_BINARY
+
+
+def majority_error(task: Task) -> float:
+    """Test error of always predicting the private pool's most frequent class."""
+    values, counts = np.unique(task.y_priv, return_counts=True)
+    return float(np.mean(task.y_test != values[np.argmax(counts)]))
+
+
+class Pooled:
+    """Exact minimisers of the ERM on the pooled private data, per λ (control, J* of B5, B.1, warm starts)."""
+
+    def __init__(self, task: Task) -> None:
+        self.task = task
+        self.t = targets(task.y_priv, task.n_classes)
+        self._w: dict[float, np.ndarray] = {}
+
+    def model(self, lam: float) -> np.ndarray:
+        """The pooled minimiser at λ (warm-started from the nearest λ solved so far)."""
+        if lam not in self._w:
+            init = self._w[min(self._w, key=lambda x: abs(math.log(x / lam)))] if self._w else None
+            self._w[lam] = global_models(self.task.X_priv, [self.t], lam, self.task.n_classes, init)[0]
+        return self._w[lam]
+
+    def objective(self, W: np.ndarray, lam: float) -> np.ndarray:
+        """J(W) on the pooled private data with regulariser λ (B5)."""
+        return objective(W, self.task.X_priv, self.t, lam, self.task.n_classes)
+
+
+class Partition:
+    """The released minimisers of one partition of the private pool, solved once per λ they need."""
+
+    def __init__(self, task: Task, parts: list[np.ndarray], lam_loc: float, pooled: Pooled) -> None:
+        self.task, self.parts, self.pooled = task, parts, pooled
+        self.n_min = int(min(len(p) for p in parts))
+        self.W_loc = local_models(task, parts, lam_loc, pooled.model(lam_loc))  # votes: λ_loc
+        self.vote_t, self.soft_t = vote_targets(predict(self.W_loc, task.X_aux, task.n_classes), task.n_classes)
+        self._avg = {lam_loc: self.W_loc.mean(axis=0)}
+        self._curator: dict[float, np.ndarray] = {}
+
+    def curator(self, lam: float) -> np.ndarray:
+        """(w_vote, w_soft) at global λ: Alg. 1 and Alg. 2's minimisers on the auxiliary pool."""
+        if lam not in self._curator:
+            self._curator[lam] = global_models(self.task.X_aux, [self.vote_t, self.soft_t], lam,
+                                               self.task.n_classes, self.pooled.model(lam))
+        return self._curator[lam]
+
+    def average(self, lam: float) -> np.ndarray:
+        """Mean of the M local minimisers fitted with λ (M5, M6a, M6b, B.4)."""
+        if lam not in self._avg:
+            self._avg[lam] = local_models(self.task, self.parts, lam, self.pooled.model(lam)).mean(axis=0)
+        return self._avg[lam]
+
+    def released(self, mechanism: str, lam: float) -> np.ndarray:
+        """The noise-free model that ``mechanism`` perturbs, at λ."""
+        if mechanism == "hamm_vote":
+            return self.curator(lam)[0]
+        if mechanism == "hamm_soft":
+            return self.curator(lam)[1]
+        if mechanism == "pooled_output":
+            return self.pooled.model(lam)
+        return self.average(lam)
+
+    def calibrate(self, cfg: Mapping[str, Any], mechanism: str, eps: float, w: np.ndarray, lam: float,
+                  M: int) -> op.OutputCalibration:
+        """Sensitivity and β of ``mechanism`` at (ε, λ) for this partition (spec M5–M13)."""
+        v = cfg["voting"]
+        return op.calibrate(mechanism, eps, w.size, lam, M, self.n_min, self.task.n_classes,
+                            v["tight_logistic_sensitivity"], v["code_faithful_laplace"], N=len(self.task.X_priv))
+
+
+Choice = dict[tuple[str, float], tuple[float, str]]
+
+
+def select_lambdas(cfg: Mapping[str, Any], table: str, task: Task, M: int, pooled: Pooled, streams: Streams,
+                   log: logging.Logger, record: list[dict[str, Any]] | None = None) -> Choice:
+    """(mechanism, ε) -> (λ, source) at M; ε = inf is the noise-free choice (the ``*_np`` controls).
+
+    ``voting.lambda`` set: Alg. 1/2 use it and the averaging baselines ``lambda_local`` (source
+    ``config`` / ``local``). Otherwise [REC]: on a partition drawn from a tuning stream, every λ
+    of ``lambda_grid`` is scored by the validation error of the private release, averaged over
+    ``tune_draws`` noise draws from tuning streams; the lowest wins (ties: the larger λ).
+    ``record`` (optional) receives one row per (mechanism, λ, ε) with the validation error.
     """
     v = cfg["voting"]
+    mechs = mechanisms(task.n_classes)
+    eps_all = [*(float(e) for e in v["eps_grid"]), math.inf]
+    lam_loc = float(v["lambda_local"])
     if v["lambda"] is not None:
-        return float(v["lambda"]), "config"
-    M_ref = max([m for m in Ms if m <= v["lambda_ref_M"]] or [min(Ms)])
+        return {(m, e): (float(v["lambda"]), "config") if m in CURATOR else (lam_loc, "local")
+                for m in mechs for e in eps_all}
     dataset, _ = dataset_of(table)
-    parts = party_split(len(task.X_priv), M_ref, cfg["root_seed"], dataset, 0)
-    W_loc = local_models(task, parts, v["lambda_local"], init)
-    _, alpha = vote_targets(predict(W_loc, task.X_aux, task.n_classes), task.n_classes)
-    errors = {}
-    for lam in v["lambda_grid"]:
-        w = global_models(task.X_aux, [alpha], lam, task.n_classes, init)[0]
-        errors[lam] = float(error(predict(w, task.X_aux, task.n_classes), task.y_aux))
-    best = min(v["lambda_grid"], key=lambda lam: (errors[lam], -lam))
-    log.info("%s: lambda validation at M=%d: %s -> %g", table, M_ref, errors, best)
-    return float(best), "validated"
+    parts = split_parts(len(task.X_priv), M, streams.tuning_rng(*partition_key(dataset, M)))
+    models = Partition(task, parts, lam_loc, pooled)
+    grid = sorted(float(x) for x in v["lambda_grid"])
+    choice: Choice = {}
+    for mech in mechs:
+        errs = np.empty((len(grid), len(eps_all)))
+        for i, lam in enumerate(grid):
+            w = models.released(mech, lam)
+            gen = streams.tuning_rng("voting", "noise", table, mech, M, lam)
+            for j, eps in enumerate(eps_all):
+                cal = models.calibrate(cfg, mech, eps, w, lam, M)
+                draws = 1 if math.isinf(eps) else int(v["tune_draws"])
+                W_p = w[None] + np.stack([op.draw_noise(gen, cal, w.shape) for _ in range(draws)])
+                errs[i, j] = float(error(predict(W_p, task.X_val, task.n_classes), task.y_val).mean())
+        for j, eps in enumerate(eps_all):
+            best = min(range(len(grid)), key=lambda i, j=j: (errs[i, j], -grid[i]))
+            choice[(mech, eps)] = (grid[best], "tuned")
+            if record is not None:
+                record.extend({"M": M, "mechanism": mech, "epsilon": eps, "lambda": lam, "val_error": errs[i, j],
+                               "chosen": i == best} for i, lam in enumerate(grid))
+        log.info("%s: M=%d %s: lambda per eps %s", table, M, mech,
+                 {e: choice[(mech, e)][0] for e in eps_all})
+    return choice
 
 
 def run_table(cfg: Mapping[str, Any], table: str, processed_dir: Path, out_path: Path, log: logging.Logger) -> None:
@@ -194,125 +307,139 @@ def run_table(cfg: Mapping[str, Any], table: str, processed_dir: Path, out_path:
     log.info("%s: %d rows -> %s", table, len(frame), out_path)
 
 
-def table_rows(cfg: Mapping[str, Any], table: str, processed_dir: Path, log: logging.Logger) -> list[dict[str, Any]]:
-    """All rows of one table."""
+def table_rows(cfg: Mapping[str, Any], table: str, processed_dir: Path, log: logging.Logger,
+               streams: Streams | None = None) -> list[dict[str, Any]]:
+    """All rows of one table: the study's (``experiment = voting``) and the λ sweep's."""
     v = cfg["voting"]
+    streams = streams if streams is not None else Streams(cfg["root_seed"])
     task, card = load_task(processed_dir, table, cfg)
     dataset, _ = dataset_of(table)
-    K = task.n_classes
     Ms = feasible_M(v["M_grid"], len(task.X_priv), v["min_party_size"])
     if not Ms:
         raise InputDataError(
             f"{table}: no M of voting.M_grid = {v['M_grid']} leaves >= {v['min_party_size']} "
             f"records per party in the private pool of {len(task.X_priv)}"
         )
-    lam_loc = float(v["lambda_local"])
-    # pooled non-private batch LR on the private pool (control, J* of B5, warm start of the rest)
-    t_priv = targets(task.y_priv, K)
-    w_pool = global_models(task.X_priv, [t_priv], lam_loc, K)[0]
-    lam, lam_source = select_lambda(task, cfg, Ms, table, log, w_pool)
-    J_star = float(objective(w_pool, task.X_priv, t_priv, lam_loc, K))
-    pooled_error = float(error(predict(w_pool, task.X_test, K), task.y_test))
+    pooled = Pooled(task)
     base = {
-        "dataset": dataset, "experiment": "voting", "mode": "output_perturbation",
+        "dataset": dataset, "experiment": MAIN, "mode": "output_perturbation",
         "noise_sharing": "n/a", "delta": 0.0, "T": 0, "G": 1.0, "dtype": "float64",
-        "n": len(task.X_priv), "p": task.X_aux.shape[1], "n_classes": K,
+        "n": len(task.X_priv), "p": task.X_aux.shape[1], "n_classes": task.n_classes,
         "N_aux": len(task.X_aux), "synthetic": bool(card.get("synthetic", False)),
+        "majority_error": majority_error(task),
     }
+    sweep_M = max([m for m in Ms if m <= v["h1_M"]] or Ms[:1])  # the M of figures H-1 and hamm_lambda
     rows: list[dict[str, Any]] = []
     for M in Ms:
+        choice = select_lambdas(cfg, table, task, M, pooled, streams, log)
         for rep in range(v["reps"]):
             start = time.perf_counter()
-            rows.extend(_setting_rows(cfg, table, task, M, rep, lam, lam_source, lam_loc, w_pool,
-                                      J_star, pooled_error, base))
+            rows.extend(_setting_rows(cfg, table, task, M, rep, choice, pooled, streams, base, sweep_M == M))
             log.info("%s: M=%d rep=%d in %.2f s", table, M, rep, time.perf_counter() - start)
     return rows
 
 
-def _setting_rows(cfg, table, task: Task, M: int, rep: int, lam: float, lam_source: str,
-                  lam_loc: float, w_pool, J_star: float, pooled_error: float, base) -> list[dict[str, Any]]:
-    """Rows of one (M, repetition): controls once, private mechanisms for every ε."""
+def _private_row(setting: dict[str, Any], mech: str, eps: float, cal: op.OutputCalibration, noise: np.ndarray,
+                 err: float, lam: float, src: str, seconds: float) -> dict[str, Any]:
+    return {**setting, "mechanism": mech, "accountant": "pure", "epsilon": eps, "eps_claimed": eps,
+            "eps_accounted": cal.eps_accounted, "eps_accounted_scope": "aggregate",
+            "privacy_unit": cal.privacy_unit, "sensitivity": cal.sensitivity, "beta": cal.beta,
+            "noise": cal.noise, "noise_norm": float(np.linalg.norm(noise)), "test_error": err,
+            "accuracy": 1.0 - err, "lambda": lam, "lambda_source": src, "seconds": seconds}
+
+
+def _setting_rows(cfg, table: str, task: Task, M: int, rep: int, choice: Choice, pooled: Pooled,
+                  streams: Streams, base: dict[str, Any], sweep: bool) -> list[dict[str, Any]]:
+    """Rows of one (M, repetition): controls once, private mechanisms for every ε, the λ sweep."""
     v = cfg["voting"]
-    seed = cfg["root_seed"]
     dataset, _ = dataset_of(table)
     K = task.n_classes
+    lam_loc = float(v["lambda_local"])
     start = time.perf_counter()
-    parts = party_split(len(task.X_priv), M, seed, dataset, rep)
-    sizes = np.array([len(p) for p in parts])
-    W_loc = local_models(task, parts, lam_loc, init=w_pool)
-    vote_t, soft_t = vote_targets(predict(W_loc, task.X_aux, K), K)
-    w_vote, w_soft = global_models(task.X_aux, [vote_t, soft_t], lam, K, init=w_pool)
-    w_avg = W_loc.mean(axis=0)
-    H_test = predict(W_loc, task.X_test, K)
+    models = Partition(task, split_parts(len(task.X_priv), M, streams.rng(*partition_key(dataset, M, rep))),
+                       lam_loc, pooled)
+    sizes = np.array([len(p) for p in models.parts])
+    H_test = predict(models.W_loc, task.X_test, K)
     ens_vote, ens_alpha = vote_targets(H_test, K)
     ens_pred = (2 * ens_vote - 1).astype(np.int8) if K == 2 else np.argmax(ens_vote, axis=1)
-    t_priv = targets(task.y_priv, K)
-    # Theorem 4: held-out pool = test inputs labelled by the ensemble's α; w_0 = w_s(λ) there [REC]
-    w0 = global_models(task.X_test, [ens_alpha], lam, K, init=w_soft)[0] if K == 2 else None
-    risk_w0 = float(objective(w0, task.X_test, ens_alpha, 0.0, K)) if K == 2 else math.nan
     setting = {**base, "m": M, "M": M, "rep": rep, "n_min": int(sizes.min()), "n_max": int(sizes.max()),
                "size_ratio": float(sizes.sum() / (M * sizes.min()))}
-    shared_seconds = time.perf_counter() - start
-    rows = []
+
+    def test_error(W: np.ndarray) -> np.ndarray:
+        return error(predict(W, task.X_test, K), task.y_test)
+
     controls = {
-        "pooled_lr": (pooled_error, lam_loc, "local"),
-        "local_mean": (float(error(H_test, task.y_test).mean()), lam_loc, "local"),
+        "pooled_lr": (float(test_error(pooled.model(lam_loc))), lam_loc, "local"),
+        "local_mean": (float(test_error(models.W_loc).mean()), lam_loc, "local"),
         "ensemble": (float(error(ens_pred, task.y_test)), lam_loc, "local"),
-        "hamm_vote_np": (float(error(predict(w_vote, task.X_test, K), task.y_test)), lam, lam_source),
-        "hamm_soft_np": (float(error(predict(w_soft, task.X_test, K), task.y_test)), lam, lam_source),
-        "param_avg_np": (float(error(predict(w_avg, task.X_test, K), task.y_test)), lam_loc, "local"),
     }
+    for ctrl, mech in (("hamm_vote_np", "hamm_vote"), ("hamm_soft_np", "hamm_soft"), ("param_avg_np", "param_avg")):
+        lam, src = choice[(mech, math.inf)]
+        controls[ctrl] = (float(test_error(models.released(mech, lam))), lam, src)
+    shared_seconds = (time.perf_counter() - start) / len(CONTROLS)
+    rows = []
     for mech in CONTROLS:
         err, lam_m, src = controls[mech]
         rows.append({**setting, "mechanism": mech, "accountant": "none", "epsilon": math.inf,
                      "eps_claimed": math.inf, "eps_accounted": math.inf, "privacy_unit": "none",
                      "beta": math.inf, "noise": "none", "noise_norm": 0.0, "test_error": err,
-                     "accuracy": 1.0 - err, "lambda": lam_m, "lambda_source": src,
-                     "seconds": shared_seconds / len(CONTROLS)})
-    mechs = PRIVATE_MULTICLASS if K > 2 else PRIVATE_BINARY
-    released = {"hamm_vote": (w_vote, lam, lam_source, vote_t), "hamm_soft": (w_soft, lam, lam_source, soft_t)}
-    bias = float(objective(w_avg, task.X_priv, t_priv, lam_loc, K)) - J_star
-    L_J = (0.5 if K > 2 else bounds.HAMM_C) + lam_loc  # smoothness of the softmax / logistic objective
-    for mech in mechs:
-        w, lam_m, src, t_aux = released.get(mech, (w_avg, lam_loc, "local", None))
-        t0 = time.perf_counter()
-        eps_grid = [float(e) for e in v["eps_grid"]]
-        cals = [op.calibrate(mech, eps, w.size, lam_m, M, int(sizes.min()), K,
-                             v["tight_logistic_sensitivity"], v["code_faithful_laplace"]) for eps in eps_grid]
-        noise = np.stack([
-            op.draw_noise(rng(seed, "voting", "noise", table, mech, M, eps, rep), cal, w.shape)
-            for eps, cal in zip(eps_grid, cals, strict=True)
-        ])
-        W_p = w[None] + noise
-        errs = error(predict(W_p, task.X_test, K), task.y_test)
-        extra: dict[str, np.ndarray] = {}
-        if t_aux is not None:  # B6: weighted empirical risk gap on the auxiliary pool
-            extra["risk_gap"] = objective(W_p, task.X_aux, t_aux, lam_m, K) - objective(w, task.X_aux, t_aux, lam_m, K)
-            if K == 2 and np.isfinite(eps_grid).all():
-                M_eff = M if mech == "hamm_soft" else 1  # Alg. 1: M = 1 in the noise term (B6)
-                eps_arr = np.array(eps_grid)
-                # the bound scales with the sensitivity actually used (tight: half of the paper's)
-                scale = 0.25 if v["tight_logistic_sensitivity"] else 1.0
-                extra["lemma6_bound"] = scale * bounds.b6_lemma6(w.size, lam_m, M_eff, eps_arr, v["delta_p"])
-                extra["lemma6_expected"] = scale * bounds.b6_lemma6_expected(w.size, lam_m, M_eff, eps_arr)
-                if mech == "hamm_soft":
-                    extra["heldout_risk"] = objective(W_p, task.X_test, ens_alpha, 0.0, K)
-                    extra["thm4_bound"] = bounds.b6_theorem4(  # paper constants: valid, looser if tight
-                        risk_w0, float(w0 @ w0), w.size, lam_m, M, eps_arr, len(task.X_aux),
-                        v["delta_thm4"], v["delta_thm4"])
-        else:  # B5: excess pooled risk of the averaging baselines
-            extra["excess_risk"] = objective(W_p, task.X_priv, t_priv, lam_loc, K) - J_star
-            extra["b5_bound"] = np.array([
-                bounds.b5_output_perturbation(w.size, cal.beta, L_J, max(bias, 0.0)) if math.isfinite(cal.beta)
-                else max(bias, 0.0) for cal in cals])
-        seconds = (time.perf_counter() - t0) / len(eps_grid)
-        for i, (eps, cal) in enumerate(zip(eps_grid, cals, strict=True)):
-            rows.append({**setting, "mechanism": mech, "accountant": "pure", "epsilon": eps,
-                         "eps_claimed": eps, "eps_accounted": cal.eps_accounted,
-                         "eps_accounted_scope": "aggregate", "privacy_unit": cal.privacy_unit,
-                         "sensitivity": cal.sensitivity, "beta": cal.beta, "noise": cal.noise,
-                         "noise_norm": float(np.linalg.norm(noise[i])), "test_error": float(errs[i]),
-                         "accuracy": 1.0 - float(errs[i]), "lambda": lam_m, "lambda_source": src,
-                         "seconds": seconds,
-                         **{k: float(np.asarray(val)[i]) for k, val in extra.items()}})
+                     "accuracy": 1.0 - err, "lambda": lam_m, "lambda_source": src, "seconds": shared_seconds})
+    t_priv = pooled.t
+    w0: dict[float, np.ndarray] = {}  # Theorem 4: held-out pool = test inputs labelled by the ensemble's α [REC]
+    for mech in mechanisms(K):
+        for eps in (float(e) for e in v["eps_grid"]):
+            t0 = time.perf_counter()
+            lam, src = choice[(mech, eps)]
+            w = models.released(mech, lam)
+            cal = models.calibrate(cfg, mech, eps, w, lam, M)
+            noise = op.draw_noise(streams.rng("voting", "noise", table, mech, M, eps, rep), cal, w.shape)
+            W_p = w + noise
+            extra: dict[str, float] = {}
+            if mech in CURATOR:  # B6: weighted empirical risk gap on the auxiliary pool
+                t_aux = models.vote_t if mech == "hamm_vote" else models.soft_t
+                extra["risk_gap"] = float(objective(W_p, task.X_aux, t_aux, lam, K) - objective(w, task.X_aux, t_aux, lam, K))
+                if K == 2 and math.isfinite(eps):
+                    M_eff = M if mech == "hamm_soft" else 1  # Alg. 1: M = 1 in the noise term (B6)
+                    # the bound scales with the sensitivity actually used (tight: half of the paper's)
+                    scale = 0.25 if v["tight_logistic_sensitivity"] else 1.0
+                    extra["lemma6_bound"] = scale * float(bounds.b6_lemma6(w.size, lam, M_eff, eps, v["delta_p"]))
+                    extra["lemma6_expected"] = scale * float(bounds.b6_lemma6_expected(w.size, lam, M_eff, eps))
+                    if mech == "hamm_soft":
+                        if lam not in w0:
+                            w0[lam] = global_models(task.X_test, [ens_alpha], lam, K, init=w)[0]
+                        risk_w0 = float(objective(w0[lam], task.X_test, ens_alpha, 0.0, K))
+                        extra["heldout_risk"] = float(objective(W_p, task.X_test, ens_alpha, 0.0, K))
+                        extra["thm4_bound"] = float(bounds.b6_theorem4(  # paper constants: valid, looser if tight
+                            risk_w0, float(w0[lam] @ w0[lam]), w.size, lam, M, eps, len(task.X_aux),
+                            v["delta_thm4"], v["delta_thm4"]))
+            else:  # B5: excess pooled risk of the averaging baselines (and B.1's pooled ERM)
+                J_star = float(pooled.objective(pooled.model(lam), lam))
+                bias = max(float(pooled.objective(w, lam)) - J_star, 0.0)
+                L_J = (0.5 if K > 2 else bounds.HAMM_C) + lam  # smoothness of the softmax / logistic objective
+                extra["excess_risk"] = float(objective(W_p, task.X_priv, t_priv, lam, K)) - J_star
+                extra["b5_bound"] = (float(bounds.b5_output_perturbation(w.size, cal.beta, L_J, bias))
+                                     if math.isfinite(cal.beta) else bias)
+            err = float(test_error(W_p))
+            rows.append({**_private_row(setting, mech, eps, cal, noise, err, lam, src, time.perf_counter() - t0),
+                         **extra})
+    if sweep:
+        rows.extend(_sweep_rows(cfg, table, task, M, rep, models, streams, setting))
+    return rows
+
+
+def _sweep_rows(cfg, table: str, task: Task, M: int, rep: int, models: Partition, streams: Streams,
+                setting: dict[str, Any]) -> list[dict[str, Any]]:
+    """Test error of Alg. 1, Alg. 2 and averaging at every λ of the grid (figure ``hamm_lambda``)."""
+    v = cfg["voting"]
+    rows = []
+    for mech in SWEEP_MECHANISMS:
+        for lam in sorted(float(x) for x in v["lambda_grid"]):
+            w = models.released(mech, lam)
+            for eps in (float(e) for e in v["lambda_sweep_eps"]):
+                t0 = time.perf_counter()
+                cal = models.calibrate(cfg, mech, eps, w, lam, M)
+                noise = op.draw_noise(streams.rng("voting", "sweep", table, mech, M, eps, lam, rep), cal, w.shape)
+                err = float(error(predict(w + noise, task.X_test, task.n_classes), task.y_test))
+                rows.append({**_private_row({**setting, "experiment": SWEEP}, mech, eps, cal, noise, err, lam,
+                                            "sweep", time.perf_counter() - t0)})
     return rows

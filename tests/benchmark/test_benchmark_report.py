@@ -1,0 +1,58 @@
+"""Report lines of the benchmark computed from the rows (spec E10)."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from mpdp.studies.benchmark import registry, report
+
+
+def _rows(mechs: list[str]) -> pd.DataFrame:
+    spec = [registry.get(m) for m in mechs]
+    return pd.DataFrame({"mechanism": mechs, "calibration": [m.calibration for m in spec],
+                         "label": [m.label for m in spec], "privacy_unit": [m.privacy_unit for m in spec],
+                         "public_data": [m.public_data for m in spec], "family": [m.family for m in spec]})
+
+
+def test_calibration_note_names_pvp_bound_only_when_pvp_ran():
+    note = report._calibration_notes(_rows(["dvp", "pvp", "wyx"]))
+    assert "PVP" in note and "Δp/(1−r)" in note and "DVP" not in note
+    assert report._calibration_notes(_rows(["dvp", "wyx"])) == ""
+
+
+def test_baseline_standing_is_computed_from_the_ranking():
+    from mpdp.studies.benchmark.report import Benchmark
+
+    ranked = pd.DataFrame({
+        "dataset": ["d"] * 4, "epsilon": [1.0, 1.0, 3.0, 3.0], "m": [2, 2, 2, 2], "u": [1.0, 3.0, 1.0, 3.0],
+        "primary_metric": "test_logloss",
+        "best_mechanism": ["dpsgd", "pathak", "pathak", "pathak"],
+        "tied": ["dpsgd,pathak", "pathak,dpsgd", "pathak", "pathak"],
+        "ranked": ["dpsgd,pathak,dvp", "pathak,dpsgd,dvp", "pathak,dvp,dpsgd", "pathak,dpsgd,dvp"],
+        "uninformative": [False, False, True, False]})
+    table = _rows(["pathak", "dvp", "dpsgd"])
+    bench = Benchmark(table, [], {}, ranked)
+    text = report.baseline_sentence(bench)
+    assert "in 1 of 4 cells" in text and "best or not significantly worse than the best in 2" in text
+    assert "other 2 cells another mechanism is significantly better" in text and "1 of the 4 cells" in text
+    standing = report.baseline_standing(bench).set_index("ε")
+    assert standing.loc[1.0, "rank of DP-SGD (mean over u)"] == 1.5
+    assert standing.loc[3.0, "rank of DP-SGD (mean over u)"] == 2.5
+    assert standing.loc[1.0, "best or tied (u cells)"] == "2 of 2"
+    assert standing.loc[3.0, "highest-ranked paper mechanism"] == "Pathak parameter averaging"
+
+
+def test_paper_comparison_at_the_majority_rate_is_uninformative():
+    from mpdp.studies.benchmark.report import Benchmark
+
+    rows = []
+    for rep in range(5):
+        for mech, acc in (("dvp", 0.887), ("pvp", 0.880 + 0.001 * rep)):
+            rows.append({"dataset": "bank", "epsilon": 1.0, "m": 2, "u": 1.0, "rep": rep, "mechanism": mech,
+                         "accuracy": acc, "majority_rate": 0.887})
+    table = pd.DataFrame(rows)
+    zz = report.paper_comparisons(Benchmark(table, [], {}, pd.DataFrame())).set_index("claim_id").loc["XP-ZZ"]
+    assert zz["verdict"] == "UNINFORMATIVE" and "majority rate" in zz["note"]
+    table.loc[table["mechanism"] == "dvp", "accuracy"] = [0.93, 0.94, 0.92, 0.95, 0.93]
+    zz = report.paper_comparisons(Benchmark(table, [], {}, pd.DataFrame())).set_index("claim_id").loc["XP-ZZ"]
+    assert zz["verdict"] == "PASS"

@@ -1,0 +1,39 @@
+"""The benchmark's selection draws only from tuning streams (spec E10 "Hyper-parameters")."""
+
+from __future__ import annotations
+
+import logging
+
+import pytest
+
+from mpdp import seeding
+from mpdp.studies.benchmark import registry, train
+from mpdp.studies.wddp import batch
+
+
+def _dpsgd(cfg, dataset, data, log):
+    return registry.get("dpsgd").train_job(cfg, dataset, data, ("dpsgd",), log)
+
+
+@pytest.mark.parametrize("runner", [train.run_gradient, train.run_output, train.run_admm, _dpsgd])
+def test_selection_streams_are_disjoint_from_the_evaluated_ones(monkeypatch, bench_cfg, bench_data, runner):
+    """Every stream opened before the first choice (the selection) is a tuning stream; none after."""
+    keys: dict[str, list[tuple]] = {"tuning": [], "evaluated": []}
+    phase = ["tuning"]
+    real_seq, real_choose = seeding.seed_sequence, train._choose
+
+    def recording(root_seed, *key):
+        keys[phase[0]].append(tuple(key))
+        return real_seq(root_seed, *key)
+
+    def choose(candidates, scores):
+        phase[0] = "evaluated"
+        return real_choose(candidates, scores)
+
+    monkeypatch.setattr(seeding, "seed_sequence", recording)
+    monkeypatch.setattr(batch, "seed_sequence", recording)
+    monkeypatch.setattr(train, "_choose", choose)
+    bench_cfg["benchmark"]["tune_seeds"] = 2
+    runner(bench_cfg, "synthetic", bench_data, logging.getLogger("test"))
+    assert keys["tuning"] and keys["evaluated"]
+    seeding.assert_disjoint(keys["tuning"], keys["evaluated"])
