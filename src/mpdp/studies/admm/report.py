@@ -90,20 +90,32 @@ def edges(table: pd.DataFrame, cfg: dict[str, Any]) -> pd.DataFrame:
     return tuning.edge_warnings("admm", choices)
 
 
-#: why non-private ADMM's tuned values sit on the low edges of any grid (shown when they do)
-ADMM_EDGE_NOTE = (
-    "Non-private ADMM's tuning criterion, the final training loss without the regulariser (E4), "
-    "favours the least regularisation, so its ρ sits on the low edge of any grid; an η on its low "
-    "edge means the smallest penalty converged fastest within T. The gap to the centralised optimum "
-    "below says whether it converged."
-)
+def _rho_share(table: pd.DataFrame, cfg: dict[str, Any]) -> pd.Series:
+    """Per "topology, mechanism": the share ρ/P of κ_p = ρ/P + 2ηV_p at the tuned (ρ, η)."""
+    P = cfg["admm"]["P"]
+    tuned = settings(table)
+    degree = tuned["topology"].map(lambda top: len(zz.neighbours(top, P)[0]))
+    share = (tuned["ρ"] / P) / zz.kappa(tuned["ρ"], P, tuned["η (ADMM penalty)"], degree)
+    return pd.Series(share.to_numpy(), index=tuned["topology"] + ", " + tuned["mechanism"])
 
 
 def edge_sentence(table: pd.DataFrame, cfg: dict[str, Any]) -> str:
-    """The report's sentence on tuned values at an edge of their grid (and why, for non-private ADMM)."""
+    """The report's sentence on tuned values at an edge of their grid, and why ρ sits on its low
+    edge: ρ enters the noise only through κ_p = ρ/P + 2ηV_p, and where ρ/P is a small part of it
+    a smaller ρ only removes regularisation, which the criterion (training loss without the
+    regulariser) rewards."""
     warnings = edges(table, cfg)
-    admm_low = ((warnings["setting"].str.endswith(", admm")) & (warnings["edge"] == "low")).any()
-    return tuning.edge_sentence(warnings) + (" " + ADMM_EDGE_NOTE if admm_low else "")
+    text = tuning.edge_sentence(warnings)
+    low_rho = warnings[(warnings["parameter"] == "ρ") & (warnings["edge"] == "low")]["setting"]
+    if low_rho.empty:
+        return text
+    share = _rho_share(table, cfg)
+    listed = ", ".join(f"{s}: {100 * share[s]:.2g} %" for s in low_rho)
+    return (text + " ρ enters the calibration only through κ_p = ρ/P + 2ηV_p, of which ρ/P is a small share "
+            f"at the tuned values ({listed}); a smaller ρ then mainly removes regularisation, which the tuning "
+            "criterion (final training loss without the regulariser, E4) rewards, so ρ on the low edge is "
+            "expected. An η on its low edge (non-private ADMM) is the penalty that converged fastest within T; "
+            "the gap to the centralised optimum below says whether non-private ADMM converged.")
 
 
 def nonprivate_gap(table: pd.DataFrame) -> pd.DataFrame:
