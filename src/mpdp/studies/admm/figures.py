@@ -156,7 +156,7 @@ def plot_f4(table: pd.DataFrame, cfg: dict[str, Any], png: Path, pdf: Path) -> N
                 twin.set_yscale("log")
                 twin.grid(False)
                 if c == len(iters) - 1:
-                    twin.set_ylabel("noise's perturbation of f: ‖ε‖ (PVP), (C^R/B_p)‖ε‖/(κ_p+Φ) (DVP step)")
+                    twin.set_ylabel("noise's perturbation of f (twin axis)")
                 ax.set_xscale("log")
                 ax.set_xlabel("α per node per iteration (cumulative: tα basic)")
                 ax.set_ylabel("total empirical loss")
