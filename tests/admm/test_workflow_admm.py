@@ -63,6 +63,15 @@ def test_zz_builds_table_figures_and_fit_table(built):
     assert (private["eps_cumulative_pld"] >= private["eps_cumulative_exact"] - 1e-6).all()
     assert private["noise_norm"].gt(0).all() and private["zeta"].gt(0).all()
     assert table[["train_loss", "mer", "rho", "admm_penalty"]].notna().all().all()
+    # PVP's real ε (spec I-20): α at its first release, above α after it; DVP's is α
+    pvp = private[private["mechanism"] == "pvp"]
+    assert np.allclose(pvp.loc[pvp["iteration"] == 1, "eps_real"], pvp.loc[pvp["iteration"] == 1, "alpha"])
+    assert (pvp.loc[pvp["iteration"] > 1, "eps_real"] > pvp.loc[pvp["iteration"] > 1, "alpha"]).all()
+    dvp = private[private["mechanism"] == "dvp"]
+    np.testing.assert_allclose(dvp["eps_real"], dvp["alpha"])
+    assert np.isfinite(private["eps_cumulative_pld"]).all()
+    # one (ρ, η) per mechanism, tuned at tune_alpha
+    assert (table.groupby("mechanism")[["rho", "admm_penalty"]].nunique() == 1).all().all()
     # reproducible: a rerun with nothing changed does nothing
     proc = _snakemake(workdir, "zz", "-n", *SMOKE)
     assert "admm_job" not in proc.stdout + proc.stderr
@@ -91,7 +100,8 @@ def test_report_section_renders_from_the_built_outputs(built):
                  "Markdown": Markdown, "Image": Image, "Path": Path, "zz_report": zz_report}
     exec(compile(section, "report.py#8", "exec"), namespace)  # noqa: S102
     html = " ".join(getattr(item, "data", "") or "" for item in shown if isinstance(item, HTML | Markdown))
-    assert "Claims check" in html and "Z3" in html and "I-11" in html
+    assert "Claims check" in html and "Z3" in html and "Z6" in html and "I-11" in html
+    assert "real ε" in html and "grid" in html and "centralised optimum" in html
     assert sum(isinstance(item, Image) for item in shown) == 3
     shown.clear()
     exec(compile(section, "report.py#8", "exec"), {**namespace, "CTX": {}})  # noqa: S102
