@@ -28,6 +28,4 @@ rule all:
     default_target: True
     input:
         "reports/report.html",
-        all_figure_files(),
-        ADMM_OUTPUTS,
-        BENCHMARK_FIGURE_FILES,
+        study_targets(),  # every figure and table of every study (common.smk)

@@ -33,9 +33,11 @@ import yaml
 from IPython.display import HTML, Markdown, display
 
 from mpdp import config as mpdp_config
+from mpdp import planning
 from mpdp.audit import section as audit_section
 from mpdp.report import provenance, scaffold, sections
 from mpdp.report.build import CONTEXT_ENV
+from mpdp.studies.admm import report as zz_report
 from mpdp.studies.admm import section as zz_section
 from mpdp.studies.benchmark import section as xp_section
 from mpdp.studies.ls import section as ls_section
@@ -96,8 +98,14 @@ if ZZ.ran:
 if VOTING.ran:
     REGISTER.append("the voting study's party- and record-level units (I-12) are kept apart in the "
                     "[voting ledger](#voting-ledger)")
+if ZZ.ran:
+    REGISTER.append("PVP's unreleased hidden state (I-20): the ε its releases really give, in the "
+                    "[row below](#register-i-20) and the [ADMM ledger](#admm-ledger)")
 display(Markdown("**Inconsistency register.** " + ("; ".join(REGISTER) + "." if REGISTER else
                                                    "No study with register entries ran in this build.")))
+if ZZ.ran:
+    I20 = zz_report.register_rows(ZZ.results["admm"])
+    display(HTML(sections.html_table(I20, row_ids=[f"register-{scaffold.slug(i)}" for i in I20["id"]])))
 
 # %%
 display(scaffold.heading(2, "glance", "Claims at a glance"))
@@ -120,6 +128,11 @@ notes = wddp_report.parsing_notes(CARDS)
 if not notes.empty:
     display(Markdown("What the preparation dropped or imputed:"))
     display(HTML(sections.html_table(notes)))
+
+display(scaffold.heading(3, "data-settings", "Settings the data did not allow (all studies)"))
+PLANNING_WARNINGS = planning.warnings(CFG, [ds for ds, p in CTX["cards"].items() if p], CTX["cards"])
+display(Markdown("\n".join(f"- {line}" for line in PLANNING_WARNINGS)
+                 or "None: every configured setting ran as configured."))
 
 # %%
 display(scaffold.heading(2, "reproduce", "How to reproduce it"))

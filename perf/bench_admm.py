@@ -32,12 +32,10 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def node_solves(cfg: dict) -> int:
-    """Node-solves of the E4 plan of ``cfg`` (tuning stages A and B and the final runs)."""
+    """Node-solves of the E4 plan of ``cfg`` (the tuning grid at ``tune_alpha`` and the final runs)."""
     a = cfg["admm"]
     grid = len(a["rho_grid"]) * len(a["penalty_grid"])
-    others = sum(float(x) != float(a["tune_penalty_alpha"]) for x in a["alpha_grid"])
-    per_topology = (grid * (1 + 2 * a["tune_reps"]) + 2 * len(a["rho_grid"]) * others * a["tune_reps"]
-                    + 1 + 2 * len(a["alpha_grid"]) * a["reps"])
+    per_topology = grid * (1 + 2 * a["tune_reps"]) + 1 + 2 * len(a["alpha_grid"]) * a["reps"]
     return per_topology * len(a["topologies"]) * a["T"] * a["P"]
 
 

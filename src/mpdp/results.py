@@ -18,6 +18,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 
 from mpdp import engine_provenance
 from mpdp.errors import InputDataError
@@ -140,14 +141,30 @@ def conform(frame: pd.DataFrame, extra: ExtraColumns = None) -> pd.DataFrame:
 
 def read(path: str | Path, extra: ExtraColumns = None) -> pd.DataFrame:
     """Read a results table written by :func:`write` (with the same ``extra``) and check its columns."""
-    path = Path(path)
-    if not path.exists():
-        raise InputDataError(f"results table {path} does not exist; run `snakemake train` first")
-    frame = pd.read_parquet(path)
+    frame = read_parquet(path)
     missing = sorted(set(columns(extra)) - set(frame.columns))
     if missing:
-        raise InputDataError(f"results table {path} lacks columns {missing}; rerun training")
+        raise InputDataError(f"results table {path} lacks columns {missing}; {rebuild_hint(path)}")
     return conform(frame, extra)
+
+
+def read_parquet(path: str | Path, what: str = "results table") -> pd.DataFrame:
+    """Read a parquet table of the pipeline; a missing or unreadable file (truncated by a full
+    disk or a copy) is a one-line :class:`InputDataError` naming the file and the command that
+    rebuilds it (Snakemake never rebuilds a file whose time stamp is up to date)."""
+    path = Path(path)
+    if not path.exists():
+        raise InputDataError(f"{what} {path} does not exist; build it with `snakemake {path}`")
+    try:
+        return pd.read_parquet(path)
+    except (OSError, ValueError, pa.ArrowException) as exc:
+        reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise InputDataError(f"{what} {path} is unreadable ({reason}); {rebuild_hint(path)}") from None
+
+
+def rebuild_hint(path: str | Path) -> str:
+    """How to rebuild one output of the workflow whatever its time stamp says."""
+    return f"rebuild it with `snakemake --force {path}` (and the --configfile/--config of your run)"
 
 
 def write(frame: pd.DataFrame, path: str | Path, extra: ExtraColumns = None) -> None:

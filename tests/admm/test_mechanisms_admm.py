@@ -152,3 +152,51 @@ def test_pvp_hidden_gain_matches_the_minimiser_of_a_quadratic_node_problem():
     r = float(admm.pvp_hidden_gain(rho, P, eta, V))
     assert slope <= r + 1e-15  # the loss's curvature only shrinks the gain
     assert np.isclose(eta * V * 1.0 / kap, r)
+
+
+def test_pvp_final_dvp_step_bound_matches_the_kkt_noise_shift():
+    """The noise mapping to one output of PVP's final DVP step moves by at most 2(1 − r^T)/(1 − r)
+    between neighbouring data sets with hidden states d(T−1) apart (spec I-20), computed
+    directly from the KKT residual of the node objective (M9 step 5)."""
+    rng = np.random.default_rng(3)
+    B, d, C_R, rho, P, eta, V, T = 20, 3, 1.0, 0.3, 5, 0.4, 2, 7
+    kap = float(zz.kappa(rho, P, eta, V))
+    r = float(zz.pvp_hidden_gain(rho, P, eta, V))
+    alpha = 0.5
+    cal = zz.dvp_calibration(alpha, B, kap, C_R)
+    q = kap + float(cal.phi)
+    dist = float(zz.pvp_conditional_sensitivity(zz.pvp_sensitivity(B, kap, C_R), r, T - 1))
+    X = rng.normal(size=(B, d))
+    X /= np.linalg.norm(X, axis=1, keepdims=True)
+    y = np.where(rng.random(B) < 0.5, 1.0, -1.0)
+    f = rng.normal(size=(d, 1))
+    public = rng.normal(size=(d, 1))  # 2λ − ηΣ_j f̃_j: equal in both worlds
+    h = rng.normal(size=(d, 1))
+
+    def noise(Xs, ys, hidden):
+        # KKT: ∇[(C/B)Σl + q/2‖f‖² + (public − ηV hidden)ᵀf] + (C/B) ε = 0
+        return -(B / C_R) * newton.gradient(Xs, ys, f, C_R / B, q, public - eta * V * hidden)
+
+    base = noise(X, y, h)
+    worst = 0.0
+    for _ in range(200):
+        u = rng.normal(size=(d, 1))
+        u /= np.linalg.norm(u)
+        X2, y2 = X.copy(), y.copy()
+        X2[0] = -u[:, 0] if rng.random() < 0.5 else rng.normal(size=d) / np.sqrt(d)
+        y2[0] = -y[0]
+        worst = max(worst, float(np.linalg.norm(base - noise(X2, y2, h + dist * u))))
+    bound = 2 * (1 - r**T) / (1 - r)
+    assert worst <= bound + 1e-12
+    # the hidden-state part alone is reached exactly (same data, shift along any direction)
+    u = np.ones((d, 1)) / np.sqrt(d)
+    hidden_only = float(np.linalg.norm(base - noise(X, y, h + dist * u)))
+    assert hidden_only == pytest.approx(bound - 2, rel=1e-12)
+    # ε = Jacobian part (α − α′) + ζ · sup‖ε − ε′‖, ζ = α′/2
+    real = float(zz.pvp_final_real_epsilon(alpha, cal.alpha_prime, r, T))
+    assert real == pytest.approx(alpha - float(cal.alpha_prime) + float(cal.alpha_prime) / 2 * bound, rel=1e-12)
+    assert real > alpha
+    assert float(zz.pvp_final_real_epsilon(alpha, cal.alpha_prime, r, 1)) == pytest.approx(alpha)
+    eps = zz.pvp_transcript_epsilons(alpha, float(cal.alpha_prime), r, T)
+    assert eps.shape == (T,) and eps[0] == pytest.approx(alpha) and eps[-1] == pytest.approx(real)
+    np.testing.assert_allclose(eps[:-1], zz.pvp_real_epsilon(alpha, r, np.arange(1, T)))

@@ -58,6 +58,9 @@ def _synthetic_table(reps=6, dvp_better_mer=True, T=5):
                     mer = 0.2 + (0.0 if (mech == "dvp") == dvp_better_mer else 0.05) + 0.005 * rng.normal()
                     rows.append({"topology": "ring", "mechanism": mech, "alpha": alpha, "rep": rep,
                                  "iteration": t, "train_loss": loss, "mer": mer})
+    for t in range(1, T + 1):
+        rows.append({"topology": "ring", "mechanism": "admm", "alpha": np.nan, "rep": 0, "iteration": t,
+                     "train_loss": 1.0 + 0.5 / t, "mer": 0.15})
     return pd.DataFrame(rows)
 
 
@@ -65,19 +68,84 @@ def _cfg():
     return config.load("config/smoke.yaml") | {}
 
 
-def test_claims_verdicts_follow_the_data():
+def _claims(table, **admm):
     cfg = _cfg()
-    cfg["admm"] = {**cfg["admm"], "f4_iterations": [1, 5]}
-    out = claims.evaluate(_synthetic_table(dvp_better_mer=True), cfg).set_index("claim_id")
+    cfg["admm"] = {**cfg["admm"], "f4_iterations": [1, table["iteration"].max()], **admm}
+    return claims.evaluate(table, cfg).set_index("claim_id")
+
+
+def test_claims_verdicts_follow_the_data():
+    out = _claims(_synthetic_table(dvp_better_mer=True))
     assert list(out.reset_index().columns) == list(__import__("mpdp.claims", fromlist=["COLUMNS"]).COLUMNS)
-    assert out.loc["Z1-DVP", "verdict"] == "PASS"
     assert out.loc["Z2", "verdict"] == "PASS"
     assert out.loc["Z3", "verdict"] == "PASS"
-    assert out.loc["Z5", "verdict"] == "FAIL"  # loss falls by far more than 10 % between t = 1 and 5
-    flipped = claims.evaluate(_synthetic_table(dvp_better_mer=False), cfg).set_index("claim_id")
+    flipped = _claims(_synthetic_table(dvp_better_mer=False))
     assert flipped.loc["Z3", "verdict"] == "FAIL"
-    few = claims.evaluate(_synthetic_table(reps=1), cfg)
+    few = claims.evaluate(_synthetic_table(reps=1), _cfg() | {"admm": {**_cfg()["admm"], "f4_iterations": [1, 5]}})
     assert set(few["verdict"]) == {"INCONCLUSIVE"}
+
+
+def _table(loss, mer=lambda mech, alpha, t, rep: 0.2, reps=8, T=30, admm=lambda t: 1.0):
+    """Rows of DVP and PVP on the ring with loss(mech, α, t, rep) and mer(mech, α, t, rep), plus ADMM."""
+    rows = [{"topology": "ring", "mechanism": m, "alpha": a, "rep": r, "iteration": t,
+             "train_loss": loss(m, a, t, r), "mer": mer(m, a, t, r)}
+            for m in ("dvp", "pvp") for a in (0.1, 1.0, 10.0) for r in range(reps) for t in range(1, T + 1)]
+    rows += [{"topology": "ring", "mechanism": "admm", "alpha": np.nan, "rep": 0, "iteration": t,
+              "train_loss": admm(t), "mer": 0.15} for t in range(1, T + 1)]
+    return pd.DataFrame(rows)
+
+
+def test_settling_iteration():
+    it = np.arange(1, 8)
+    assert claims.settling_iteration(it, np.array([5, 3, 1.2, 0.9, 1.04, 1.0, 1.0]), 0.05) == 5
+    assert claims.settling_iteration(it, np.ones(7), 0.05) == 1
+
+
+def test_z1_measures_speed_not_level():
+    rng = np.random.default_rng(2)
+
+    def loss(faster_with_alpha, level_with_alpha):
+        def f(m, a, t, r):
+            rate = (0.2 * (1 + np.log10(a) + 1.5)) if faster_with_alpha else 0.5
+            level = 1.0 + (1.0 / a if level_with_alpha else 0.0)
+            return level * (1 + 3 * np.exp(-rate * t)) * (1 + 1e-3 * rng.normal())
+        return f
+
+    assert _claims(_table(loss(True, False))).loc["Z1-DVP", "verdict"] == "PASS"
+    # lower loss at larger α but the same speed: the level alone must not pass
+    assert _claims(_table(loss(False, True))).loc["Z1-DVP", "verdict"] != "PASS"
+
+
+def test_z3_is_taken_over_the_iterations_not_only_at_T():
+    T = 20
+
+    def mer(m, a, t, r):  # DVP better at every own release, worse at t = T (PVP's DVP step)
+        return 0.2 + (0.0 if m == "dvp" else 0.03) * (t < T) + (0.1 if m == "dvp" and t == T else 0.0) + 1e-3 * r
+    out = _claims(_table(lambda m, a, t, r: 1.0, mer=mer, T=T))
+    assert out.loc["Z3", "verdict"] == "PASS"
+    worse = _claims(_table(lambda m, a, t, r: 1.0, mer=lambda m, a, t, r: 0.2 + (0.03 if m == "dvp" else 0) + 1e-3 * r,
+                           T=T))
+    assert worse.loc["Z3", "verdict"] == "FAIL"
+
+
+def test_z5_nets_out_non_private_convergence():
+    rng = np.random.default_rng(4)
+    admm = lambda t: 1.0 + 2.0 / t  # noqa: E731  non-private ADMM converging strongly
+    constant = _table(lambda m, a, t, r: admm(t) * (1 + 0.5 / a) * (1 + 1e-3 * rng.normal()), admm=admm)
+    assert _claims(constant).loc["Z5", "verdict"] == "PASS"  # the raw log(L100/L1) would be far outside ±0.1
+    growing = _table(lambda m, a, t, r: admm(t) * (1 + 0.5 / a) * (1 + 0.02 * t) * (1 + 1e-3 * rng.normal()),
+                     admm=admm)
+    assert _claims(growing).loc["Z5", "verdict"] == "FAIL"
+
+
+def test_z6_compares_the_spread_over_repetitions():
+    rng = np.random.default_rng(5)
+
+    def loss(sd_dvp, sd_pvp):
+        return lambda m, a, t, r: (1 + 1 / a) * np.exp((sd_dvp if m == "dvp" else sd_pvp) * rng.normal())
+    out = _claims(_table(loss(0.01, 0.1)))
+    assert out.loc["Z6", "verdict"] == "PASS" and "100 %" in out.loc["Z6", "note"]
+    assert _claims(_table(loss(0.1, 0.01))).loc["Z6", "verdict"] == "FAIL"
 
 
 def test_report_helpers_without_and_with_results():

@@ -63,6 +63,15 @@ def test_zz_builds_table_figures_and_fit_table(built):
     assert (private["eps_cumulative_pld"] >= private["eps_cumulative_exact"] - 1e-6).all()
     assert private["noise_norm"].gt(0).all() and private["zeta"].gt(0).all()
     assert table[["train_loss", "mer", "rho", "admm_penalty"]].notna().all().all()
+    # PVP's real ε (spec I-20): α at its first release, above α after it; DVP's is α
+    pvp = private[private["mechanism"] == "pvp"]
+    assert np.allclose(pvp.loc[pvp["iteration"] == 1, "eps_real"], pvp.loc[pvp["iteration"] == 1, "alpha"])
+    assert (pvp.loc[pvp["iteration"] > 1, "eps_real"] > pvp.loc[pvp["iteration"] > 1, "alpha"]).all()
+    dvp = private[private["mechanism"] == "dvp"]
+    np.testing.assert_allclose(dvp["eps_real"], dvp["alpha"])
+    assert np.isfinite(private["eps_cumulative_pld"]).all()
+    # one (ρ, η) per mechanism, tuned at tune_alpha
+    assert (table.groupby("mechanism")[["rho", "admm_penalty"]].nunique() == 1).all().all()
     # reproducible: a rerun with nothing changed does nothing
     proc = _snakemake(workdir, "zz", "-n", *SMOKE)
     assert "admm_job" not in proc.stdout + proc.stderr
@@ -83,6 +92,8 @@ def test_report_section_renders_from_the_built_outputs(built):
     section = zz_section.build(ctx, cfg)
     html = " ".join(item.data or "" for item in scaffold.render(section))
     assert 'id="admm-claims"' in html and 'id="claim-admm-z3"' in html and "I-11" in html
+    assert 'id="claim-admm-z6"' in html and "real ε" in html and "centralised optimum" in html
+    assert "on an edge of" in html  # the tuning-edge sentence of zz_report.edges (mpdp.tuning.edge_sentence)
     assert html.count("data:image/webp;base64,") == 3
     assert all(f'id="fig-{n}"' in html for n in ("zz_f3", "zz_f4", "zz_f5"))
     assert "Z3" in scaffold.paper_summary(section)

@@ -27,7 +27,7 @@ wildcard_constraints:
 
 rule zz:
     input:
-        ADMM_OUTPUTS,
+        ADMM_OUTPUTS + ([ADMM_TABLE] if ADMM_ON else []),
 
 
 rule zz_f3:

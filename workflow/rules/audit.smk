@@ -17,6 +17,12 @@ rule audit:
         "reports/figures/audit_eps.pdf",
 
 
+rule audit_eps:
+    input:
+        AUDIT_FIGURE,
+        "reports/figures/audit_eps.pdf",
+
+
 rule audit_table:
     input:
         cards=[card(ds) for ds in AUDIT_DATASETS],

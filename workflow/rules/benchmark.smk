@@ -35,6 +35,7 @@ wildcard_constraints:
 rule benchmark_tables:
     input:
         benchmark_table_paths(),
+        [p.replace(".parquet", ".hparams.json") for p in benchmark_table_paths()],
 
 
 rule benchmark_job:

@@ -4,6 +4,7 @@ import sys
 from pathlib import Path
 
 from mpdp import config as mpdp_config
+from mpdp import planning as mpdp_planning
 from mpdp.data import fetch as mpdp_fetch
 from mpdp.data import prepare as mpdp_prepare
 from mpdp.data import registry as mpdp_registry
@@ -49,6 +50,17 @@ for _ds in UNAVAILABLE:
 if not AVAILABLE:  # nothing to train on: stop instead of planning empty figures
     sys.stderr.write(f"\nmpdp: {mpdp_fetch.none_available_message(CFG['datasets'], RAW_DIR, MIRROR)}\n\n")
     sys.exit(1)
+
+# what the schema cannot see (grids, settings against data-set sizes, writable output
+# folders), before any job runs
+try:
+    mpdp_planning.check_writable()
+    PLANNING_WARNINGS = mpdp_planning.check(CFG, AVAILABLE, {ds: f"data/processed/{ds}/card.json" for ds in AVAILABLE})
+except MpdpError as exc:
+    sys.stderr.write(f"\nmpdp: {exc}\n\n")
+    sys.exit(1)
+for _line in PLANNING_WARNINGS:
+    sys.stderr.write(f"mpdp: WARNING: {_line}\n")
 
 CODE = {stage: source_hash(stage) for stage in ("data", "partition", "train", "figures", "report",
                                                 "voting_train", "voting_figures", "admm_train",
@@ -156,3 +168,20 @@ def all_figure_files():
 def figure_variant(figname):
     """'' for the main reading, else the suffix without its dash ('pr', 'exact')."""
     return figname.split("-", 1)[1] if "-" in figname else ""
+
+
+def study_targets():
+    """Every input of every target (the rules without output, e.g. `figures`, `hamm`, `ls_1`,
+    `audit_eps`), so that the default target rebuilds any missing figure or table of any
+    study; a figure added to a study's target list is included without further edits. Call it
+    after every rule file is included (in the Snakefile's default target)."""
+    files = set()
+    for target in workflow.rules:
+        if target.output or target.name == "all":
+            continue
+        for path in target.input:
+            if callable(path):
+                sys.exit(f"mpdp: the target {target.name!r} has an input function; list its files "
+                         "instead, so that the default target can include them")
+            files.add(str(path))
+    return sorted(files)

@@ -6,6 +6,7 @@ rule figures:
     input:
         all_figure_files(),
         "reports/figures/noise_diagnostics.png",
+        "reports/figures/noise_diagnostics.pdf",
 
 
 rule figure:

@@ -4,6 +4,9 @@
 rule train:
     input:
         [f"data/results/wddp/{ds}.parquet" for ds in AVAILABLE],
+        # read by the report next to each table (CV curves, θ*)
+        [f"data/results/wddp/eta/{ds}.json" for ds in AVAILABLE],
+        [f"data/results/wddp/optimum/{ds}.npz" for ds in AVAILABLE],
 
 
 rule optimum:

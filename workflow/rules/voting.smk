@@ -11,6 +11,7 @@ STUDY_BENCHMARKS.extend(f"data/benchmarks/voting/{table}.tsv" for table in VOTIN
 
 rule hamm:
     input:
+        [voting_plan.table_path(t) for t in VOTING_TABLES],
         voting_figure_files(),
 
 

@@ -161,7 +161,14 @@ class GradientCanaryAdapter:
         else:
             if setting.get("m") is None or setting.get("u") is None:
                 raise ConfigError(f"audit setting {setting_label(setting)!r} needs m and u")
-            sizes = two_group_sizes(n_real, int(setting["m"]), int(setting["u"]))
+            m, u = int(setting["m"]), int(setting["u"])
+            if n_real // (m // 2 * (1 + u)) < 1:
+                raise ConfigError(
+                    f"audit setting {setting_label(setting)!r} (config key 'audit.settings', its m): "
+                    f"m = {m} parties with u = {u} need at least {m // 2 * (1 + u)} training records, "
+                    f"{setting['dataset']} has {n_real}; lower its m or u, or raise max_records"
+                )
+            sizes = two_group_sizes(n_real, m, u)
         party = int(np.argmin(sizes))
         if setting.get("placement", "append") == "replace":
             canaries = int(sizes[party])

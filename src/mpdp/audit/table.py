@@ -14,10 +14,9 @@ from typing import Any
 
 import pandas as pd
 
-from mpdp import engine_provenance
+from mpdp import engine_provenance, results
 from mpdp.audit.adapters import AuditContext, GradientCanaryAdapter, setting_label
 from mpdp.audit.registry import ADAPTERS, get
-from mpdp.errors import InputDataError
 from mpdp.io import atomic_path
 
 #: column name -> pandas dtype of data/results/audit/audit.parquet
@@ -136,7 +135,4 @@ def write(frame: pd.DataFrame, path: str | Path) -> None:
 
 def read(path: str | Path) -> pd.DataFrame:
     """Read an audit table; a one-line error if it is missing or unreadable."""
-    try:
-        return conform(pd.read_parquet(path))
-    except (OSError, ValueError) as exc:
-        raise InputDataError(f"cannot read the audit table {path}: {exc}") from None
+    return conform(results.read_parquet(path, "audit table"))

@@ -180,7 +180,7 @@ def _choice(value: Any, tag: str, spec: str) -> dict[str, Any]:
     return {"value": value, "tag": tag, "spec": spec}
 
 
-def _preprocessing(dataset_id: str, cfg: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
+def preprocessing(dataset_id: str, cfg: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
     """Every preprocessing choice used, with its provenance tag ([REC] = reconstruction)."""
     pre = cfg["preprocess"]
     split = cfg["split"]
@@ -288,7 +288,7 @@ def prepare(
         "positive_rate_train": float(np.mean(y[train] == 1)),
         "raw_files": hashes,
         **_class_card(parsed, rows, train),
-        "preprocessing": _preprocessing(dataset_id, cfg),
+        "preprocessing": preprocessing(dataset_id, cfg),
         "parsing": parsed.notes,
         "numeric_ranges": {c: list(r) for c, r in encoding.ranges.items()},
         "categories": encoding.categories,

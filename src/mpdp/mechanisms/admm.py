@@ -22,8 +22,10 @@ linear term b = 2μ − η(V_p f_p(t) + Σ_j f̃_j(t)), solved exactly (‖∇�
   step whose unperturbed minimiser is the output [REC: T_ad iterations in total, E4 "PVP's
   final DVP step at T = 100"].
 
-Privacy (Theorems 1–2, "dynamic α-DP"): every release is pure α-DP per node and iteration;
-the seed gives no composition over iterations (I-11), see :mod:`mpdp.privacy.pure_dp`.
+Privacy (Theorems 1–2, "dynamic α-DP"): every DVP release is pure α-DP per node and
+iteration given the history; the seed gives no composition over iterations (I-11), see
+:mod:`mpdp.privacy.pure_dp`. PVP's releases are not α-DP given the history (I-20): its t-th
+release is α(1 − r^t)/(1 − r)-DP, r = ηV_p/κ_p (:func:`pvp_transcript_epsilons`).
 """
 
 from __future__ import annotations
@@ -164,6 +166,37 @@ def pvp_real_epsilon(alpha: float | np.ndarray, r: float | np.ndarray,
     α·d(t)/Δ_p-DP with d(t) from :func:`pvp_conditional_sensitivity`.
     """
     return np.asarray(alpha, dtype=float) * pvp_conditional_sensitivity(1.0, r, t)
+
+
+def pvp_final_real_epsilon(alpha: float | np.ndarray, alpha_prime: float | np.ndarray,
+                           r: float | np.ndarray, T: int) -> np.ndarray:
+    """ε that PVP's final DVP step (release T, after T − 1 PVP releases) really gives (spec I-20, [DER]).
+
+    Proof. The final step (M9 step 5 with the neighbours' f̃_j(T−1)) also uses the node's own
+    hidden f_p(T−1) in its penalty, whose two values for neighbouring data sets lie d(T−1)
+    apart (:func:`pvp_conditional_sensitivity`). By the KKT condition the noise that maps to a
+    given output is ε = −Σ_i l′(·)y_ix_i − (B_p/C^R)[(κ_p + Φ)f + 2λ − ηV_p f_p(T−1) − ηΣ_j f̃_j],
+    so ‖ε − ε′‖ ≤ 2 + (B_p/C^R)ηV_p d(T−1) = 2 + 2r(1 − r^{T−1})/(1 − r) = 2(1 − r^T)/(1 − r)
+    (Δ_p = 2C^R/(B_pκ_p)). The Jacobian part does not depend on f_p(T−1): it stays ≤ α − α′ in
+    both cases of :func:`dvp_calibration`. With ζ = α′/2 the step is therefore
+
+        (α − α′) + α′(1 − r^T)/(1 − r)-DP given the history   (= α when T = 1 or r = 0).
+    """
+    alpha = np.asarray(alpha, dtype=float)
+    alpha_prime = np.asarray(alpha_prime, dtype=float)
+    return alpha - alpha_prime + alpha_prime * pvp_conditional_sensitivity(1.0, r, T)
+
+
+def pvp_transcript_epsilons(alpha: float, alpha_prime: float, r: float, T: int) -> np.ndarray:
+    """The real ε of each of PVP's T releases given the history (spec I-20), shape (T,).
+
+    Releases 1..T−1 are output perturbations (:func:`pvp_real_epsilon`), release T the final
+    DVP step (:func:`pvp_final_real_epsilon`).
+    """
+    if T < 1:
+        raise ValueError(f"PVP needs T >= 1 releases, got {T}")
+    steps = pvp_real_epsilon(alpha, r, np.arange(1, T)) if T > 1 else np.empty(0)
+    return np.append(steps, pvp_final_real_epsilon(alpha, alpha_prime, r, T))
 
 
 def expected_noise_norm(d: int, zeta: float | np.ndarray) -> np.ndarray:

@@ -21,6 +21,8 @@ from __future__ import annotations
 
 import functools
 import math
+from collections import Counter
+from collections.abc import Sequence
 
 import numpy as np
 from dp_accounting.pld import common, privacy_loss_distribution
@@ -120,3 +122,40 @@ def per_step_alpha(epsilon_total: float, k: int, delta: float, method: str = "ex
         if high - low <= _BISECT_TOL * high:
             break
     return low
+
+
+def composed_pure_epsilons(epsilons: Sequence[float], delta: float) -> float:
+    """ε at δ of adaptive pure steps with different ε_i (dp-accounting PLD), e.g. PVP's real
+    per-release ε of spec I-20. Equal ε_i are self-composed, the groups then composed, all on
+    one discretisation interval (a fraction ``_PLD_INTERVAL_FRACTION`` of the smallest ε_i).
+    May return ``inf`` where dp-accounting overflows: see :func:`pld_or_basic`.
+    """
+    values = [_require_alpha(e) for e in epsilons]
+    require_steps(len(values))
+    delta = require_delta(delta)
+    interval = min(values) * _PLD_INTERVAL_FRACTION
+    total = None
+    for eps, count in sorted(Counter(values).items()):
+        pld = privacy_loss_distribution.from_privacy_parameters(
+            common.DifferentialPrivacyParameters(eps, 0.0), value_discretization_interval=interval
+        ).self_compose(count)
+        total = pld if total is None else total.compose(pld)
+    return float(total.get_epsilon_for_delta(delta))
+
+
+def pld_or_basic(epsilons: Sequence[float], delta: float) -> tuple[float, bool]:
+    """The PLD composition of pure steps, or basic composition Σε_i where the PLD is not finite.
+
+    dp-accounting overflows for large totals (e.g. 71 steps of α = 10 give ``inf``). Basic
+    composition is a valid bound that the optimal composition never exceeds, so it replaces
+    any PLD value that is not finite or larger than it. Returns ``(ε, fell_back)``.
+    """
+    values = [float(e) for e in epsilons]
+    basic = float(math.fsum(values))
+    if len(set(values)) == 1:
+        pld = composed_pure_epsilon(values[0], len(values), delta, "pld")
+    else:
+        pld = composed_pure_epsilons(values, delta)
+    if not math.isfinite(pld) or pld > basic:
+        return basic, True
+    return pld, False

@@ -13,6 +13,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from mpdp import tuning
+from mpdp.mechanisms import admm as zz
+from mpdp.privacy.pure_dp import pld_or_basic
 from mpdp.studies.admm import claims as zz_claims
 from mpdp.studies.admm.train import read_table
 
@@ -33,11 +36,14 @@ METHOD = (
 )
 
 I11 = (
-    "**Privacy accounting (I-11).** The paper's guarantee is *per node and per iteration* "
-    "(\u201cdynamic α-DP\u201d): each release is α-DP given the history. It gives no composition over "
-    "iterations, so after t iterations a node has spent tα under basic composition; the optimal "
+    "**Privacy accounting (I-11, I-20).** The paper's guarantee is *per node and per iteration* "
+    "(\u201cdynamic α-DP\u201d): each release is claimed α-DP given the history. It gives no composition "
+    "over iterations, so after t iterations a node has spent tα under basic composition; the optimal "
     "composition of t pure (α, 0) steps (dp-accounting's PLD, and the exact Kairouz–Oh–Viswanath "
-    "formula) at δ = {delta:g} is at most tα and still grows with t. Both are in the table and on the figures."
+    "formula) at δ = {delta:g} is at most tα and still grows with t. The claim holds for DVP but not "
+    "for PVP (I-20): PVP minimises with its own unreleased primal, so its t-th release is only "
+    "α(1 − r^t)/(1 − r)-DP given the history, r = ηV_p/(ρ/P + 2ηV_p), up to α/(1 − r); its final "
+    "DVP step is (α − α′) + α′(1 − r^T)/(1 − r)-DP. The ledger shows these real ε next to α."
 )
 
 CAPTIONS = {
@@ -47,7 +53,9 @@ CAPTIONS = {
               "(dashed tα, dotted PLD at δ)."),
     "zz_f4": ("Trade-off (Z-F4): loss vs α at three iterations, DVP (top) and PVP (bottom), mean ± 95 % CI "
               "over repetitions, the fitted g(α) = κ₁e^{−κ₂α} + κ₃ and α* = argmax U^p − g; twin axis: "
-              "the B7 mean noise norm E‖ε‖ = d/ζ and the mean norm actually drawn."),
+              "the perturbation the noise induces on the primal f — PVP's noise ‖ε‖ itself, DVP's dual noise "
+              "through the objective, (C^R/B_p)‖ε‖/(κ_p + Φ) — from the B7 mean E‖ε‖ = d/ζ (dashed) and "
+              "from the norms actually drawn (×)."),
     "zz_f5": ("Final classifier (Z-F5): empirical loss and test misclassification rate vs α at the last "
               "iteration, DVP vs PVP with 95 % bands over repetitions; black: non-private ADMM."),
 }
@@ -62,33 +70,168 @@ def load(context: dict[str, Any]) -> dict[str, Any] | None:
 
 
 def settings(table: pd.DataFrame) -> pd.DataFrame:
-    """The tuned ρ and η per (topology, mechanism, α), with the tuning loss and repetitions."""
-    cols = ["topology", "mechanism", "alpha", "rho", "admm_penalty", "tuning_loss"]
-    out = table.groupby(cols[:3], dropna=False, sort=True).agg(
+    """The tuned ρ and η per (topology, mechanism) (one pair for every α: tuned at ``tune_alpha``),
+    with the tuning loss and repetitions."""
+    out = table.groupby(["topology", "mechanism"], sort=True).agg(
         rho=("rho", "first"), eta=("admm_penalty", "first"), tuning_loss=("tuning_loss", "first"),
-        reps=("rep", "nunique")).reset_index()
-    return out.rename(columns={"eta": "η (ADMM penalty)", "rho": "ρ"})
+        alphas=("alpha", "nunique"), reps=("rep", "nunique")).reset_index()
+    return out.rename(columns={"eta": "η (ADMM penalty)", "rho": "ρ", "tuning_loss": "mean final loss in tuning",
+                               "alphas": "α values run"})
+
+
+def edges(table: pd.DataFrame, cfg: dict[str, Any]) -> pd.DataFrame:
+    """Edge warnings (:func:`mpdp.tuning.edge_warnings`) of every tuned ρ and η."""
+    a = cfg["admm"]
+    tuned = settings(table)
+    choices = []
+    for row in tuned.itertuples(index=False):
+        setting = f"{row.topology}, {row.mechanism}"
+        choices += [(setting, "ρ", row[2], a["rho_grid"]), (setting, "η", row[3], a["penalty_grid"])]
+    return tuning.edge_warnings("admm", choices)
+
+
+def _rho_share(table: pd.DataFrame, cfg: dict[str, Any]) -> pd.Series:
+    """Per "topology, mechanism": the share ρ/P of κ_p = ρ/P + 2ηV_p at the tuned (ρ, η)."""
+    P = cfg["admm"]["P"]
+    tuned = settings(table)
+    degree = tuned["topology"].map(lambda top: len(zz.neighbours(top, P)[0]))
+    share = (tuned["ρ"] / P) / zz.kappa(tuned["ρ"], P, tuned["η (ADMM penalty)"], degree)
+    return pd.Series(share.to_numpy(), index=tuned["topology"] + ", " + tuned["mechanism"])
+
+
+def edge_sentence(table: pd.DataFrame, cfg: dict[str, Any]) -> str:
+    """The report's sentence on tuned values at an edge of their grid, and why ρ sits on its low
+    edge: ρ enters the noise only through κ_p = ρ/P + 2ηV_p, and where ρ/P is a small part of it
+    a smaller ρ only removes regularisation, which the criterion (training loss without the
+    regulariser) rewards."""
+    return (tuning.edge_sentence(edges(table, cfg)) + " " + edge_note(table, cfg)).strip()
+
+
+def edge_note(table: pd.DataFrame, cfg: dict[str, Any]) -> str:
+    """Why ρ sits on the low edge of its grid where it does (see :func:`edge_sentence`); empty when
+    no tuned ρ is on its low edge."""
+    warnings = edges(table, cfg)
+    low_rho = warnings[(warnings["parameter"] == "ρ") & (warnings["edge"] == "low")]["setting"]
+    if low_rho.empty:
+        return ""
+    share = _rho_share(table, cfg)
+    listed = ", ".join(f"{s}: {100 * share[s]:.2g} %" for s in low_rho)
+    return ("ρ enters the calibration only through κ_p = ρ/P + 2ηV_p, of which ρ/P is a small share "
+            f"at the tuned values ({listed}); a smaller ρ then mainly removes regularisation, which the tuning "
+            "criterion (final training loss without the regulariser, E4) rewards, so ρ on the low edge is "
+            "expected. An η on its low edge (non-private ADMM) is the penalty that converged fastest within T; "
+            "the gap to the centralised optimum below says whether non-private ADMM converged.")
+
+
+def nonprivate_gap(table: pd.DataFrame) -> pd.DataFrame:
+    """Non-private ADMM at t = T against the centralised CR-ERM optimum at the same ρ, per topology."""
+    admm = table[table["mechanism"] == "admm"]
+    if admm.empty:
+        return pd.DataFrame()
+    last = admm[admm["iteration"] == admm["iteration"].max()]
+    out = last.groupby("topology", sort=True).agg(
+        T=("iteration", "first"), rho=("rho", "first"), eta=("admm_penalty", "first"),
+        loss=("train_loss", "mean"), optimum=("optimal_loss", "first"), mer=("mer", "mean")).reset_index()
+    out["gap"] = out["loss"] / out["optimum"] - 1.0
+    return out.rename(columns={"rho": "ρ", "eta": "η", "loss": "ADMM loss at T", "optimum": "centralised optimum",
+                               "mer": "ADMM MER at T", "gap": "relative gap"})
+
+
+def _real_composition(group: pd.DataFrame, delta: float) -> tuple[float, float, bool]:
+    """(real ε per release at the largest PVP t, PLD of the real transcript, fell back) of one
+    (topology, mechanism, α) group; DVP's real ε is its α."""
+    first = group.iloc[0]
+    T = int(group["iteration"].max())
+    if first["mechanism"] == "pvp":
+        if not np.isfinite(first["eps_real"]):
+            return np.nan, np.nan, False
+        eps = zz.pvp_transcript_epsilons(float(first["alpha"]), float(first["alpha_prime"]),
+                                         float(first["pvp_gain"]), T)
+    else:
+        eps = np.full(T, float(first["alpha"]))
+    pld, fell_back = pld_or_basic(eps, delta)
+    return float(eps[max(T - 2, 0)]), pld, fell_back
 
 
 def ledger(table: pd.DataFrame) -> pd.DataFrame:
     """Per (topology, mechanism, α): calibration (α′, Φ, case, ζ), the B7 expected noise norm, the
-    mean norm drawn, and the cumulative ε of a node after T iterations (basic, PLD, exact)."""
+    mean norm drawn, the cumulative ε of a node after T iterations for the claimed α (basic, PLD,
+    exact), and what the releases really give given the history (spec I-20): PVP's gain r, the
+    supremum d/Δ_p = 1/(1 − r) of its hidden-state sensitivity, the real ε of its first and last
+    output-perturbation release and of its final DVP step, and their composition (basic, PLD).
+    DVP's real ε is its claimed α. A PLD that dp-accounting cannot evaluate (it overflows for
+    large totals) is replaced by basic composition and flagged."""
     private = table[table["mechanism"] != "admm"]
     if private.empty:
         return pd.DataFrame()
+    keys = ["topology", "mechanism", "alpha"]
     last = private[private["iteration"] == private["iteration"].max()]
-    out = private.groupby(["topology", "mechanism", "alpha"], sort=True).agg(
+    out = private.groupby(keys, sort=True).agg(
         alpha_prime=("alpha_prime", "first"), phi=("phi", "first"), case=("dvp_case", "first"),
         zeta=("zeta", "first"), expected_noise=("noise_norm_expected", "first"),
-        drawn_noise=("noise_norm", "mean")).reset_index()
-    cum = last.groupby(["topology", "mechanism", "alpha"], sort=True).agg(
+        drawn_noise=("noise_norm", "mean"), r=("pvp_gain", "first")).reset_index()
+    cum = last.groupby(keys, sort=True).agg(
         T=("iteration", "first"), basic=("eps_cumulative_basic", "first"), pld=("eps_cumulative_pld", "first"),
-        exact=("eps_cumulative_exact", "first"), delta=("delta", "first")).reset_index()
-    out = out.merge(cum, on=["topology", "mechanism", "alpha"])
-    return out.rename(columns={
-        "alpha": "α per iteration", "alpha_prime": "α′ (DVP step)", "phi": "Φ", "case": "case",
-        "zeta": "ζ (regular releases)", "expected_noise": "E‖ε‖ = d/ζ (B7)", "drawn_noise": "mean ‖ε‖ drawn",
-        "basic": "cumulative ε after T: tα", "pld": "… PLD at δ", "exact": "… exact at δ"})
+        pld_fallback=("eps_pld_fallback", "any"), exact=("eps_cumulative_exact", "first"),
+        delta=("delta", "first"), real_final=("eps_real", "first"),
+        real_basic=("eps_real_cumulative_basic", "first")).reset_index()
+    out = out.merge(cum, on=keys)
+    first = private[private["iteration"] == private["iteration"].min()].groupby(keys, sort=True)["eps_real"].first()
+    out["real_first"] = first.to_numpy()
+    out["sup"] = 1.0 / (1.0 - out["r"])
+    real = [_real_composition(g, float(g["delta"].iloc[0])) for _, g in private.groupby(keys, sort=True)]
+    out["real_last"], out["real_pld"], real_fallback = (list(x) for x in zip(*real, strict=True))
+    out["note"] = [
+        "; ".join(n for n, on in (("claimed PLD overflowed: basic composition", a),
+                                  ("real PLD overflowed: basic composition", b)) if on)
+        for a, b in zip(out["pld_fallback"], real_fallback, strict=True)]
+    cols = {
+        "topology": "topology", "mechanism": "mechanism", "alpha": "α per iteration (claimed)",
+        "alpha_prime": "α′ (DVP step)", "phi": "Φ", "case": "case", "zeta": "ζ (regular releases)",
+        "expected_noise": "E‖ε‖ = d/ζ (B7)", "drawn_noise": "mean ‖ε‖ drawn", "T": "T",
+        "basic": "claimed: tα after T", "pld": "claimed: PLD at δ", "exact": "claimed: exact at δ",
+        "delta": "δ", "r": "PVP gain r (I-20)", "sup": "sup d/Δ_p = 1/(1−r)",
+        "real_first": "real ε, release 1", "real_last": "real ε, release T−1",
+        "real_final": "real ε, release T", "real_basic": "real: Σ ε after T",
+        "real_pld": "real: PLD at δ", "note": "note",
+    }
+    return out[list(cols)].rename(columns=cols)
+
+
+#: columns of the report's inconsistency register (mpdp.studies.wddp.report.inconsistencies)
+REGISTER_COLUMNS = ["id", "issue (spec mechanisms.md §16)", "what this run does"]
+
+
+def register_rows(table: pd.DataFrame) -> pd.DataFrame:
+    """The I-20 row of the report's inconsistency register, its numbers from the ledger."""
+    led = ledger(table)
+    pvp = led[led["mechanism"] == "pvp"] if not led.empty else led
+    issue = ("Zhang–Zhu PVP (Alg. 3, eq. 18) minimises with the node's own unreleased primal f_p(t); the "
+             "seed says the release's privacy is \u201cnot affected\u201d. It is: the hidden states of "
+             "neighbouring data sets drift apart, d(t+1) ≤ Δ_p + r·d(t), r = ηV_p/(ρ/P + 2ηV_p), so the "
+             "t-th release is only α(1 − r^t)/(1 − r)-DP given the history, not α-DP.")
+    if pvp.empty:
+        return pd.DataFrame([("I-20", issue, "no PVP runs in this build.")], columns=REGISTER_COLUMNS)
+    parts = []
+    for top, g in pvp.groupby("topology", sort=True):
+        g = g.sort_values("α per iteration (claimed)")
+        if g["real ε, release T−1"].isna().all():
+            parts.append(f"{top}: the dual uses the own unperturbed primal, no bound derived")
+            continue
+        lo, hi = g.iloc[0], g.iloc[-1]
+        T = int(lo["T"])
+        per = " to ".join(dict.fromkeys(f"{x:.3g}" for x in g["PVP gain r (I-20)"]))
+        parts.append(
+            f"{top}: r = {per}, sup d/Δ_p = {lo['sup d/Δ_p = 1/(1−r)']:.3g}; release T−1 = {T - 1} is "
+            f"{lo['real ε, release T−1'] / lo['α per iteration (claimed)']:.3g}α-DP (α = "
+            f"{lo['α per iteration (claimed)']:g}: {lo['real ε, release T−1']:.3g}); over the T = {T} releases "
+            f"at δ = {lo['δ']:g} the PLD gives {lo['real: PLD at δ']:.4g} instead of the claimed "
+            f"{lo['claimed: PLD at δ']:.4g} at α = {lo['α per iteration (claimed)']:g}, and "
+            f"{hi['real: PLD at δ']:.4g} instead of {hi['claimed: PLD at δ']:.4g} at α = "
+            f"{hi['α per iteration (claimed)']:g}" + (f" ({hi['note']})" if hi["note"] else ""))
+    what = ("paper's reading: PVP keeps the paper's noise; the ledger states the ε each release really gives. "
+            + "; ".join(parts) + ".")
+    return pd.DataFrame([("I-20", issue, what)], columns=REGISTER_COLUMNS)
 
 
 def claims(table: pd.DataFrame, cfg: dict[str, Any]) -> pd.DataFrame:
@@ -114,11 +257,10 @@ def findings(table: pd.DataFrame, main_topology: str) -> list[str]:
         return ["No runs on the main topology."]
     final = runs[runs["iteration"] == runs["iteration"].max()]
     lines = []
-    admm = final[final["mechanism"] == "admm"]
-    if not admm.empty:
-        lines.append(f"Non-private ADMM reaches loss {admm['train_loss'].mean():.4g} (centralised optimum "
-                     f"{admm['optimal_loss'].mean():.4g}) and MER {admm['mer'].mean():.4f} after "
-                     f"{int(final['iteration'].max())} iterations.")
+    for row in nonprivate_gap(table).itertuples(index=False):
+        lines.append(f"Non-private ADMM ({row.topology}, ρ = {row[2]:g}, η = {row[3]:g}) reaches loss "
+                     f"{row[4]:.4g} after {row.T} iterations against the centralised optimum's {row[5]:.4g} "
+                     f"at the same ρ ({100 * row[7]:+.2f} %), MER {row[6]:.4f}.")
     for mech in ("dvp", "pvp"):
         sel = final[final["mechanism"] == mech]
         if sel.empty:
@@ -141,13 +283,16 @@ def rec_choices(cfg: dict[str, Any]) -> pd.DataFrame:
         ("admm.T, admm.reps", f"T = {a['T']}, R = {a['reps']}", "E4"),
         ("admm.alpha_grid", a["alpha_grid"], "E4"),
         ("admm.rho_grid, admm.penalty_grid", f"ρ ∈ {a['rho_grid']}, η ∈ {a['penalty_grid']}", "E4"),
-        ("admm.tune_reps, admm.tune_penalty_alpha", f"{a['tune_reps']} repetition(s); η chosen at α = "
-         f"{a['tune_penalty_alpha']:g}, ρ per α at that η", "tuning by mean final training loss (S-001: ρ tuned "
-         "per algorithm and α)"),
+        ("admm.tune_reps, admm.tune_alpha", f"{a['tune_reps']} repetition(s); (ρ, η) chosen per algorithm on "
+         f"the whole grid at the one α = {a['tune_alpha']:g}, then used at every α; tuning noise drawn from "
+         "streams disjoint from every evaluated repetition", "tuning by mean final training loss (S-001: ρ per "
+         "algorithm, selected at a fixed α)"),
         ("admm.delta", a["delta"], "δ of the PLD / exact composition (I-11; the paper has none)"),
         ("admm.own_unperturbed_in_dual", a["own_unperturbed_in_dual"], "M10 eq. (20)"),
         ("admm.utility_q", a["utility_q"], "B7: U^p(α) = q e^{−α}; g(α) = κ₁e^{−κ₂α} + κ₃"),
-        ("admm.g_margin", a["g_margin"], "claim Z5 equivalence margin on the mean log loss ratio"),
+        ("admm.g_margin", a["g_margin"], "claim Z5 equivalence margin on the change of log(L_DVP/L_ADMM)"),
+        ("admm.settle_tol", a["settle_tol"], "claim Z1: a run has settled once its loss stays within this "
+         "relative distance of its final loss"),
         ("calibrations", "M9 two-case α′/Φ/ζ; M10 ζ = B_p(ρ/P + 2ηV_p)α/(2C^R)",
          "reconstructed from the Chaudhuri et al. template (M7); exact scalings of the paper not retrieved"),
         ("PVP final step", "iterations 1..T−1 PVP, iteration T a DVP step", "E4 \u201cPVP's final DVP step at T\u201d"),

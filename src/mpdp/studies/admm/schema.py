@@ -2,7 +2,8 @@
 
 The table ``data/results/admm/adult.parquet`` has the common columns of :mod:`mpdp.results`
 (``epsilon`` = ``eps_claimed`` = α per node per iteration, ``eps_accounted`` = the PLD
-composition after ``iteration`` steps with scope ``per_node``, ``train_loss``, ``accuracy`` =
+composition of the claimed α after ``iteration`` steps with scope ``per_node`` (basic where
+dp-accounting overflows, ``eps_pld_fallback``), ``train_loss``, ``accuracy`` =
 1 − MER, ``optimal_loss`` = the data term at the centralised CR-ERM optimum for the run's ρ)
 plus :data:`EXTRA_COLUMNS`. One row per (mechanism, topology, α, repetition, recorded iteration).
 """
@@ -30,13 +31,17 @@ EXTRA_COLUMNS: dict[str, str] = {
     "noise_norm": "float64",  # mean over nodes of ‖ε‖ drawn at this iteration
     "noise_norm_expected": "float64",  # B7: d/ζ
     "own_unperturbed_in_dual": "boolean",
-    "tuning_loss": "float64",  # mean final loss of the chosen (ρ, η) in the tuning runs
+    "tuning_loss": "float64",  # mean final loss of the chosen (ρ, η) in the tuning runs (at tune_alpha)
+    "eps_pld_fallback": "boolean",  # eps_cumulative_pld is basic composition (dp-accounting overflowed)
+    "pvp_gain": "float64",  # PVP: r = ηV_p/κ_p of the hidden-state bound (spec I-20), worst node
+    "eps_real": "float64",  # ε this release really gives given the history (DVP α; PVP I-20 bound)
+    "eps_real_cumulative_basic": "float64",  # Σ_{s≤t} eps_real (basic composition)
 }
 
 #: config keys of the ``admm`` section each job depends on (a Snakemake param)
 TRAIN_KEYS = (
     "dataset", "P", "C_R", "T", "reps", "alpha_grid", "rho_grid", "penalty_grid", "tune_reps",
-    "tune_penalty_alpha",
+    "tune_alpha",
     "delta", "own_unperturbed_in_dual", "record_every",
 )
 

@@ -3,13 +3,15 @@
 One job per topology. All runs of a phase, every mechanism included, are the columns of one
 batch (:func:`mpdp.mechanisms.admm.run_batch`), so products over a node's X are fat:
 
-1. **Tuning** [S-001 "optimal values … for Algorithm 1, 2 and 3"; grids REC, E4] by the mean
-   final training loss over ``tune_reps`` repetitions of T iterations: η per algorithm (chosen
-   on the whole (ρ, η) grid at the reference α ``tune_penalty_alpha`` [REC]), ρ per
-   algorithm and α (at that η). Non-private ADMM is deterministic: one run per (ρ, η), both
-   chosen jointly (:func:`tune`).
+1. **Tuning** [S-001 "optimal values … for Algorithm 1, 2 and 3", "ρ selected to minimise the
+   empirical loss at a fixed α"; grids REC, E4] by the mean final training loss over
+   ``tune_reps`` repetitions of T iterations: (ρ, η) per algorithm, chosen jointly on the whole
+   grid at one fixed α, ``tune_alpha`` [REC], and then used at every α. The tuning runs draw
+   their noise from tuning streams (:func:`mpdp.seeding.tuning_key`), disjoint from every
+   evaluated repetition's. Non-private ADMM is deterministic: one run per (ρ, η) (:func:`tune`).
 2. **Final runs** at the chosen (ρ, η) for ``reps`` repetitions, recording training loss, MER
-   and the noise actually drawn every ``record_every`` iterations (and at T).
+   and the noise actually drawn every ``record_every`` iterations (and at T), with the ε each
+   release really gives given the history (PVP: spec I-20) and its composition.
 
 Repetitions redraw the noise only; the node split is drawn once per (data set, P) [REC: the
 columns of a batch share each node's X]. Noise streams are keyed by the run's identity
@@ -31,9 +33,10 @@ import pandas as pd
 
 from mpdp import io, results, seeding
 from mpdp.data.prepare import load as load_processed
+from mpdp.errors import ConfigError
 from mpdp.mechanisms import admm as zz
 from mpdp.models.logistic import solve_optimum
-from mpdp.privacy.pure_dp import composed_pure_epsilon
+from mpdp.privacy.pure_dp import composed_pure_epsilon, pld_or_basic
 from mpdp.studies.admm.schema import EXTRA_COLUMNS
 
 
@@ -54,7 +57,8 @@ class StudyData:
 def split_nodes(X: np.ndarray, y: np.ndarray, P: int, root_seed: int, dataset: str) -> list[tuple[np.ndarray, np.ndarray]]:
     """Equal random split, B_p = ⌊n/P⌋ (spec E4 "local data"); leftover records are dropped."""
     if P < 2 or len(y) < 2 * P:
-        raise ValueError(f"cannot split {len(y)} records over P = {P} nodes")
+        raise ConfigError(f"config key 'admm.P': cannot split {len(y)} training records over P = {P} nodes "
+                          "(at least two each); lower admm.P or raise max_records")
     perm = seeding.rng(root_seed, "admm_split", dataset, P).permutation(len(y))
     B = len(y) // P
     return [(np.ascontiguousarray(X[perm[p * B:(p + 1) * B]]), y[perm[p * B:(p + 1) * B]].astype(np.float64))
@@ -97,19 +101,31 @@ def centralised_optimum(data: StudyData, rho: float, C_R: float) -> tuple[np.nda
     return f, float(data_loss(data.nodes, [f[:, None]] * len(data.nodes), C_R)[0])
 
 
-def _rng_for(root_seed: int, topology: str):  # noqa: ANN202
+def noise_key(topology: str, run: zz.ADMMRun) -> tuple[Any, ...]:
+    """The key of an evaluated run's noise stream: its identity (module docstring)."""
+    return ("admm_noise", topology, run.mechanism, float(run.alpha), float(run.rho), float(run.penalty),
+            int(run.rep))
+
+
+def tuning_noise_key(topology: str, run: zz.ADMMRun) -> tuple[Any, ...]:
+    """The key of a tuning run's noise stream, disjoint from every :func:`noise_key`."""
+    return seeding.tuning_key(*noise_key(topology, run))
+
+
+def _rng_for(root_seed: int, topology: str, tuning: bool = False):  # noqa: ANN202
+    key_of = tuning_noise_key if tuning else noise_key
+
     def rng_for(run: zz.ADMMRun) -> np.random.Generator:
-        return seeding.rng(root_seed, "admm_noise", topology, run.mechanism, float(run.alpha),
-                           float(run.rho), float(run.penalty), int(run.rep))
+        return seeding.rng(root_seed, *key_of(topology, run))
     return rng_for
 
 
 def _mean_final_loss(cfg: dict[str, Any], data: StudyData, topology: str, runs: list[zz.ADMMRun],
                      log: logging.Logger, what: str) -> pd.DataFrame:
-    """Mean final training loss per (mechanism, ρ, η, α) over the runs' repetitions."""
+    """Mean final training loss per (mechanism, ρ, η, α) over the tuning runs' repetitions."""
     a = cfg["admm"]
     start = time.perf_counter()
-    res = zz.run_batch(data.nodes, topology, runs, a["T"], _rng_for(cfg["root_seed"], topology),
+    res = zz.run_batch(data.nodes, topology, runs, a["T"], _rng_for(cfg["root_seed"], topology, tuning=True),
                        lambda rel: {"train_loss": data_loss(data.nodes, rel, a["C_R"])}, [a["T"]], a["C_R"])
     log.info("%s: %d runs in %.1f s (%d Newton iterations, %d Hessian products)", what, len(runs),
              time.perf_counter() - start, res.newton_iterations, res.hessian_products)
@@ -122,45 +138,37 @@ def _mean_final_loss(cfg: dict[str, Any], data: StudyData, topology: str, runs: 
     return frame.groupby(["mechanism", "penalty", "alpha", "rho"], sort=True)["loss"].mean().reset_index()
 
 
-def tune(cfg: dict[str, Any], data: StudyData, topology: str, log: logging.Logger) -> dict[str, dict[str, Any]]:
-    """Phase 1 (module docstring): per mechanism, the chosen η and ρ(α) and every candidate's loss.
+def tuning_runs(cfg: dict[str, Any]) -> list[zz.ADMMRun]:
+    """Every tuning candidate: each mechanism × the whole (ρ, η) grid at α = ``tune_alpha``
+    (non-private ADMM: no α, one run), ``tune_reps`` repetitions."""
+    a = cfg["admm"]
+    runs = []
+    for mech in zz.MECHANISMS:
+        alpha, reps = (math.nan, 1) if mech == "admm" else (float(a["tune_alpha"]), a["tune_reps"])
+        runs += [zz.ADMMRun(mech, float(r), float(e), alpha, rep, a["own_unperturbed_in_dual"])
+                 for r, e in itertools.product(a["rho_grid"], a["penalty_grid"]) for rep in range(reps)]
+    return runs
 
-    Stage A runs the whole (ρ, η) grid at the reference α ``tune_penalty_alpha`` (non-private
-    ADMM: no α) and fixes η* = argmin_η min_ρ loss [REC]; stage B runs the ρ grid at η* for the
-    other α of the grid; ρ*(α) = argmin_ρ loss at η*. All mechanisms share each stage's batch.
+
+def tune(cfg: dict[str, Any], data: StudyData, topology: str, log: logging.Logger) -> dict[str, dict[str, Any]]:
+    """Phase 1 (module docstring): per mechanism, the chosen (ρ, η) and every candidate's loss.
+
+    (ρ*, η*) = argmin of the mean final training loss over the whole grid at the one fixed α
+    ``tune_alpha`` (the paper tunes ρ at a fixed α); all mechanisms share one batch.
     """
     a = cfg["admm"]
-    own = a["own_unperturbed_in_dual"]
-
-    def reps(mech: str) -> int:
-        return 1 if mech == "admm" else a["tune_reps"]
-
-    def ref(mech: str) -> float:
-        return math.nan if mech == "admm" else float(a["tune_penalty_alpha"])
-
-    runs_a = [zz.ADMMRun(m, float(r), float(e), ref(m), rep, own)
-              for m in zz.MECHANISMS for r, e in itertools.product(a["rho_grid"], a["penalty_grid"])
-              for rep in range(reps(m))]
-    stage_a = _mean_final_loss(cfg, data, topology, runs_a, log, f"tuning {topology} (A)")
-    penalty = {m: float(g.loc[g["loss"].idxmin(), "penalty"]) for m, g in stage_a.groupby("mechanism")}
-    others = [float(x) for x in a["alpha_grid"] if float(x) != float(a["tune_penalty_alpha"])]
-    runs_b = [zz.ADMMRun(m, float(r), penalty[m], al, rep, own)
-              for m in ("dvp", "pvp") for r, al in itertools.product(a["rho_grid"], others) for rep in range(reps(m))]
-    means = [stage_a]
-    if runs_b:
-        means.append(_mean_final_loss(cfg, data, topology, runs_b, log, f"tuning {topology} (B)"))
-    mean = pd.concat(means, ignore_index=True)
+    mean = _mean_final_loss(cfg, data, topology, tuning_runs(cfg), log, f"tuning {topology}")
     choices = {}
     for mech in zz.MECHANISMS:
-        sel = mean[(mean["mechanism"] == mech) & (mean["penalty"] == penalty[mech])]
-        best = sel.loc[sel.groupby("alpha")["loss"].idxmin()]
+        sel = mean[mean["mechanism"] == mech]
+        best = sel.loc[sel["loss"].idxmin()]
         choices[mech] = {
-            "mechanism": mech, "topology": topology, "penalty": penalty[mech], "reference_alpha": ref(mech),
-            "rho": dict(zip(best["alpha"], best["rho"].astype(float), strict=True)),
-            "loss": dict(zip(best["alpha"], best["loss"].astype(float), strict=True)),
+            "mechanism": mech, "topology": topology, "rho": float(best["rho"]), "penalty": float(best["penalty"]),
+            "tuning_alpha": math.nan if mech == "admm" else float(a["tune_alpha"]),
+            "loss": float(best["loss"]),
             "candidates": [{"rho": float(r.rho), "penalty": float(r.penalty), "alpha": r.alpha,
-                            "mean_final_loss": float(r.loss)} for r in mean[mean["mechanism"] == mech].itertuples()],
-            "tune_reps": reps(mech),
+                            "mean_final_loss": float(r.loss)} for r in sel.itertuples()],
+            "tune_reps": 1 if mech == "admm" else a["tune_reps"],
         }
     return choices
 
@@ -169,18 +177,25 @@ def _alpha_key(alpha: float) -> str:
     return "nan" if math.isnan(alpha) else repr(float(alpha))
 
 
-def final_runs(cfg: dict[str, Any], data: StudyData, topology: str, choices: dict[str, dict[str, Any]],
-               log: logging.Logger) -> pd.DataFrame:
-    """Phase 2: the chosen settings × ``reps`` repetitions, one row per recorded iteration."""
+def evaluated_runs(cfg: dict[str, Any], choices: dict[str, dict[str, Any]]) -> list[zz.ADMMRun]:
+    """Phase 2's runs: the chosen (ρ, η) of each mechanism × α grid × ``reps`` repetitions."""
     a = cfg["admm"]
-    T, C_R = a["T"], a["C_R"]
     runs = []
     for mech in zz.MECHANISMS:
         alphas = [math.nan] if mech == "admm" else [float(x) for x in a["alpha_grid"]]
         reps = 1 if mech == "admm" else a["reps"]
         choice = choices[mech]
-        runs += [zz.ADMMRun(mech, choice["rho"][_alpha_key(al)], choice["penalty"], al, rep,
-                            a["own_unperturbed_in_dual"]) for al in alphas for rep in range(reps)]
+        runs += [zz.ADMMRun(mech, choice["rho"], choice["penalty"], al, rep, a["own_unperturbed_in_dual"])
+                 for al in alphas for rep in range(reps)]
+    return runs
+
+
+def final_runs(cfg: dict[str, Any], data: StudyData, topology: str, choices: dict[str, dict[str, Any]],
+               log: logging.Logger) -> pd.DataFrame:
+    """Phase 2: the chosen settings × ``reps`` repetitions, one row per recorded iteration."""
+    a = cfg["admm"]
+    T, C_R = a["T"], a["C_R"]
+    runs = evaluated_runs(cfg, choices)
     record = list(range(a["record_every"], T + 1, a["record_every"]))
 
     def metrics(rel: list[np.ndarray]) -> dict[str, np.ndarray]:
@@ -195,6 +210,40 @@ def final_runs(cfg: dict[str, Any], data: StudyData, topology: str, choices: dic
     return result_rows(cfg, data, topology, runs, res, optimum, choices, seconds / max(len(runs), 1))
 
 
+@dataclass(frozen=True)
+class RealPrivacy:
+    """The ε each release of a run really gives given the history (DVP: α, Theorem 1; PVP: the
+    I-20 bound of :func:`mpdp.mechanisms.admm.pvp_transcript_epsilons`; ADMM: none).
+
+    PVP's gain r is the worst node's (equal on the ring and the complete graph). The I-20 bound
+    assumes the duals are public (eq. (20) from released values); with
+    ``own_unperturbed_in_dual`` the dual is hidden too and no bound is derived: NaN.
+    """
+
+    gain: float  # r = ηV_p/κ_p (PVP), NaN otherwise
+    epsilons: np.ndarray  # (T,) real ε of releases 1..T
+
+    @classmethod
+    def of(cls, run: zz.ADMMRun, topology: str, P: int, alpha_prime: float, T: int) -> RealPrivacy:
+        if run.mechanism == "admm":
+            return cls(math.nan, np.full(T, math.nan))
+        if run.mechanism == "dvp":
+            return cls(math.nan, np.full(T, float(run.alpha)))
+        degree = max(len(n) for n in zz.neighbours(topology, P))
+        gain = float(zz.pvp_hidden_gain(run.rho, P, run.penalty, degree))
+        if run.own_unperturbed_in_dual:
+            return cls(gain, np.full(T, math.nan))
+        return cls(gain, zz.pvp_transcript_epsilons(float(run.alpha), alpha_prime, gain, T))
+
+    def release(self, t: int) -> float:
+        """Real ε of release t (1..T)."""
+        return float(self.epsilons[t - 1])
+
+    def cumulative(self, t: int) -> float:
+        """Basic composition of releases 1..t."""
+        return float(math.fsum(self.epsilons[:t])) if np.all(np.isfinite(self.epsilons[:t])) else math.nan
+
+
 def result_rows(cfg: dict[str, Any], data: StudyData, topology: str, runs: list[zz.ADMMRun],
                 res: zz.BatchResult, optimum: dict[float, float], choices: dict[str, dict[str, Any]],
                 seconds: float) -> pd.DataFrame:
@@ -202,12 +251,14 @@ def result_rows(cfg: dict[str, Any], data: StudyData, topology: str, runs: list[
     a = cfg["admm"]
     delta = a["delta"]
     sizes = [len(y) for _, y in data.nodes]
+    real = [RealPrivacy.of(run, topology, a["P"], float(res.alpha_prime[k]), a["T"]) for k, run in enumerate(runs)]
     rows = []
     for k, run in enumerate(runs):
         private = run.mechanism != "admm"
         for i, t in enumerate(res.iterations):
             eps = {m: (composed_pure_epsilon(run.alpha, t, delta, m) if private else math.nan)
-                   for m in ("basic", "pld", "exact")}
+                   for m in ("basic", "exact")}
+            eps["pld"], pld_fallback = pld_or_basic([run.alpha] * t, delta) if private else (math.nan, False)
             loss = float(res.metrics["train_loss"][i, k])
             rows.append({
                 "dataset": a["dataset"], "experiment": "e4", "mechanism": run.mechanism,
@@ -231,7 +282,9 @@ def result_rows(cfg: dict[str, Any], data: StudyData, topology: str, runs: list[
                 "zeta": float(res.zeta[k]), "noise_norm": float(res.noise_norm[i, k]),
                 "noise_norm_expected": _expected_noise(data.d, run, res, k, t, a["T"]),
                 "own_unperturbed_in_dual": run.own_unperturbed_in_dual,
-                "tuning_loss": choices[run.mechanism]["loss"][_alpha_key(run.alpha)],
+                "tuning_loss": choices[run.mechanism]["loss"],
+                "pvp_gain": real[k].gain, "eps_real": real[k].release(t),
+                "eps_real_cumulative_basic": real[k].cumulative(t), "eps_pld_fallback": pld_fallback,
             })
     return results.to_frame(rows, EXTRA_COLUMNS)
 

@@ -58,7 +58,7 @@ def read_tables(paths: Sequence[Path | str]) -> pd.DataFrame:
 
 def _extra(path: Path | str) -> dict[str, str]:
     """The benchmark's extra columns plus whatever further columns the table carries."""
-    columns = pd.read_parquet(path).columns
+    columns = results.read_parquet(path, "benchmark table").columns
     extra = dict(EXTRA_COLUMNS)
     for col in columns:
         if col not in results.COLUMNS and col not in extra:

@@ -15,7 +15,7 @@ from typing import Any, NamedTuple
 import numpy as np
 import pandas as pd
 
-from mpdp.errors import InputDataError
+from mpdp import results
 from mpdp.studies.ls import EXPERIMENTS
 from mpdp.studies.ls.experiment import COLUMNS
 from mpdp.studies.ls.figures import SYNTHETIC_NOTE
@@ -49,10 +49,7 @@ class LSResults(NamedTuple):
 
 def read_table(path: str | Path) -> pd.DataFrame:
     """A study table, with a one-line error if it is missing or unreadable."""
-    try:
-        return pd.read_parquet(path)
-    except (OSError, ValueError) as exc:
-        raise InputDataError(f"least-squares table {path} cannot be read: {exc}") from None
+    return results.read_parquet(path, "least-squares table")
 
 
 def context(outputs: list[str]) -> dict[str, Any] | None:

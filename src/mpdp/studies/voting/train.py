@@ -320,6 +320,9 @@ def table_rows(cfg: Mapping[str, Any], table: str, processed_dir: Path, log: log
             f"{table}: no M of voting.M_grid = {v['M_grid']} leaves >= {v['min_party_size']} "
             f"records per party in the private pool of {len(task.X_priv)}"
         )
+    if dropped := [M for M in v["M_grid"] if M not in Ms]:
+        log.warning("%s: voting.M_grid: M = %s dropped: the private pool of %d records leaves fewer than "
+                    "voting.min_party_size = %d per party", table, dropped, len(task.X_priv), v["min_party_size"])
     pooled = Pooled(task)
     base = {
         "dataset": dataset, "experiment": MAIN, "mode": "output_perturbation",

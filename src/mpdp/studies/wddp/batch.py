@@ -25,7 +25,7 @@ from mpdp import mechanisms
 from mpdp.engine import Block, column_flops, deduplicate, noisy_gd, row_keys
 from mpdp.mechanisms import Calibration, RunSpec
 from mpdp.partition import PartitionSet
-from mpdp.seeding import rng, seed_sequence, tuning_key
+from mpdp.seeding import rng, seed_sequence, tuning_key, tuning_rng
 
 
 @dataclass(frozen=True)
@@ -70,9 +70,12 @@ class CanaryTrace:
     weight: list[np.ndarray]  # (c × k_run) weight of each canary record in each column's gradient
 
 
-def initial_point(root_seed: int, dataset: str, rep: int, p: int, init_std: float) -> np.ndarray:
-    """θ₀ ~ N(0, init_std² I), shared by all parties and methods of a repetition (spec E7 #14)."""
-    return rng(root_seed, "init", dataset, rep).normal(0.0, init_std, size=p)
+def initial_point(root_seed: int, dataset: str, rep: int, p: int, init_std: float,
+                  tuning: bool = False) -> np.ndarray:
+    """θ₀ ~ N(0, init_std² I), shared by all parties and methods of a repetition (spec E7 #14);
+    ``tuning``: the θ₀ of a selection run (CV fold ``rep``), from a tuning stream."""
+    gen = tuning_rng(root_seed, "init", dataset, rep) if tuning else rng(root_seed, "init", dataset, rep)
+    return gen.normal(0.0, init_std, size=p)
 
 
 def _record_weights(run: RunSpec, partition: PartitionSet, n: int) -> np.ndarray:

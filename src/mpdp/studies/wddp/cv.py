@@ -2,7 +2,9 @@
 
 5-fold stratified CV on the training split at the reference setting (m = 8, ε = 0.1, random
 sizes); inside each fold the fold's training part is partitioned with spec E2.1. As in the
-paper, CV on private data is not privacy-accounted (spec E7 #16).
+paper, CV on private data is not privacy-accounted (spec E7 #16). Every random draw of the CV
+(folds, partitions, θ₀, noise) comes from a tuning stream (:func:`mpdp.seeding.tuning_key`), so
+the selection shares no randomness with the evaluated repetitions.
 
 **Groups.** Mechanisms identical in distribution (per-round WD-DP ≡ Wang–Ye–Xu, spec M3.2;
 :data:`mpdp.studies.wddp.plan.IDENTICAL_TO`) form one group with one selection: the group is
@@ -34,7 +36,7 @@ import pandas as pd
 from mpdp.mechanisms import RunSpec
 from mpdp.models import logistic
 from mpdp.partition import PartitionSet, random_sizes
-from mpdp.seeding import rng
+from mpdp.seeding import tuning_rng
 from mpdp.studies.wddp.batch import initial_point, train_batch
 from mpdp.studies.wddp.plan import IDENTICAL_TO, JAYARAMAN_ONLY, accountants_for, method_keys
 
@@ -104,7 +106,7 @@ def cross_validate(
     cv = w["cv"]
     root = cfg["root_seed"]
     groups = selection_groups(cfg)
-    split_seed = int(rng(root, "cv-folds", dataset).integers(2**31 - 1))
+    split_seed = int(tuning_rng(root, "cv-folds", dataset).integers(2**31 - 1))
     # imported here: every training job imports this module, and only CV needs scikit-learn
     from sklearn.model_selection import StratifiedKFold
 
@@ -113,7 +115,7 @@ def cross_validate(
     flops = 0.0
     for fold, (train_idx, val_idx) in enumerate(folds.split(X, y)):
         n_f, m = len(train_idx), cv["ref_m"]
-        part_rng = rng(root, "cv-partition", dataset, fold)
+        part_rng = tuning_rng(root, "cv-partition", dataset, fold)
         tau = max(2, int(np.floor(w["tau_frac"] * n_f / m)))
         sizes = random_sizes(n_f, m, tau, part_rng)
         order = part_rng.permutation(train_idx).astype(np.int64)
@@ -132,8 +134,8 @@ def cross_validate(
             for eta in w["eta_grid"]
             for s in range(cv["seeds"] * len(members))
         ]
-        theta0 = {0: initial_point(root, dataset, fold, X.shape[1], w["init_std"])}
-        result = train_batch(runs, X, y, partition, theta0, root, w["dtype"], w["dedup"])
+        theta0 = {0: initial_point(root, dataset, fold, X.shape[1], w["init_std"], tuning=True)}
+        result = train_batch(runs, X, y, partition, theta0, root, w["dtype"], w["dedup"], tuning=True)
         flops += float(result.flops.sum())
         acc = np.atleast_1d(logistic.accuracy(result.thetas, X[val_idx], y[val_idx]))
         records += [

@@ -26,7 +26,7 @@ from mpdp.studies.wddp.figure_spec import (
     variants_for,
 )
 from mpdp.studies.wddp.figures import cv_curves_png, table1_frame
-from mpdp.tuning import edge_warnings
+from mpdp.studies.wddp.tuning_report import eta_edge_warnings
 
 KEY = "wddp"
 TITLE = "Weighted aggregation (WD-DP; Kang, Liu, Wang)"
@@ -127,21 +127,6 @@ def figure_names(cell: str) -> list[str]:
     return [f"fig{int(n):02d}" for n in re.findall(r"\d+", str(cell))]
 
 
-def tuning_edges(scores: pd.DataFrame, chosen: pd.DataFrame) -> pd.DataFrame | None:
-    """Edge warnings of the η selection (grid: the η the CV evaluated); None without CV."""
-    if chosen.empty or scores.empty:
-        return None
-    keys = [k for k in ("dataset", "mechanism", "mode", "accountant") if k in chosen]
-
-    def choices():
-        for row in chosen.itertuples(index=False):
-            grid = scores.loc[scores["dataset"] == row.dataset, "eta"]
-            setting = ", ".join(str(getattr(row, k)) for k in keys)
-            yield setting, "eta", float(row.eta), grid.to_numpy()
-
-    return edge_warnings(KEY, choices())
-
-
 def _figure_subsection(fig_id: str, tables: wr.Tables, claims: Mapping[str, pd.DataFrame],
                        files: Mapping[str, str], configured: set[str]) -> list:
     spec = FIGURES[fig_id]
@@ -227,7 +212,8 @@ def build(ctx: Mapping[str, Any], tables: wr.Tables, cards: Mapping[str, Any],
     section.ledger = [md(LEDGER), md(wr.ma16_ratio_sentence(tables) + "."), table(wr.privacy_ledger(tables))]
 
     scores, chosen = wr.cv_scores(ctx["results"])
-    section.tuning_edges = tuning_edges(scores, chosen)
+    # η chosen by CV against wddp.eta_grid (spec E3.3); None: η fixed, nothing tuned
+    section.tuning_edges = None if chosen.empty else eta_edge_warnings(chosen, cfg["wddp"]["eta_grid"])
     section.deviations = [
         md(DEVIATIONS),
         md("**Reconstructed and open choices used.**"), table(wr.reconstructed_choices(cfg, cards)),
