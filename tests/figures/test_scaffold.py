@@ -104,6 +104,9 @@ def test_paper_summary_is_computed_from_the_claims_table(section):
     claims.loc[claims["claim_id"] == "B", "verdict"] = "PASS"
     assert "Does not replicate" not in scaffold.paper_summary(section)
     assert "2 PASS, 1 INCONCLUSIVE" in scaffold.paper_summary(section)
+    # a claims table without a figures column (the benchmark's) summarises without figure links
+    section.claims_tables[""] = claims.drop(columns="figures")
+    assert "Replicates: [A](#claim-s-a) (A beats B); [B](#claim-s-b)" in scaffold.paper_summary(section)
 
 
 def test_glance_covers_every_study_and_links_each_claim(section):

@@ -222,6 +222,8 @@ def _claim_link(section: StudySection, claim_id: str, text: str) -> str:
 
 
 def _figure_links(section: StudySection, rows: pd.DataFrame) -> str:
+    if "figures" not in rows:  # a claims table that names no figures (e.g. the benchmark's)
+        return ""
     names = list(dict.fromkeys(n for cell in rows["figures"] for n in section.figures_of(cell)))
     return ", ".join(f"[{n}](#fig-{slug(n)})" for n in names)
 
