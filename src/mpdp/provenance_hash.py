@@ -58,6 +58,8 @@ STAGE_SOURCES: dict[str, tuple[str, ...]] = {
                         "studies/wddp/batch.py", "studies/voting/train.py", "studies/voting/plan.py",
                         *ENGINE, "models", "mechanisms", "privacy", "partition.py", "seeding.py",
                         "results.py", "data/prepare.py", "bounds.py"),
+    # the per-cell ranking table: a statistic of the tables, no plot code
+    "benchmark_ranking": ("studies/benchmark/ranking.py", "studies/benchmark/schema.py", "io.py"),
     "benchmark_figures": ("studies/benchmark/figures.py", "studies/benchmark/ranking.py",
                           "studies/benchmark/schema.py", "figures/style.py", "figures/bands.py",
                           "figures/plot.py", "results.py"),

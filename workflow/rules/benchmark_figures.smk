@@ -32,7 +32,7 @@ rule benchmark_ranking:
     log:
         "logs/benchmark_ranking.log",
     params:
-        code=source_hash("benchmark_figures"),
+        code=source_hash("benchmark_ranking"),
         settings=lambda wc: rule_keys.settings(CFG, "benchmark_ranking"),
     conda:
         "../envs/mpdp.yaml"
