@@ -17,6 +17,7 @@ import sys
 import time
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from mpdp import config, io, results
@@ -255,9 +256,16 @@ def test_readme_rerun_table_is_true(workdir, tmp_path, change):
 
 
 def test_unexpected_job_error_leaves_its_traceback_in_the_log(workdir):
-    """Runs last: it damages one per-job table of the finished build."""
+    """Runs last: it damages one per-job table of the finished build.
+
+    The table stays readable Parquet with every column (an unreadable file is a user-facing
+    one-line error, tests/test_corrupt_tables.py), but a repetition index that is not a number
+    breaks the job where no check expects it: an unexpected error.
+    """
     part = workdir / "data" / "results" / "wddp" / "runs" / "breast_cancer" / "eps_m2.parquet"
-    part.write_bytes(b"PAR1 damaged")
+    damaged = pd.read_parquet(part)
+    damaged["rep"] = "not a number"
+    damaged.to_parquet(part, index=False)
     proc = _snakemake(workdir, "data/results/wddp/breast_cancer.parquet", *SMOKE, *OVERRIDE, check=False)
     assert proc.returncode != 0
     log = (workdir / "logs" / "collect_results" / "breast_cancer.log").read_text()
