@@ -227,25 +227,16 @@ def evaluate_one(
     }
     try:
         result = check(runs)
-    except NoData as reason:
+    except (NoData, Uninformative) as reason:
+        no_data = isinstance(reason, NoData)
         return row | {
             "statistic": "",
             "estimate": _NAN,
             "ci_low": _NAN,
             "ci_high": _NAN,
             "n_reps": 0,
-            "verdict": "INCONCLUSIVE",
-            "note": f"{prefix}no data: {reason} ({reading})",
-        }
-    except Uninformative as reason:
-        return row | {
-            "statistic": "",
-            "estimate": _NAN,
-            "ci_low": _NAN,
-            "ci_high": _NAN,
-            "n_reps": 0,
-            "verdict": "UNINFORMATIVE",
-            "note": f"{prefix}uninformative: {reason} ({reading})",
+            "verdict": "INCONCLUSIVE" if no_data else "UNINFORMATIVE",
+            "note": f"{prefix}{'no data' if no_data else 'uninformative'}: {reason} ({reading})",
         }
     per_rep = result.per_rep.dropna()
     estimate, low, high = t_interval(per_rep.to_numpy())
