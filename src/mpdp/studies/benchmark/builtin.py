@@ -29,44 +29,43 @@ _ADMM = "per-release pure α, PLD composition over T"
 PVP_CALIBRATION = "noise to the hidden-state bound Δp/(1−r)"
 
 
+#: the papers' three training families and the function of :mod:`mpdp.studies.benchmark.train`
+#: that trains all of a family's configured mechanisms in one job
+FAMILY_RUNNERS: dict[str, str] = {"gradient": "run_gradient", "output": "run_output",
+                                  "admm": "run_admm"}
+
+
 @dataclass(frozen=True)
-class GradientFamily(Mechanism):
-    """Gradient perturbation (M2, M3, M4): trained by :func:`mpdp.studies.benchmark.train.run_gradient`."""
+class FamilyMechanism(Mechanism):
+    """A mechanism of the papers, trained with the rest of its family (``job``) by the family's
+    runner in :data:`FAMILY_RUNNERS`."""
+
+    def train_job(self, cfg: Mapping[str, Any], dataset: str, data: BenchmarkData, ids: Sequence[str],
+                  log: logging.Logger) -> tuple[Rows, dict[str, Any]]:
+        from mpdp.studies.benchmark import train
+
+        return getattr(train, FAMILY_RUNNERS[self.job])(cfg, dataset, data, log, ids=ids)
+
+
+@dataclass(frozen=True)
+class GradientFamily(FamilyMechanism):
+    """Gradient perturbation (M2, M3, M4)."""
 
     job: str = "gradient"
 
-    def train_job(self, cfg: Mapping[str, Any], dataset: str, data: BenchmarkData, ids: Sequence[str],
-                  log: logging.Logger) -> tuple[Rows, dict[str, Any]]:
-        from mpdp.studies.benchmark.train import run_gradient
-
-        return run_gradient(cfg, dataset, data, log, ids=ids)
-
 
 @dataclass(frozen=True)
-class OutputFamily(Mechanism):
-    """Output perturbation and voting (M1a reference, M5, M6, M11, M12): :func:`~mpdp.studies.
-    benchmark.train.run_output`."""
+class OutputFamily(FamilyMechanism):
+    """Output perturbation and voting (M1a reference, M5, M6, M11, M12)."""
 
     job: str = "output"
 
-    def train_job(self, cfg: Mapping[str, Any], dataset: str, data: BenchmarkData, ids: Sequence[str],
-                  log: logging.Logger) -> tuple[Rows, dict[str, Any]]:
-        from mpdp.studies.benchmark.train import run_output
-
-        return run_output(cfg, dataset, data, log, ids=ids)
-
 
 @dataclass(frozen=True)
-class ADMMFamily(Mechanism):
-    """Zhang–Zhu ADMM (M9 DVP, M10 PVP): :func:`mpdp.studies.benchmark.train.run_admm`."""
+class ADMMFamily(FamilyMechanism):
+    """Zhang–Zhu ADMM (M9 DVP, M10 PVP)."""
 
     job: str = "admm"
-
-    def train_job(self, cfg: Mapping[str, Any], dataset: str, data: BenchmarkData, ids: Sequence[str],
-                  log: logging.Logger) -> tuple[Rows, dict[str, Any]]:
-        from mpdp.studies.benchmark.train import run_admm
-
-        return run_admm(cfg, dataset, data, log, ids=ids)
 
 
 #: the papers' mechanisms, in legend order (spec E10 "Mechanisms")
