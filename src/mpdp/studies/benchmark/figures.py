@@ -217,11 +217,14 @@ def plot_rank(ranked: pd.DataFrame, cat: pd.DataFrame, png: Path, pdf: Path,
         patches.append(Patch(facecolor="white", edgecolor="#444444", hatch="///",
                              label="u: uninformative cell (no accuracy\nabove the majority rate)"))
         fig.legend(handles=patches, loc="center right", fontsize=7.5, frameon=False)
-        fig.suptitle(textwrap.fill(
+        title = textwrap.fill(
             f"Best mechanism per cell on the primary metric ({ranking.PRIMARY_METRICS[metric]}; lower is "
             "better); number = mechanisms not significantly worse (incl. the best; paired t-test over "
-            f"repetitions, Holm, α = {ranking.ALPHA:g})", int(11 * width)), fontsize=9)
-        fig.tight_layout(rect=(0, 0, 1 - _LEGEND_W / width, 0.86))
+            f"repetitions, Holm, α = {ranking.ALPHA:g})", int(11 * width))
+        fig.suptitle(title, fontsize=9, y=0.995)
+        # reserve only the title's lines above the panels (about 0.16 in per line at 9 pt)
+        top = 1 - (0.16 * (title.count("\n") + 1) + 0.1) / 4.6
+        fig.tight_layout(rect=(0, 0, 1 - _LEGEND_W / width, top))
         save_figure(fig, png, pdf)
         plt.close(fig)
 
