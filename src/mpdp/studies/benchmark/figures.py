@@ -165,7 +165,7 @@ def plot_sweep(table: pd.DataFrame, name: str, reference: Mapping[str, Any], del
                                    "whole transcript accounted; mean and 95 % band over repetitions; "
                                    + "; ".join(f"{ds}: {n}" for ds, n in sizes.items()), int(11 * width)),
                      fontsize=9.5)
-        fig.tight_layout(rect=(0, 0, 1 - _LEGEND_W / width, 0.9))
+        fig.tight_layout(rect=(0, 0, 1 - _LEGEND_W / width, 1))  # tight_layout makes room for the suptitle
         save_figure(fig, png, pdf)
         plt.close(fig)
 
@@ -221,10 +221,9 @@ def plot_rank(ranked: pd.DataFrame, cat: pd.DataFrame, png: Path, pdf: Path,
             f"Best mechanism per cell on the primary metric ({ranking.PRIMARY_METRICS[metric]}; lower is "
             "better); number = mechanisms not significantly worse (incl. the best; paired t-test over "
             f"repetitions, Holm, α = {ranking.ALPHA:g})", int(11 * width))
-        fig.suptitle(title, fontsize=9, y=0.995)
-        # reserve only the title's lines above the panels (about 0.16 in per line at 9 pt)
-        top = 1 - (0.16 * (title.count("\n") + 1) + 0.1) / 4.6
-        fig.tight_layout(rect=(0, 0, 1 - _LEGEND_W / width, top))
+        fig.suptitle(title, fontsize=9)
+        # tight_layout makes room for the suptitle itself: a lower top would leave a gap under it
+        fig.tight_layout(rect=(0, 0, 1 - _LEGEND_W / width, 1))
         save_figure(fig, png, pdf)
         plt.close(fig)
 
