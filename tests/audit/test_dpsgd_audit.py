@@ -49,3 +49,14 @@ def test_planted_bug_amplification_claimed_while_sampling_everyone_is_caught():
     assert row["eps_accounted"] <= 1.0
     assert row["eps_lower"] > 2 * row["eps_accounted"]
     assert row["eps_lower"] <= row["eps_up"]  # the implemented noise's real ε (q = 1)
+
+
+def test_draws_per_side_capped_by_training_draws():
+    """Each draw is a whole training: audit.many_draws.training_draws caps them (at most draws)."""
+    capped = AuditContext(root_seed=3, beta=0.05, delta=1e-5, bug_noise_factor={}, n_train={}, one_run={},
+                          many_draws={"draws": 1000, "training_draws": 300, "f_sel": 0.2})
+    assert ADAPTER.run({"epsilon": 1.0, "n": 20}, capped)["trials"] == 300
+    loose = AuditContext(root_seed=3, beta=0.05, delta=1e-5, bug_noise_factor={}, n_train={}, one_run={},
+                         many_draws={"draws": 400, "training_draws": 10_000, "f_sel": 0.2})
+    assert ADAPTER.run({"epsilon": 1.0, "n": 20}, loose)["trials"] == 400
+    assert ADAPTER.run({"epsilon": 1.0, "n": 20, "draws": 250}, capped)["trials"] == 250

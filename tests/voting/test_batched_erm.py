@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 from sklearn.linear_model import LogisticRegression
 
+from mpdp.models import batched_erm
 from mpdp.models.batched_erm import (
     fit_logistic_batch,
     fit_softmax_batch,
@@ -61,3 +62,26 @@ def test_batched_solves_equal_single_solves_and_are_stationary(multi):
     for b in range(len(sizes)):
         single = fit(*stack_problems([blocks[b]], [targets[b]]), lam)[0]
         np.testing.assert_allclose(W[b], single, atol=1e-9)
+
+
+def test_backtrack_takes_the_full_step_where_the_objective_cannot_resolve_the_decrease():
+    """Near the minimum the decrease gᵀ·step (here 1e-20) is below the rounding of J: an Armijo
+    test that sees J(W − step) a rounding error above J(W) must not shrink the step to nothing (the KDDCup99
+    5-class solve stalled at a gradient norm of 1.5e-10 that way)."""
+    W = np.array([[1.0, -2.0]])
+    step = np.array([[1e-10, 0.0]])
+    g = np.array([[1e-10, 0.0]])
+
+    def rounded_objective(V):  # J(W) = 0.5; every other point "worse" by the rounding of a long sum
+        return np.where(np.all(V == W, axis=1), 0.5, 0.5 + 1e-14)
+
+    np.testing.assert_array_equal(batched_erm._backtrack(rounded_objective, W, step, g), W - step)
+
+
+def test_backtrack_still_rejects_a_resolvable_increase():
+    """A step whose predicted decrease J can resolve is halved while J does not fall enough."""
+    W = np.array([[0.0]])
+    g = np.array([[-1.0]])
+    step = np.array([[-4.0]])  # overshoots the minimum of J(w) = (w − 1)²/2 at 1: J(4) > J(0)
+    new = batched_erm._backtrack(lambda V: 0.5 * (V[:, 0] - 1.0) ** 2, W, step, g)
+    assert 0.0 < new[0, 0] <= 2.0
