@@ -10,8 +10,9 @@ labels' gradients are clipped to exactly G while |θ| ≤ ln((1 − G)/G) ≈ 0.
 the aggregate by the full replace-one gap 2G in every round that samples the canary (the small
 default step keeps θ there). The
 records are split over ``m`` parties (default 1; the canary in the first), each sampling its
-own records. Every draw is an independent run, :func:`training_draws` of them per side (a seed: its own sampling and noise streams,
-:func:`mpdp.seeding.rng` keys under ``("audit", "dpsgd", side, label)``); the score is the
+own records. Every draw is an independent run, :func:`training_draws` of them per side (a
+seed: its own sampling and noise streams, :func:`mpdp.seeding.rng` keys under
+``("audit", "dpsgd", side, label)``); the score is the
 canary coordinate of the released model θ_T (post-processing of the transcript), larger under D.
 :func:`mpdp.audit.many_draws.many_draws_audit` turns the two sides' scores into the (1 − β)
 lower bound ε̂ at the ledger's δ.

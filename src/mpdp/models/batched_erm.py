@@ -124,6 +124,8 @@ def _backtrack(objective, W: np.ndarray, step: np.ndarray, g: np.ndarray) -> np.
     alpha = np.ones(len(W))
     new = W - step
     unresolvable = slope <= RESOLVABLE_DECREASE * np.maximum(1.0, np.abs(f0))
+    if unresolvable.all():
+        return new
     for _ in range(60):
         f1 = objective(new)
         bad = (f1 > f0 - 1e-4 * alpha * slope + 1e-15 * np.abs(f0)) & ~unresolvable
