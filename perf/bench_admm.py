@@ -32,10 +32,12 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def node_solves(cfg: dict) -> int:
-    """Node-solves of the E4 plan of ``cfg`` (the tuning grid at ``tune_alpha`` and the final runs)."""
+    """Node-solves of the E4 plan of ``cfg`` (the η grid at ``tune_alpha``, ``tune_draws`` ×
+    ``tune_reps`` per private candidate, and the final runs with at most two references)."""
     a = cfg["admm"]
-    grid = len(a["rho_grid"]) * len(a["penalty_grid"])
-    per_topology = grid * (1 + 2 * a["tune_reps"]) + 1 + 2 * len(a["alpha_grid"]) * a["reps"]
+    grid = len(a["penalty_grid"])
+    per_topology = (grid * (1 + 2 * a["tune_draws"] * a["tune_reps"]) + 1 + 2 * len(a["alpha_grid"]) * a["reps"]
+                    + 2)
     return per_topology * len(a["topologies"]) * a["T"] * a["P"]
 
 

@@ -64,6 +64,7 @@ def _edit(cfg: dict, key: str, value) -> dict:
         ("admm.P", 100000, "admm.P"),
         ("admm.f3_alphas", [0.1, 0.5], "admm.f3_alphas"),
         ("admm.f4_iterations", [2, 4, 60], "admm.f4_iterations"),
+        ("admm.tune_draws", 1, "admm.tune_draws"),  # per_method_if_stable: one draw shows no stability
         ("voting.h1_M", 100, "voting.h1_M"),
         ("voting.datasets", [], "voting.datasets"),
         ("benchmark.datasets", [], "benchmark.datasets"),

@@ -157,6 +157,10 @@ def _check_admm(cfg: Mapping[str, Any], available: list[str], sizes: Mapping[str
     if extra:
         raise ConfigError(f"config key 'admm.f3_alphas': {extra} not in admm.alpha_grid = {a['alpha_grid']}; "
                           "Z-F3 draws only trained α: pick its α from admm.alpha_grid or add them there")
+    if a["footing"] == "per_method_if_stable" and a["tune_draws"] < 2:
+        raise ConfigError(f"config key 'admm.tune_draws': {a['tune_draws']} draw cannot show a per-method η "
+                          "stable (footing: per_method_if_stable needs at least 2); raise it or set "
+                          "admm.footing: shared")
     beyond = [t for t in a["f4_iterations"] if t > a["T"]]
     if beyond:
         raise ConfigError(f"config key 'admm.f4_iterations': {beyond} beyond admm.T = {a['T']}; "

@@ -25,7 +25,7 @@ from mpdp.studies.admm.schema import TRAIN_KEYS as _ADMM_TRAIN
 _TRAIN = (
     "root_seed", "wddp.T", "wddp.delta", "wddp.G", "wddp.lambda", "wddp.reps", "wddp.dtype",
     "wddp.modes", "wddp.noise_sharing", "wddp.accountants", "wddp.extra_accountant_modes",
-    "wddp.init_std", "wddp.dedup", "wddp.nonprivate_reference", "wddp.equal_privacy",
+    "wddp.init_std", "wddp.dedup", "wddp.nonprivate_reference", "wddp.reference_step", "wddp.equal_privacy",
 )
 
 #: keys of the ``ls`` section every least-squares experiment reads (spec E6)

@@ -93,7 +93,7 @@ def test_claimed_pld_falls_back_to_basic_where_dp_accounting_overflows():
 
 
 def test_tuning_noise_is_disjoint_from_every_evaluated_repetition(monkeypatch):
-    cfg = _cfg(T=2, reps=2, tune_reps=2, alpha_grid=[0.5, 1.0], tune_alpha=1.0, rho_grid=[0.1, 1.0],
+    cfg = _cfg(T=2, reps=2, tune_reps=2, tune_draws=2, alpha_grid=[0.5, 1.0], tune_alpha=1.0, rho=0.1,
                penalty_grid=[0.5, 1.0])
     data = _data()
     keys: dict[str, list] = {"tune": [], "final": []}
@@ -112,8 +112,9 @@ def test_tuning_noise_is_disjoint_from_every_evaluated_repetition(monkeypatch):
     train.final_runs(cfg, data, "ring", choices, log)
     assert keys["tune"] and keys["final"]
     seeding.assert_disjoint(keys["tune"], keys["final"])
-    # ρ and η: one pair per mechanism, tuned at the one α of the config
+    # η: one per mechanism, tuned at the one α of the config; ρ the fixed config value
     assert {c["tuning_alpha"] for m, c in choices.items() if m != "admm"} == {1.0}
+    assert {c["rho"] for c in choices.values()} == {0.1}
     # tuning at α = 1 with rep 0's evaluated stream would be caught
     rep0 = [k for k in keys["final"] if k[-1] == 0 and k[3] == 1.0]
     assert rep0
@@ -122,18 +123,20 @@ def test_tuning_noise_is_disjoint_from_every_evaluated_repetition(monkeypatch):
 
 
 def test_edge_warning_for_every_tuned_value():
-    cfg = _cfg(rho_grid=[1e-3, 1e-2, 1e-1], penalty_grid=[0.1, 1.0, 10.0])
-    table = pd.DataFrame({"topology": ["ring"] * 2, "mechanism": ["admm", "dvp"], "alpha": [np.nan, 1.0],
-                          "rho": [1e-3, 1e-2], "admm_penalty": [1.0, 10.0], "tuning_loss": [1.0, 2.0],
-                          "rep": [0, 0]})
+    cfg = _cfg(rho=1e-3, penalty_grid=[0.1, 1.0, 10.0])
+    table = pd.DataFrame({"topology": ["ring"] * 4, "mechanism": ["admm", "dvp", "pvp", "admm_ref"],
+                          "alpha": [np.nan, 1.0, 1.0, np.nan], "rho": [1e-3] * 4,
+                          "admm_penalty": [0.1, 10.0, 10.0, 10.0], "tuning_loss": [1.0, 2.0, 2.5, np.nan],
+                          "rep": [0] * 4, "footing": ["own", "shared", "shared", "shared"],
+                          "reference_for": ["", "", "", "dvp+pvp"]})
     warn = report.edges(table, cfg)
+    # ρ is fixed (no edge); the reference copies η (not tuned: no warning of its own)
     assert set(zip(warn["setting"], warn["parameter"], warn["edge"], strict=True)) == {
-        ("ring, admm", "ρ", "low"), ("ring, dvp", "η", "high")}
-    assert "Warning" in report.edge_sentence(table, cfg) and "ρ = 0.001" in report.edge_sentence(table, cfg)
-    # ρ/P's share of κ_p at the tuned values explains a low ρ edge: 1e-3/5 / (1e-3/5 + 2·1·2)
-    assert f"ring, admm: {100 * 2e-4 / (2e-4 + 4.0):.2g} %" in report.edge_sentence(table, cfg)
-    interior = table.assign(rho=1e-2, admm_penalty=1.0)
-    assert report.edge_sentence(interior, cfg) == "No tuned value lies on an edge of its grid."
+        ("ring, admm", "η", "low"), ("ring, dvp", "η", "high"), ("ring, pvp", "η", "high")}
+    sentence = report.edge_sentence(table, cfg)
+    assert "Warning" in sentence and "one shared η for DVP and PVP" in sentence
+    interior = table.assign(admm_penalty=1.0)
+    assert report.edge_sentence(interior, cfg).startswith("No tuned value lies on an edge of its grid.")
 
 
 def test_f4_twin_axis_puts_both_noises_on_the_scale_of_f():

@@ -17,7 +17,8 @@ from mpdp import tuning
 from mpdp.mechanisms import admm as zz
 from mpdp.privacy.pure_dp import pld_or_basic
 from mpdp.studies.admm import claims as zz_claims
-from mpdp.studies.admm.train import read_table
+from mpdp.studies.admm.footing import PRIVATE
+from mpdp.studies.admm.train import REFERENCE, read_table
 
 #: context key of the section
 CONTEXT_KEY = "admm"
@@ -70,57 +71,57 @@ def load(context: dict[str, Any]) -> dict[str, Any] | None:
 
 
 def settings(table: pd.DataFrame) -> pd.DataFrame:
-    """The tuned ρ and η per (topology, mechanism) (one pair for every α: tuned at ``tune_alpha``),
-    with the tuning loss and repetitions."""
+    """ρ (fixed, ``admm.rho``) and the η per (topology, mechanism) (one pair for every α: η tuned at
+    ``tune_alpha``), with the footing (shared | per_method_stable | own), the mechanisms an
+    ``admm_ref`` run is the reference for, the tuning loss and repetitions."""
     out = table.groupby(["topology", "mechanism"], sort=True).agg(
         rho=("rho", "first"), eta=("admm_penalty", "first"), tuning_loss=("tuning_loss", "first"),
-        alphas=("alpha", "nunique"), reps=("rep", "nunique")).reset_index()
+        alphas=("alpha", "nunique"), reps=("rep", "nunique"), footing=("footing", "first"),
+        reference_for=("reference_for", "first")).reset_index()
     return out.rename(columns={"eta": "η (ADMM penalty)", "rho": "ρ", "tuning_loss": "mean final loss in tuning",
-                               "alphas": "α values run"})
+                               "alphas": "α values run", "reference_for": "reference for"})
 
 
 def edges(table: pd.DataFrame, cfg: dict[str, Any]) -> pd.DataFrame:
-    """Edge warnings (:func:`mpdp.tuning.edge_warnings`) of every tuned ρ and η."""
+    """Edge warnings (:func:`mpdp.tuning.edge_warnings`) of every tuned η (ρ is fixed, not tuned;
+    the ``admm_ref`` runs copy a private mechanism's η)."""
     a = cfg["admm"]
     tuned = settings(table)
-    choices = []
-    for row in tuned.itertuples(index=False):
-        setting = f"{row.topology}, {row.mechanism}"
-        choices += [(setting, "ρ", row[2], a["rho_grid"]), (setting, "η", row[3], a["penalty_grid"])]
+    tuned = tuned[tuned["mechanism"] != REFERENCE]
+    choices = [(f"{row.topology}, {row.mechanism}", "η", row[3], a["penalty_grid"])
+               for row in tuned.itertuples(index=False)]
     return tuning.edge_warnings("admm", choices)
 
 
-def _rho_share(table: pd.DataFrame, cfg: dict[str, Any]) -> pd.Series:
-    """Per "topology, mechanism": the share ρ/P of κ_p = ρ/P + 2ηV_p at the tuned (ρ, η)."""
-    P = cfg["admm"]["P"]
-    tuned = settings(table)
-    degree = tuned["topology"].map(lambda top: len(zz.neighbours(top, P)[0]))
-    share = (tuned["ρ"] / P) / zz.kappa(tuned["ρ"], P, tuned["η (ADMM penalty)"], degree)
-    return pd.Series(share.to_numpy(), index=tuned["topology"] + ", " + tuned["mechanism"])
-
-
 def edge_sentence(table: pd.DataFrame, cfg: dict[str, Any]) -> str:
-    """The report's sentence on tuned values at an edge of their grid, and why ρ sits on its low
-    edge: ρ enters the noise only through κ_p = ρ/P + 2ηV_p, and where ρ/P is a small part of it
-    a smaller ρ only removes regularisation, which the criterion (training loss without the
-    regulariser) rewards."""
-    return (tuning.edge_sentence(edges(table, cfg)) + " " + edge_note(table, cfg)).strip()
+    """The report's sentence on tuned values at an edge of their grid, and the footing of DVP and PVP."""
+    return " ".join(x for x in (tuning.edge_sentence(edges(table, cfg)), edge_note(table, cfg),
+                                footing_sentence(table)) if x).strip()
 
 
 def edge_note(table: pd.DataFrame, cfg: dict[str, Any]) -> str:
-    """Why ρ sits on the low edge of its grid where it does (see :func:`edge_sentence`); empty when
-    no tuned ρ is on its low edge."""
+    """Why non-private ADMM's η may sit on the low edge of its grid; empty when none does."""
     warnings = edges(table, cfg)
-    low_rho = warnings[(warnings["parameter"] == "ρ") & (warnings["edge"] == "low")]["setting"]
-    if low_rho.empty:
+    low = warnings[(warnings["parameter"] == "η") & (warnings["edge"] == "low")]["setting"]
+    if low.empty:
         return ""
-    share = _rho_share(table, cfg)
-    listed = ", ".join(f"{s}: {100 * share[s]:.2g} %" for s in low_rho)
-    return ("ρ enters the calibration only through κ_p = ρ/P + 2ηV_p, of which ρ/P is a small share "
-            f"at the tuned values ({listed}); a smaller ρ then mainly removes regularisation, which the tuning "
-            "criterion (final training loss without the regulariser, E4) rewards, so ρ on the low edge is "
-            "expected. An η on its low edge (non-private ADMM) is the penalty that converged fastest within T; "
-            "the gap to the centralised optimum below says whether non-private ADMM converged.")
+    return ("An η on its low edge is the penalty that converged fastest within T; the gap to the centralised "
+            "optimum below says whether non-private ADMM converged.")
+
+
+def footing_sentence(table: pd.DataFrame) -> str:
+    """How DVP and PVP got their η, per topology (issue 33 §4: equal footing)."""
+    tuned = settings(table)
+    parts = []
+    for top, g in tuned[tuned["mechanism"].isin(PRIVATE)].groupby("topology", sort=True):
+        foot = set(g["footing"].dropna())
+        etas = ", ".join(f"{m.upper()} η = {e:g}" for m, e in zip(g["mechanism"], g["η (ADMM penalty)"], strict=True))
+        if foot == {"shared"}:
+            parts.append(f"{top}: one shared η for DVP and PVP ({etas}) — the per-method winners were not the same "
+                         "in every tuning draw (or admm.footing is shared)")
+        elif foot == {"per_method_stable"}:
+            parts.append(f"{top}: each mechanism at its own η ({etas}), the same winner in every tuning draw")
+    return ("DVP and PVP on equal footing: " + "; ".join(parts) + ".") if parts else ""
 
 
 def nonprivate_gap(table: pd.DataFrame) -> pd.DataFrame:
@@ -161,7 +162,7 @@ def ledger(table: pd.DataFrame) -> pd.DataFrame:
     output-perturbation release and of its final DVP step, and their composition (basic, PLD).
     DVP's real ε is its claimed α. A PLD that dp-accounting cannot evaluate (it overflows for
     large totals) is replaced by basic composition and flagged."""
-    private = table[table["mechanism"] != "admm"]
+    private = table[table["mechanism"].isin(PRIVATE)]
     if private.empty:
         return pd.DataFrame()
     keys = ["topology", "mechanism", "alpha"]
@@ -282,11 +283,23 @@ def rec_choices(cfg: dict[str, Any]) -> pd.DataFrame:
         ("admm.C_R", a["C_R"], "E4: local term is the average loss"),
         ("admm.T, admm.reps", f"T = {a['T']}, R = {a['reps']}", "E4"),
         ("admm.alpha_grid", a["alpha_grid"], "E4"),
-        ("admm.rho_grid, admm.penalty_grid", f"ρ ∈ {a['rho_grid']}, η ∈ {a['penalty_grid']}", "E4"),
-        ("admm.tune_reps, admm.tune_alpha", f"{a['tune_reps']} repetition(s); (ρ, η) chosen per algorithm on "
-         f"the whole grid at the one α = {a['tune_alpha']:g}, then used at every α; tuning noise drawn from "
-         "streams disjoint from every evaluated repetition", "tuning by mean final training loss (S-001: ρ per "
-         "algorithm, selected at a fixed α)"),
+        ("admm.rho", f"ρ = {a['rho']:g}, fixed (not tuned)", "E4 tunes ρ by the training loss without the "
+         "regulariser, which falls monotonically as ρ falls (the data never choose ρ: it landed on the floor of "
+         "its grid for every mechanism); fixed instead at λ·C^R·P with the project's common λ = 1e-3, which makes "
+         "CR-ERM's minimiser the pooled L2-regularised ERM optimum for equal node sizes (spec M8), the same for "
+         "every mechanism"),
+        ("admm.penalty_grid", f"η ∈ {a['penalty_grid']}", "E4's {0.05 … 1} extended down: its bottom bounds "
+         "non-private ADMM's convergence"),
+        ("admm.tune_reps, admm.tune_draws, admm.tune_alpha, admm.footing",
+         f"{a['tune_draws']} independent tuning draws of {a['tune_reps']} repetition(s) at the one α = "
+         f"{a['tune_alpha']:g}; footing {a['footing']}: DVP and PVP share one η (argmin of the mean log final "
+         "loss of the two) unless every per-method winner is the same in every draw; then used at every α; "
+         "tuning noise drawn from streams disjoint from every evaluated repetition",
+         "selection by the primary metric, final training loss (S-001: per algorithm, at a fixed α); a per-method "
+         "winner that changes between tuning draws is noise, and a different η gives a mechanism another κ_p "
+         "(issue 33: equal footing)"),
+        ("Z5 reference (admm_ref)", "non-private ADMM at the private mechanisms' (ρ, η)", "a statistic net of the "
+         "non-private run measures the noise only when both run at the same penalty"),
         ("admm.delta", a["delta"], "δ of the PLD / exact composition (I-11; the paper has none)"),
         ("admm.own_unperturbed_in_dual", a["own_unperturbed_in_dual"], "M10 eq. (20)"),
         ("admm.utility_q", a["utility_q"], "B7: U^p(α) = q e^{−α}; g(α) = κ₁e^{−κ₂α} + κ₃"),

@@ -6,6 +6,8 @@ composition of the claimed α after ``iteration`` steps with scope ``per_node`` 
 dp-accounting overflows, ``eps_pld_fallback``), ``train_loss``, ``accuracy`` =
 1 − MER, ``optimal_loss`` = the data term at the centralised CR-ERM optimum for the run's ρ)
 plus :data:`EXTRA_COLUMNS`. One row per (mechanism, topology, α, repetition, recorded iteration).
+``mechanism`` is ``admm`` (non-private ADMM at its own η), ``dvp``, ``pvp`` or ``admm_ref``
+(non-private ADMM at the (ρ, η) of the private mechanisms named in ``reference_for``).
 """
 
 from __future__ import annotations
@@ -31,7 +33,13 @@ EXTRA_COLUMNS: dict[str, str] = {
     "noise_norm": "float64",  # mean over nodes of ‖ε‖ drawn at this iteration
     "noise_norm_expected": "float64",  # B7: d/ζ
     "own_unperturbed_in_dual": "boolean",
-    "tuning_loss": "float64",  # mean final loss of the chosen (ρ, η) in the tuning runs (at tune_alpha)
+    "tuning_loss": "float64",  # mean final loss of the chosen (ρ, η) in the tuning runs (at tune_alpha); NaN for admm_ref
+    # equal footing (issue 33 §4): dvp/pvp "shared" (one η for both) | "per_method_stable" (each its own
+    # η, the same winner in every tuning draw); admm "own" (its own best η); admm_ref: its mechanisms'
+    "footing": "string",
+    # admm_ref rows (non-private ADMM at a private mechanism's (ρ, η), the reference of statistics net of
+    # convergence, claim Z5): the private mechanisms it is the reference for, joined by "+"; "" elsewhere
+    "reference_for": "string",
     "eps_pld_fallback": "boolean",  # eps_cumulative_pld is basic composition (dp-accounting overflowed)
     "pvp_gain": "float64",  # PVP: r = ηV_p/κ_p of the hidden-state bound (spec I-20), worst node
     "eps_real": "float64",  # ε this release really gives given the history (DVP α; PVP I-20 bound)
@@ -40,8 +48,8 @@ EXTRA_COLUMNS: dict[str, str] = {
 
 #: config keys of the ``admm`` section each job depends on (a Snakemake param)
 TRAIN_KEYS = (
-    "dataset", "P", "C_R", "T", "reps", "alpha_grid", "rho_grid", "penalty_grid", "tune_reps",
-    "tune_alpha",
+    "dataset", "P", "C_R", "T", "reps", "alpha_grid", "rho", "penalty_grid", "tune_reps",
+    "tune_draws", "tune_alpha", "footing",
     "delta", "own_unperturbed_in_dual", "record_every",
 )
 

@@ -1,17 +1,23 @@
-"""Training of the ADMM study (spec E4): node split, (ρ, η) tuning, final runs, result rows.
+"""Training of the ADMM study (spec E4): node split, η tuning, final runs, result rows.
 
 One job per topology. All runs of a phase, every mechanism included, are the columns of one
 batch (:func:`mpdp.mechanisms.admm.run_batch`), so products over a node's X are fat:
 
-1. **Tuning** [S-001 "optimal values … for Algorithm 1, 2 and 3", "ρ selected to minimise the
-   empirical loss at a fixed α"; grids REC, E4] by the mean final training loss over
-   ``tune_reps`` repetitions of T iterations: (ρ, η) per algorithm, chosen jointly on the whole
-   grid at one fixed α, ``tune_alpha`` [REC], and then used at every α. The tuning runs draw
+1. **Tuning** [S-001 "optimal values … for Algorithm 1, 2 and 3"; grids REC, E4] of the ADMM
+   penalty η on ``penalty_grid`` at the fixed ρ = ``admm.rho`` [REC] and the one α
+   ``tune_alpha`` [REC], by the final training loss (E4's primary metric). ρ is not tuned: the
+   paper's criterion, the training loss without the regulariser, falls monotonically as ρ
+   falls, so the data never choose it (it landed on the floor of every grid; issue 33 §4).
+   DVP and PVP stand on equal footing (:mod:`mpdp.studies.admm.footing`): one shared η, or
+   each its own only where its winner is the same in ``tune_draws`` independent tuning-noise
+   draws. Non-private ADMM (the paper's control) takes its own best η. The tuning runs draw
    their noise from tuning streams (:func:`mpdp.seeding.tuning_key`), disjoint from every
-   evaluated repetition's. Non-private ADMM is deterministic: one run per (ρ, η) (:func:`tune`).
+   evaluated repetition's. Non-private ADMM is deterministic: one run per η (:func:`tune`).
 2. **Final runs** at the chosen (ρ, η) for ``reps`` repetitions, recording training loss, MER
    and the noise actually drawn every ``record_every`` iterations (and at T), with the ε each
-   release really gives given the history (PVP: spec I-20) and its composition.
+   release really gives given the history (PVP: spec I-20) and its composition; plus the
+   non-private references ``admm_ref`` at the private mechanisms' own (ρ, η)
+   (:func:`reference_runs`), so that a statistic net of the reference measures the noise only.
 
 Repetitions redraw the noise only; the node split is drawn once per (data set, P) [REC: the
 columns of a batch share each node's X]. Noise streams are keyed by the run's identity
@@ -20,7 +26,6 @@ columns of a batch share each node's X]. Noise streams are keyed by the run's id
 
 from __future__ import annotations
 
-import itertools
 import logging
 import math
 import time
@@ -37,7 +42,12 @@ from mpdp.errors import ConfigError
 from mpdp.mechanisms import admm as zz
 from mpdp.models.logistic import solve_optimum
 from mpdp.privacy.pure_dp import composed_pure_epsilon, pld_or_basic
+from mpdp.studies.admm import footing
+from mpdp.studies.admm.footing import PRIVATE
 from mpdp.studies.admm.schema import EXTRA_COLUMNS
+
+#: the table's label of the non-private reference runs at a private mechanism's (ρ, η)
+REFERENCE = "admm_ref"
 
 
 @dataclass(frozen=True)
@@ -120,9 +130,9 @@ def _rng_for(root_seed: int, topology: str, tuning: bool = False):  # noqa: ANN2
     return rng_for
 
 
-def _mean_final_loss(cfg: dict[str, Any], data: StudyData, topology: str, runs: list[zz.ADMMRun],
-                     log: logging.Logger, what: str) -> pd.DataFrame:
-    """Mean final training loss per (mechanism, ρ, η, α) over the tuning runs' repetitions."""
+def _final_losses(cfg: dict[str, Any], data: StudyData, topology: str, runs: list[zz.ADMMRun],
+                  log: logging.Logger, what: str) -> pd.DataFrame:
+    """Final training loss of every tuning run: one row per run (mechanism, penalty, rep, draw, loss)."""
     a = cfg["admm"]
     start = time.perf_counter()
     res = zz.run_batch(data.nodes, topology, runs, a["T"], _rng_for(cfg["root_seed"], topology, tuning=True),
@@ -132,62 +142,100 @@ def _mean_final_loss(cfg: dict[str, Any], data: StudyData, topology: str, runs: 
     loss = res.metrics["train_loss"][-1]
     if not np.all(np.isfinite(loss)):
         raise ValueError(f"{what}: non-finite training loss")
-    frame = pd.DataFrame({"mechanism": [r.mechanism for r in runs], "rho": [r.rho for r in runs],
-                          "penalty": [r.penalty for r in runs], "alpha": [_alpha_key(r.alpha) for r in runs],
-                          "loss": loss})
-    return frame.groupby(["mechanism", "penalty", "alpha", "rho"], sort=True)["loss"].mean().reset_index()
+    return pd.DataFrame({"mechanism": [r.mechanism for r in runs], "rho": [r.rho for r in runs],
+                         "penalty": [r.penalty for r in runs], "rep": [r.rep for r in runs],
+                         "draw": [r.rep // a["tune_reps"] for r in runs], "loss": loss})
 
 
 def tuning_runs(cfg: dict[str, Any]) -> list[zz.ADMMRun]:
-    """Every tuning candidate: each mechanism × the whole (ρ, η) grid at α = ``tune_alpha``
-    (non-private ADMM: no α, one run), ``tune_reps`` repetitions."""
+    """Every tuning candidate at the fixed ρ = ``admm.rho`` [REC]: non-private ADMM once per η
+    (deterministic); DVP and PVP at α = ``tune_alpha`` per η, ``tune_draws`` × ``tune_reps``
+    repetitions (draw k holds repetitions k·tune_reps … (k+1)·tune_reps − 1: distinct tuning
+    streams, so the draws are independent)."""
     a = cfg["admm"]
-    runs = []
-    for mech in zz.MECHANISMS:
-        alpha, reps = (math.nan, 1) if mech == "admm" else (float(a["tune_alpha"]), a["tune_reps"])
-        runs += [zz.ADMMRun(mech, float(r), float(e), alpha, rep, a["own_unperturbed_in_dual"])
-                 for r, e in itertools.product(a["rho_grid"], a["penalty_grid"]) for rep in range(reps)]
+    rho, own = float(a["rho"]), a["own_unperturbed_in_dual"]
+    runs = [zz.ADMMRun("admm", rho, float(e), math.nan, 0, own) for e in a["penalty_grid"]]
+    reps = a["tune_draws"] * a["tune_reps"]
+    for mech in PRIVATE:
+        runs += [zz.ADMMRun(mech, rho, float(e), float(a["tune_alpha"]), rep, own)
+                 for e in a["penalty_grid"] for rep in range(reps)]
     return runs
 
 
 def tune(cfg: dict[str, Any], data: StudyData, topology: str, log: logging.Logger) -> dict[str, dict[str, Any]]:
-    """Phase 1 (module docstring): per mechanism, the chosen (ρ, η) and every candidate's loss.
+    """Phase 1 (module docstring): per mechanism, the η it runs at, its footing and every candidate's loss.
 
-    (ρ*, η*) = argmin of the mean final training loss over the whole grid at the one fixed α
-    ``tune_alpha`` (the paper tunes ρ at a fixed α); all mechanisms share one batch.
+    ρ is fixed (``admm.rho`` [REC]), not tuned. Non-private ADMM takes the η of least final
+    training loss (its own control, footing ``own``); DVP and PVP share one η or take stable
+    per-method winners (:func:`mpdp.studies.admm.footing.select`), all at the one α ``tune_alpha``.
     """
     a = cfg["admm"]
-    mean = _mean_final_loss(cfg, data, topology, tuning_runs(cfg), log, f"tuning {topology}")
+    losses = _final_losses(cfg, data, topology, tuning_runs(cfg), log, f"tuning {topology}")
+    selection = footing.select(losses, a["footing"])
+    log.info("%s: footing %s (shared eta = %g; per-draw winners %s)", topology, selection.footing,
+             selection.shared_penalty, selection.draw_winners)
+    mean = losses.groupby(["mechanism", "penalty"], sort=True)["loss"].mean()
     choices = {}
     for mech in zz.MECHANISMS:
-        sel = mean[mean["mechanism"] == mech]
-        best = sel.loc[sel["loss"].idxmin()]
+        sel = mean.loc[mech]
+        if mech == "admm":
+            eta, record = float(sel.idxmin()), {"footing": "own"}
+        else:
+            eta, record = selection.penalty[mech], selection.record(mech)
         choices[mech] = {
-            "mechanism": mech, "topology": topology, "rho": float(best["rho"]), "penalty": float(best["penalty"]),
-            "tuning_alpha": math.nan if mech == "admm" else float(a["tune_alpha"]),
-            "loss": float(best["loss"]),
-            "candidates": [{"rho": float(r.rho), "penalty": float(r.penalty), "alpha": r.alpha,
-                            "mean_final_loss": float(r.loss)} for r in sel.itertuples()],
+            "mechanism": mech, "topology": topology, "rho": float(a["rho"]), "rho_source": "config",
+            "penalty": eta, "tuning_alpha": math.nan if mech == "admm" else float(a["tune_alpha"]),
+            "loss": float(sel.loc[eta]),
+            "candidates": [{"rho": float(a["rho"]), "penalty": float(e),
+                            "alpha": "nan" if mech == "admm" else repr(float(a["tune_alpha"])),
+                            "mean_final_loss": float(v)} for e, v in sel.items()],
             "tune_reps": 1 if mech == "admm" else a["tune_reps"],
+            "tune_draws": 1 if mech == "admm" else a["tune_draws"],
+            **record,
         }
     return choices
 
 
-def _alpha_key(alpha: float) -> str:
-    return "nan" if math.isnan(alpha) else repr(float(alpha))
+@dataclass(frozen=True)
+class Evaluated:
+    """One evaluated run and how its rows are labelled in the table."""
+
+    run: zz.ADMMRun
+    label: str  # the table's mechanism: admm | dvp | pvp | admm_ref
+    reference_for: str  # admm_ref: the private mechanisms (joined by +) at whose (ρ, η) it runs; else ""
+    footing: str  # own (admm) | shared | per_method_stable
 
 
-def evaluated_runs(cfg: dict[str, Any], choices: dict[str, dict[str, Any]]) -> list[zz.ADMMRun]:
-    """Phase 2's runs: the chosen (ρ, η) of each mechanism × α grid × ``reps`` repetitions."""
+def reference_runs(cfg: dict[str, Any], choices: dict[str, dict[str, Any]]) -> list[Evaluated]:
+    """Non-private ADMM at the (ρ, η) of each compared private mechanism (label ``admm_ref``).
+
+    The reference of a private run must differ from it only by the noise, so that a statistic
+    net of it (claim Z5) measures the noise and not convergence at another penalty: at an α
+    where the noise is negligible the private run's loss equals its reference's. One run per
+    distinct (ρ, η) (both mechanisms share it under the ``shared`` footing).
+    """
+    own = cfg["admm"]["own_unperturbed_in_dual"]
+    by_setting: dict[tuple[float, float], list[str]] = {}
+    for mech in PRIVATE:
+        by_setting.setdefault((choices[mech]["rho"], choices[mech]["penalty"]), []).append(mech)
+    return [Evaluated(zz.ADMMRun("admm", rho, eta, math.nan, 0, own), REFERENCE, "+".join(mechs),
+                      choices[mechs[0]]["footing"])
+            for (rho, eta), mechs in by_setting.items()]
+
+
+def evaluated_runs(cfg: dict[str, Any], choices: dict[str, dict[str, Any]]) -> list[Evaluated]:
+    """Phase 2's runs: the chosen (ρ, η) of each mechanism × α grid × ``reps`` repetitions, and the
+    non-private references at the private mechanisms' (ρ, η) (:func:`reference_runs`)."""
     a = cfg["admm"]
     runs = []
     for mech in zz.MECHANISMS:
         alphas = [math.nan] if mech == "admm" else [float(x) for x in a["alpha_grid"]]
         reps = 1 if mech == "admm" else a["reps"]
         choice = choices[mech]
-        runs += [zz.ADMMRun(mech, choice["rho"], choice["penalty"], al, rep, a["own_unperturbed_in_dual"])
+        runs += [Evaluated(zz.ADMMRun(mech, choice["rho"], choice["penalty"], al, rep, a["own_unperturbed_in_dual"]),
+                           mech, "", choice["footing"])
                  for al in alphas for rep in range(reps)]
-    return runs
+    return runs + reference_runs(cfg, choices)
 
 
 def final_runs(cfg: dict[str, Any], data: StudyData, topology: str, choices: dict[str, dict[str, Any]],
@@ -195,7 +243,8 @@ def final_runs(cfg: dict[str, Any], data: StudyData, topology: str, choices: dic
     """Phase 2: the chosen settings × ``reps`` repetitions, one row per recorded iteration."""
     a = cfg["admm"]
     T, C_R = a["T"], a["C_R"]
-    runs = evaluated_runs(cfg, choices)
+    evaluated = evaluated_runs(cfg, choices)
+    runs = [e.run for e in evaluated]
     record = list(range(a["record_every"], T + 1, a["record_every"]))
 
     def metrics(rel: list[np.ndarray]) -> dict[str, np.ndarray]:
@@ -207,7 +256,8 @@ def final_runs(cfg: dict[str, Any], data: StudyData, topology: str, choices: dic
     log.info("final %s: %d runs in %.1f s (%d Newton iterations, %d Hessian products)", topology, len(runs),
              seconds, res.newton_iterations, res.hessian_products)
     optimum = {rho: centralised_optimum(data, rho, C_R)[1] for rho in sorted({r.rho for r in runs})}
-    return result_rows(cfg, data, topology, runs, res, optimum, choices, seconds / max(len(runs), 1))
+    return result_rows(cfg, data, topology, runs, res, optimum, choices, seconds / max(len(runs), 1),
+                       labels=evaluated)
 
 
 @dataclass(frozen=True)
@@ -246,25 +296,34 @@ class RealPrivacy:
 
 def result_rows(cfg: dict[str, Any], data: StudyData, topology: str, runs: list[zz.ADMMRun],
                 res: zz.BatchResult, optimum: dict[float, float], choices: dict[str, dict[str, Any]],
-                seconds: float) -> pd.DataFrame:
-    """The table rows (common schema + :data:`EXTRA_COLUMNS`) of a finished batch."""
+                seconds: float, labels: list[Evaluated] | None = None) -> pd.DataFrame:
+    """The table rows (common schema + :data:`EXTRA_COLUMNS`) of a finished batch.
+
+    ``labels`` (one per run; default: the run's mechanism, its choice's footing) name the
+    reference runs ``admm_ref`` with the mechanisms they are the reference for.
+    """
     a = cfg["admm"]
+    if labels is None:
+        labels = [Evaluated(run, run.mechanism, "", choices[run.mechanism].get("footing", "")) for run in runs]
     delta = a["delta"]
     sizes = [len(y) for _, y in data.nodes]
     real = [RealPrivacy.of(run, topology, a["P"], float(res.alpha_prime[k]), a["T"]) for k, run in enumerate(runs)]
     rows = []
     for k, run in enumerate(runs):
         private = run.mechanism != "admm"
+        label = labels[k]
+        tuning_loss = math.nan if label.label == REFERENCE else choices[run.mechanism]["loss"]
         for i, t in enumerate(res.iterations):
             eps = {m: (composed_pure_epsilon(run.alpha, t, delta, m) if private else math.nan)
                    for m in ("basic", "exact")}
             eps["pld"], pld_fallback = pld_or_basic([run.alpha] * t, delta) if private else (math.nan, False)
             loss = float(res.metrics["train_loss"][i, k])
             rows.append({
-                "dataset": a["dataset"], "experiment": "e4", "mechanism": run.mechanism,
+                "dataset": a["dataset"], "experiment": "e4", "mechanism": label.label,
                 "mode": "decentralised", "accountant": "pure_pld" if private else "none",
                 "noise_sharing": "n/a", "m": a["P"], "epsilon": run.alpha, "delta": delta,
-                "rep": run.rep, "eta": math.nan, "eta_source": "tuned", "T": a["T"],
+                "rep": run.rep, "eta": math.nan,
+                "eta_source": "reference" if label.label == REFERENCE else "tuned", "T": a["T"],
                 "lambda": run.rho, "G": 1.0, "dtype": "float64", "n": sum(sizes),
                 "p": data.d, "n_min": min(sizes), "n_max": max(sizes), "size_ratio": sum(sizes) / (a["P"] * min(sizes)),
                 "sensitivity": float(res.sensitivity[k]), "sigma": math.nan,
@@ -282,7 +341,7 @@ def result_rows(cfg: dict[str, Any], data: StudyData, topology: str, runs: list[
                 "zeta": float(res.zeta[k]), "noise_norm": float(res.noise_norm[i, k]),
                 "noise_norm_expected": _expected_noise(data.d, run, res, k, t, a["T"]),
                 "own_unperturbed_in_dual": run.own_unperturbed_in_dual,
-                "tuning_loss": choices[run.mechanism]["loss"],
+                "tuning_loss": tuning_loss, "footing": label.footing, "reference_for": label.reference_for,
                 "pvp_gain": real[k].gain, "eps_real": real[k].release(t),
                 "eps_real_cumulative_basic": real[k].cumulative(t), "eps_pld_fallback": pld_fallback,
             })

@@ -130,7 +130,7 @@ def runs_for_job(cfg: dict[str, Any], job: Job, etas: dict[tuple[str, ...], tupl
 
     A u-sweep job's runs cover every u of its grid (``run.u``), u by u. Centralised jobs (the
     ε-sweep's and every u-sweep job, per u) also hold the non-private GD reference (spec M1b)
-    when ``wddp.nonprivate_reference`` is on, with WYX's η.
+    when ``wddp.nonprivate_reference`` is on, at the step of :func:`reference_eta`.
     """
     w = cfg["wddp"]
     eps_values = w["eps_grid"] if job.experiment == "eps_sweep" else [job.eps]
@@ -148,10 +148,28 @@ def runs_for_job(cfg: dict[str, Any], job: Job, etas: dict[tuple[str, ...], tupl
                     runs += _repetitions(cfg, job, u, mechanism, mode, accountant, float(eps), eta,
                                          source)
         if w["nonprivate_reference"] and ("wyx", "central") in keys:
-            eta, source = etas[("wyx", "central")]
+            eta, source = reference_eta(cfg, etas[("wyx", "central")])
             runs += _repetitions(cfg, job, u, "nonprivate", "central", "none", float("inf"), eta,
                                  source)
     return runs
+
+
+def reference_eta(cfg: dict[str, Any], private: tuple[float, str]) -> tuple[float, str]:
+    """(η, source) of the non-private GD reference (spec M1b) [REC ``wddp.reference_step``].
+
+    ``private``: M1b as written, WYX's η (``private``: the selected (η, source)). That η is
+    chosen for noisy GD at the CV's ε and can be far too small for noise-free GD to reach θ*
+    in T steps (Breast Cancer: η = 0.01, T = 1000 leaves a gap of 0.3 in L_D and the
+    majority-class accuracy, issue 33 §5). ``inverse_smoothness`` (default): the step of
+    B1, η = 1/L with L = R²/4 + λ the smoothness of L_D for rows of norm ≤ R = 1 (spec E1.3
+    row normalisation), source ``smoothness``; gradient descent at 1/L decreases L_D
+    monotonically. Its convergence is checked, not assumed: the reference rows' ``optimal_gap``
+    against ``wddp.reference_gap_tol`` (:mod:`mpdp.studies.wddp.reference`).
+    """
+    w = cfg["wddp"]
+    if w["reference_step"] == "private":
+        return private
+    return 1.0 / (0.25 + float(w["lambda"])), "smoothness"
 
 
 #: (mechanism, mode) -> the (mechanism, mode) it is identical to in distribution (spec M3.2:
