@@ -52,6 +52,8 @@ RULE_KEYS: dict[str, tuple[str, ...]] = {
     # every u of its data set's grid (keys_for adds wddp.u_grid.<data set>)
     "train_job:eps_sweep": (*_TRAIN, "wddp.eps_grid"),
     "train_job:u_sweep": _TRAIN,
+    # the data set's table and its reference's convergence check (mpdp.studies.wddp.reference)
+    "collect_results": ("wddp.reference_gap_tol",),
     # the other studies: each job reads its study's section (the ADMM job only the keys of
     # mpdp.studies.admm.schema.TRAIN_KEYS; a least-squares job only its own experiment)
     "admm_job": ("root_seed", *(f"admm.{k}" for k in _ADMM_TRAIN)),

@@ -76,9 +76,13 @@ rule collect_results:
     input:
         lambda wc: all_job_files(wc.dataset),
     output:
-        "data/results/wddp/{dataset}.parquet",
+        table="data/results/wddp/{dataset}.parquet",
+        # the non-private reference's gap to θ* against wddp.reference_gap_tol (issue 33 §5)
+        reference="data/results/wddp/reference/{dataset}.csv",
     log:
         "logs/collect_results/{dataset}.log",
+    params:
+        settings=lambda wc: rule_keys.settings(CFG, "collect_results"),
     conda:
         "../envs/mpdp.yaml"
     script:

@@ -17,6 +17,7 @@ from mpdp import fused_kernel, io, results
 from mpdp.data.prepare import load as load_processed
 from mpdp.models import logistic
 from mpdp.partition import PartitionSet, load_partition
+from mpdp.studies.wddp import reference
 from mpdp.studies.wddp.batch import initial_point, train_batch
 from mpdp.studies.wddp.cv import cross_validate, eta_lookup, fixed_etas
 from mpdp.studies.wddp.evaluate import (
@@ -144,3 +145,15 @@ def collect(parts: list[Path], out: Path, log: logging.Logger) -> None:
     frame = frame.sort_values(results.KEY_COLUMNS, kind="stable").reset_index(drop=True)
     results.write(frame, out)
     log.info("collected %d runs from %d jobs into %s", len(frame), len(parts), out)
+
+
+def write_reference_check(cfg: dict[str, Any], table: Path, out: Path, log: logging.Logger) -> None:
+    """The convergence check of the data set's non-private reference (issue 33 §5), as CSV
+    (:data:`mpdp.studies.wddp.reference.COLUMNS`), with a warning per unconverged setting."""
+    conv = reference.convergence(results.read(table), cfg)
+    for row in conv[~conv["ref_converged"].astype(bool)].itertuples(index=False):
+        log.warning("%s/%s u = %s: the non-private reference (eta = %g, %s) ends %.3g above L(theta*), above "
+                    "wddp.reference_gap_tol = %g: claims using it are uninformative", row.dataset, row.experiment,
+                    row.u, row.eta, row.eta_source, row.ref_gap, row.ref_gap_tol)
+    with io.atomic_path(out) as tmp:
+        conv.to_csv(tmp, index=False)
