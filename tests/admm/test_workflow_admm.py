@@ -54,9 +54,9 @@ def test_zz_builds_table_figures_and_fit_table(built):
     fits = pd.read_csv(workdir / "reports" / "figures" / "zz_table.csv")
     assert set(fits["mechanism"]) == {"dvp", "pvp"} and fits["alpha_star"].notna().any()
     table = read_table(workdir / "data" / "results" / "admm" / "adult.parquet")
-    assert set(table["mechanism"]) == {"admm", "dvp", "pvp"}
-    admm = table[table["mechanism"] == "admm"]
-    private = table[table["mechanism"] != "admm"]
+    assert set(table["mechanism"]) == {"admm", "dvp", "pvp", "admm_ref"}
+    admm = table[table["mechanism"].isin(["admm", "admm_ref"])]
+    private = table[table["mechanism"].isin(["dvp", "pvp"])]
     assert admm["alpha"].isna().all() and private["alpha"].notna().all()
     np.testing.assert_allclose(private["eps_cumulative_basic"], private["iteration"] * private["alpha"])
     assert (private["eps_cumulative_exact"] <= private["eps_cumulative_basic"] + 1e-9).all()
@@ -70,8 +70,17 @@ def test_zz_builds_table_figures_and_fit_table(built):
     dvp = private[private["mechanism"] == "dvp"]
     np.testing.assert_allclose(dvp["eps_real"], dvp["alpha"])
     assert np.isfinite(private["eps_cumulative_pld"]).all()
-    # one (ρ, η) per mechanism, tuned at tune_alpha
-    assert (table.groupby("mechanism")[["rho", "admm_penalty"]].nunique() == 1).all().all()
+    # one (ρ, η) per mechanism, η tuned at tune_alpha, ρ the fixed config value; DVP and PVP on equal footing
+    tuned = table[table["mechanism"] != "admm_ref"]
+    assert (tuned.groupby("mechanism")[["rho", "admm_penalty"]].nunique() == 1).all().all()
+    assert set(table["rho"]) == {5e-3}
+    eta = private.groupby("mechanism")["admm_penalty"].first()
+    foot = set(private["footing"])
+    assert foot in ({"shared"}, {"per_method_stable"}) and (foot != {"shared"} or eta["dvp"] == eta["pvp"])
+    # the Z5 references: non-private ADMM at exactly the private mechanisms' η, labelled
+    ref = table[table["mechanism"] == "admm_ref"]
+    assert set(ref["admm_penalty"]) == set(eta) and set(ref["footing"]) == foot
+    assert set(ref["reference_for"]) == ({"dvp+pvp"} if eta["dvp"] == eta["pvp"] else {"dvp", "pvp"})
     # reproducible: a rerun with nothing changed does nothing
     proc = _snakemake(workdir, "zz", "-n", *SMOKE)
     assert "admm_job" not in proc.stdout + proc.stderr
