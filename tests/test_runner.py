@@ -53,3 +53,34 @@ def test_without_a_log_file_the_traceback_goes_to_the_console(capsys):
     with pytest.raises(SystemExit):
         run_step(step, None, "x")
     assert "Traceback" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("code", "fix"), [(28, "free space on that disk"), (13, "chmod -R u+w")])
+def test_a_full_disk_or_a_permission_error_names_the_file(tmp_path, capsys, monkeypatch, code, fix):
+    """Issue 37: a full disk was "an unexpected OSError" without the file. The failed write
+    inside mpdp.io.atomic_path names no file; the one line names the output and the fix."""
+    import errno
+    import os
+
+    import numpy as np
+
+    from mpdp import io
+
+    out = tmp_path / "data" / "processed" / "adult" / "X_train.npy"
+
+    def full_disk_write(*args, **kwargs):
+        raise OSError(code, os.strerror(code))  # as write(2) reports ENOSPC / EACCES: no file name
+
+    def step(log):
+        monkeypatch.setattr(np, "save", full_disk_write)
+        io.save_npy(out, np.zeros(3))
+
+    with pytest.raises(SystemExit):
+        run_step(step, tmp_path / "job.log", "prepare adult")
+    err = capsys.readouterr().err
+    lines = [line for line in err.splitlines() if "failed" in line]
+    assert len(lines) == 1
+    assert f"prepare adult failed: {os.strerror(code)} ({out}); " in lines[0] and fix in lines[0]
+    assert "unexpected" not in lines[0] and "Traceback" not in err
+    assert not out.exists() and list(out.parent.iterdir()) == []  # the temporary is gone
+    assert errno.errorcode[code] in ("ENOSPC", "EACCES")

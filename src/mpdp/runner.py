@@ -1,14 +1,16 @@
 """Run one pipeline step with logging and readable failures (no traceback dumps for users).
 
 Workflow scripts call :func:`run_step`; a :class:`~mpdp.errors.MpdpError` is printed as its
-message and the process exits with status 1. Any other exception is a bug or a damaged input:
-its full traceback goes to the job's log file and the console gets one line naming the error
-and the log file. BLAS is limited to one thread per job: two
+message and the process exits with status 1. A full disk or a permission error is one line
+naming the file and the fix (:func:`disk_error`). Any other exception is a bug or a damaged
+input: its full traceback goes to the job's log file and the console gets one line naming the
+error and the log file. BLAS is limited to one thread per job: two
 thread pools in one process slow small problems badly, and Snakemake runs jobs in parallel.
 """
 
 from __future__ import annotations
 
+import errno
 import logging
 import sys
 import time
@@ -42,6 +44,26 @@ def job_environment(cpuinfo: str | None = None) -> dict[str, str]:
     return env
 
 
+#: errno -> what to do, for the disk errors a user fixes (not bugs)
+DISK_ERRORS: dict[int, str] = {
+    errno.ENOSPC: "free space on that disk (df -h {folder}) and run snakemake again; the partial output was removed",
+    errno.EDQUOT: "free space within your quota (quota -s) and run snakemake again; the partial output was removed",
+    errno.EACCES: "make it writable (chmod -R u+w {folder}) or run in a writable copy of the checkout",
+    errno.EPERM: "make it writable (chmod -R u+w {folder}) or run in a writable copy of the checkout",
+    errno.EROFS: "the file system is read-only: run in a writable copy of the checkout",
+}
+
+
+def disk_error(name: str, exc: BaseException) -> str | None:
+    """One line for a full disk or a permission error, naming the file and the fix; else None.
+    (:func:`mpdp.io.atomic_path` names the output when the failed write did not.)"""
+    if not isinstance(exc, OSError) or exc.errno not in DISK_ERRORS:
+        return None
+    path = exc.filename if exc.filename is not None else "an unnamed file"
+    folder = Path(str(path)).parent if exc.filename is not None else "."
+    return f"{name} failed: {exc.strerror} ({path}); " + DISK_ERRORS[exc.errno].format(folder=folder)
+
+
 def get_logger(log_path: str | Path | None, name: str = "mpdp") -> logging.Logger:
     """A logger writing timestamped lines to ``log_path`` (if given) and to stderr."""
     logger = logging.getLogger(name)
@@ -72,7 +94,7 @@ def run_step(step: Callable[[logging.Logger], None], log_path: str | Path | None
         sys.exit(1)
     except Exception as exc:  # anything else: the traceback to the log file, one line to the console
         where = f"; traceback in {log_path}" if log_path else ""
-        summary = f"{name} failed with an unexpected {type(exc).__name__}: {exc}{where}"
+        summary = disk_error(name, exc) or f"{name} failed with an unexpected {type(exc).__name__}: {exc}{where}"
         for handler in log.handlers:
             detailed = isinstance(handler, logging.FileHandler) or not log_path
             handler.handle(log.makeRecord(log.name, logging.ERROR, __file__, 0, "%s", (summary,),
