@@ -130,12 +130,11 @@ def _eq(column: pd.Series, value: object) -> np.ndarray:
 
 #: reference lines of accuracy panels (issue 11): label -> line style. The floor (predict the
 #: majority class of the test set) and the ceilings (non-private ERM optimum θ*, and the
-#: non-private GD of spec M1b after the same T steps, at the step of wddp.reference_step: by default
-#: η = 1/L, so that it converges to θ*; issue 33)
+#: non-private GD of spec M1b after the same T steps and η)
 REFERENCE_STYLES: dict[str, dict[str, object]] = {
     "majority class (floor)": {"color": "#999999", "linestyle": (0, (1, 2)), "linewidth": 1.1},
     "θ* non-private optimum (ceiling)": {"color": "#222222", "linestyle": "-.", "linewidth": 1.0},
-    "non-private GD, same T": {"color": "#555555", "linestyle": (0, (5, 2)), "linewidth": 1.0},
+    "non-private GD, same T and η": {"color": "#555555", "linestyle": (0, (5, 2)), "linewidth": 1.0},
 }
 
 
