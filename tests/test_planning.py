@@ -96,7 +96,8 @@ def test_an_M_the_data_cannot_hold_is_a_warning(tmp_path):
     assert len(warnings) == 1
     assert warnings[0].startswith("voting.M_grid: M = 30 dropped for adult: its private pool of 525 records")
     assert "voting.h1_M = 30 show M = 10 instead" in warnings[0]
-    assert planning.warnings(cfg, ["kddcup99"], cards) == []  # adult not available: not judged
+    # adult not available: not judged (the benchmark's breast_cancer is missing too: warned apart)
+    assert [w for w in planning.warnings(cfg, ["kddcup99"], cards) if w.startswith("voting.M_grid")] == []
 
 
 def test_jobs_name_the_key_too():

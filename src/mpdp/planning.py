@@ -32,9 +32,9 @@ from mpdp.planning_studies import (
     audit_warnings,
     check_admm,
     check_audit_settings,
-    check_benchmark,
     check_voting,
     check_wddp,
+    dataset_warnings,
     wddp_figure_warnings,
 )
 from mpdp.studies.voting.plan import feasible_M
@@ -64,12 +64,11 @@ def check(cfg: Mapping[str, Any], available: list[str], cards: Cards) -> list[st
     _check_admm(cfg, available, sizes)
     check_admm(cfg)
     _check_voting(cfg)
-    check_voting(cfg, available)
+    check_voting(cfg)
     b = cfg.get("benchmark")
     if b is not None and not b["datasets"]:
         raise ConfigError("config key 'benchmark.datasets': empty, so the benchmark would have no table; "
                           "list data sets, or remove the 'benchmark' section to switch the study off")
-    check_benchmark(cfg, available)
     return warnings(cfg, available, cards)
 
 
@@ -94,7 +93,7 @@ def warnings(cfg: Mapping[str, Any], available: list[str], cards: Cards) -> list
     for (its tables drop it; the figures at ``voting.h1_M`` then show the largest feasible M
     below it; needs the data cards: data sets not prepared yet are not judged)."""
     v = cfg["voting"]
-    out = [*wddp_figure_warnings(cfg), *audit_warnings(cfg)]
+    out = [*wddp_figure_warnings(cfg), *audit_warnings(cfg), *dataset_warnings(cfg, available)]
     for ds in [d for d in dict.fromkeys([*v["datasets"], *v["multiclass_datasets"]]) if d in available]:
         size = data_size(cfg, ds, cards.get(ds))
         if size is None or not size.exact:

@@ -55,6 +55,8 @@ if not AVAILABLE:  # nothing to train on: stop instead of planning empty figures
 # folders), before any job runs
 try:
     mpdp_planning.check_writable()
+    for _ds in AVAILABLE:  # a raw file lost or damaged after its fetch was verified
+        mpdp_fetch.check_fetched(_ds, RAW_DIR)
     PLANNING_WARNINGS = mpdp_planning.check(CFG, AVAILABLE, {ds: f"data/processed/{ds}/card.json" for ds in AVAILABLE})
 except MpdpError as exc:
     sys.stderr.write(f"\nmpdp: {exc}\n\n")
