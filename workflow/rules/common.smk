@@ -121,7 +121,7 @@ def setup_priority(wildcards):
 def job_settings(wildcards):
     """The config keys a training job reads (a param: changes rerun the job; mpdp.rule_keys)."""
     experiment = plan.parse_job_id(wildcards.dataset, wildcards.job).experiment
-    return rule_keys.settings(CFG, "train_job", dataset=wildcards.dataset, experiment=experiment)
+    return rule_keys.param(CFG, "train_job", dataset=wildcards.dataset, experiment=experiment)
 
 
 def all_job_files(ds):
