@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
+import os
+from pathlib import Path
+
 import pytest
 
 from mpdp.errors import InputDataError
@@ -84,3 +88,61 @@ def test_a_full_disk_or_a_permission_error_names_the_file(tmp_path, capsys, monk
     assert "unexpected" not in lines[0] and "Traceback" not in err
     assert not out.exists() and list(out.parent.iterdir()) == []  # the temporary is gone
     assert errno.errorcode[code] in ("ENOSPC", "EACCES")
+
+
+CHILD = """
+import sys, time
+from pathlib import Path
+sys.path.insert(0, {src!r})
+from mpdp import io
+from mpdp.runner import run_step
+
+def step(log):
+    Path({started!r}).write_text("started")
+    with io.atomic_path({out!r}) as tmp:
+        tmp.write_text("partial")
+        for _ in range(600):  # a long job: writes its output at the end unless stopped
+            time.sleep(0.05)
+        tmp.write_text("finished")
+
+run_step(step, None, "orphan test")
+"""
+
+FAKE_SNAKEMAKE = """
+import subprocess, sys
+# like Snakemake's shell(): bash (not exec'd) between Snakemake and the job's python
+subprocess.run(["bash", "-c", "set -euo pipefail; " + sys.executable + " " + sys.argv[1]])
+"""
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="Linux /proc needed")
+def test_a_job_dies_with_its_snakemake(tmp_path):
+    """Issue 37: after SIGKILL of Snakemake its running job finished writing its output. With
+    the watchdog of run_step the orphan stops within seconds and writes nothing."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    src = str(Path(__file__).resolve().parents[1] / "src")
+    out, started = tmp_path / "out.txt", tmp_path / "started"
+    child = tmp_path / "job.py"
+    child.write_text(CHILD.format(src=src, out=str(out), started=str(started)))
+    fake = tmp_path / "snakemake.py"  # the watchdog recognises Snakemake by its command line
+    fake.write_text(FAKE_SNAKEMAKE)
+    parent = subprocess.Popen([sys.executable, str(fake), str(child)], start_new_session=True)
+    try:
+        deadline = time.monotonic() + 30
+        while not started.exists() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert started.exists()
+        parent.send_signal(signal.SIGKILL)
+        parent.wait()
+        time.sleep(8)  # the job would run 30 s; its watchdog polls every second
+        alive = subprocess.run(["pgrep", "-f", str(child)], capture_output=True, text=True).stdout.split()
+        assert alive == []
+        assert not out.exists()
+        assert [p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp")] == []
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(parent.pid, signal.SIGKILL)  # the test's own process group only

@@ -10,9 +10,13 @@ thread pools in one process slow small problems badly, and Snakemake runs jobs i
 
 from __future__ import annotations
 
+import _thread
 import errno
 import logging
+import os
+import signal
 import sys
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -81,8 +85,74 @@ def get_logger(log_path: str | Path | None, name: str = "mpdp") -> logging.Logge
     return logger
 
 
+def _process_start(pid: int) -> int | None:
+    """Start time (clock ticks since boot) of process ``pid`` from /proc (Linux); None if gone."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    return int(stat.rsplit(")", 1)[1].split()[19])  # field 22 of proc(5), after the command name
+
+
+def _is_snakemake(pid: int) -> bool:
+    try:
+        argv = Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace").split("\0")
+    except OSError:
+        return False
+    return any(Path(arg).name in ("snakemake", "snakemake.py") for arg in argv if arg)
+
+
+def snakemake_ancestor() -> tuple[int, int] | None:
+    """(pid, start time) of the closest ancestor process that runs Snakemake; None when there
+    is none (a job run by hand, the tests) or /proc is not there (not Linux)."""
+    pid = os.getppid()
+    for _ in range(16):
+        if pid <= 1:
+            return None
+        if _is_snakemake(pid):
+            start = _process_start(pid)
+            return None if start is None else (pid, start)
+        try:
+            stat = Path(f"/proc/{pid}/stat").read_text()
+        except OSError:
+            return None
+        pid = int(stat.rsplit(")", 1)[1].split()[1])  # its parent
+    return None
+
+
+def die_with_snakemake(poll_s: float = 1.0, grace_s: float = 60.0) -> threading.Thread | None:
+    """Stop this job when the Snakemake process that started it is gone (issue 37).
+
+    After ``kill -9`` of Snakemake its running jobs live on (the job's shell and this process are
+    re-parented) and finish writing their outputs into a build that no longer tracks them. A
+    daemon thread polls the Snakemake ancestor; when it is gone it interrupts the step
+    (KeyboardInterrupt: :func:`mpdp.io.atomic_path` removes the temporary, no output is
+    written) and after ``grace_s`` (a long native call) kills the process. ``PR_SET_PDEATHSIG``
+    cannot do this: the job's parent is Snakemake's shell, which outlives Snakemake.
+    """
+    ancestor = snakemake_ancestor()
+    if ancestor is None:
+        return None
+    pid, start = ancestor
+
+    def watch() -> None:
+        while _process_start(pid) == start:
+            time.sleep(poll_s)
+        sys.stderr.write(f"mpdp: Snakemake (process {pid}) is gone; stopping this job without output\n")
+        _thread.interrupt_main()
+        time.sleep(grace_s)
+        os.kill(os.getpid(), signal.SIGKILL)
+
+    thread = threading.Thread(target=watch, name="die-with-snakemake", daemon=True)
+    thread.start()
+    return thread
+
+
 def run_step(step: Callable[[logging.Logger], None], log_path: str | Path | None, name: str) -> None:
-    """Run ``step(logger)`` single-threaded; exit 1 with the message on a user-facing error."""
+    """Run ``step(logger)`` single-threaded; exit 1 with the message on a user-facing error.
+    The job stops, writing nothing, if the Snakemake process that runs it is killed
+    (:func:`die_with_snakemake`)."""
+    die_with_snakemake()
     log = get_logger(log_path)
     start = time.perf_counter()
     log.info("%s: start", name)
