@@ -50,3 +50,25 @@ def test_an_intact_table_still_reads(tmp_path):
     path = tmp_path / "t.parquet"
     pd.DataFrame({"rep": [1]}).to_parquet(path)
     assert results.read_parquet(path)["rep"].tolist() == [1]
+
+
+def test_every_table_reader_goes_through_the_one_line_reader():
+    """Issue 37: the benchmark figure and report read ranking.parquet with pd.read_parquet, so a
+    truncated file gave an ArrowInvalid traceback. Every parquet read of the pipeline goes
+    through mpdp.results.read_parquet (one line naming the file and the rebuild command)."""
+    root = Path(__file__).resolve().parents[1]
+    direct = [f"{p.relative_to(root)}:{i}" for folder in ("src/mpdp", "notebooks", "workflow")
+              for p in sorted((root / folder).rglob("*.py")) if p.name != "results.py"
+              for i, line in enumerate(p.read_text().splitlines(), 1)
+              if "pd.read_parquet(" in line or "pq.read_table(" in line]
+    assert direct == []
+
+
+def test_a_truncated_ranking_table_names_the_file(tmp_path):
+    from mpdp.studies.benchmark import figures as benchmark_figures
+
+    path = _truncated(tmp_path / "data" / "results" / "benchmark" / "ranking.parquet")
+    with pytest.raises(InputDataError) as err:
+        benchmark_figures.read_ranking(path)
+    assert str(err.value).startswith(f"benchmark ranking table {path} is unreadable (")
+    assert f"snakemake --force {path}" in str(err.value) and "\n" not in str(err.value)

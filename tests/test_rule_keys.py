@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import copy
+import re
 from pathlib import Path
 
 import numpy as np
@@ -99,3 +101,68 @@ def test_cross_validation_runs_on_its_declared_keys(per_accountant):
     assert cross_validate(config.restrict(cfg, keys), "toy", X, y) == full
     # with η fixed, CV settings are not read: changing them must not rerun learning_rates
     assert "wddp.cv" not in rule_keys.keys_for("learning_rates", _smoke())
+
+
+def _jobs() -> list[tuple[str, dict]]:
+    """Every rule (variant) of RULE_KEYS with the wildcards it needs."""
+    out = []
+    for rule in rule_keys.RULE_KEYS:
+        if rule.startswith("train_job:"):
+            out += [("train_job", {"dataset": ds, "experiment": rule.split(":")[1]}) for ds in ("adult", "bank")]
+        elif rule == "prepare":
+            out += [(rule, {"dataset": ds}) for ds in rule_keys.DATASET_KEYS]
+        else:
+            out.append((rule, {}))
+    return out
+
+
+def _readers(cfg: dict, key: str) -> set[str]:
+    """The rules whose ``settings`` param changes when ``key`` changes (= the jobs that rerun)."""
+    changed = copy.deepcopy(cfg)
+    *parents, last = key.split(".")
+    node = changed
+    for part in parents:
+        node = node[part]
+    node[last] = ("changed", node[last])
+    return {rule for rule, wc in _jobs() if rule_keys.param(changed, rule, **wc) != rule_keys.param(cfg, rule, **wc)}
+
+
+def test_a_key_change_reruns_exactly_its_readers():
+    """Issue 37: the settings param of a job changes for exactly the keys its rule declares, for
+    every key of the config; a few keys that used to rerun too much are pinned."""
+    cfg = _smoke()
+    for key in rule_keys.all_keys(cfg):
+        declared = {rule for rule, wc in _jobs()
+                    if any(key == k or key.startswith(k + ".") for k in rule_keys.keys_for(rule, cfg, **wc))}
+        assert _readers(cfg, key) == declared, key
+    assert _readers(cfg, "benchmark.primary_metric") == {"benchmark_ranking"}  # not every benchmark_job
+    assert _readers(cfg, "voting.h2_eps") == {"voting_figure"}  # not every voting_train
+    # δ_p is read by the training: the tables hold the Lemma 6 line at δ_p (column lemma6_bound)
+    assert _readers(cfg, "voting.delta_p") == {"voting_train", "voting_figure"}
+    assert "benchmark_job" in _readers(cfg, "benchmark.reference.m")  # the rest of the section still reruns it
+
+
+def test_the_settings_param_is_one_short_line():
+    """Issue 37: a rerun reason printed the whole config section twice (~2 KB per job)."""
+    cfg = _smoke()
+    for rule, wc in _jobs():
+        value = rule_keys.param(cfg, rule, **wc)
+        assert len(value) < 80 and "\n" not in value, value
+
+
+def test_every_script_that_reads_its_rule_keys_gets_them_as_a_param():
+    """Derived from the workflow: a script calling rule_config(sm.config, "<rule>") runs in rule
+    blocks whose settings param is rule_keys.param(CFG, "<rule>" …) (or job_settings for
+    train_job), so each key it may read reruns it."""
+    smk = "\n".join(p.read_text() for p in sorted((ROOT / "workflow" / "rules").glob("*.smk")))
+    blocks = re.split(r"\n(?=rule |use rule |checkpoint )", smk)
+    for script in sorted((ROOT / "workflow" / "scripts").glob("*.py")):
+        match = re.search(r'rule_config\(sm\.config, "(\w+)"', script.read_text())
+        if match is None:
+            continue
+        rule = match[1]
+        users = [b for b in blocks if f'"../scripts/{script.name}"' in b]
+        assert users, script.name
+        for block in users:
+            expected = "job_settings" if rule == "train_job" else f'rule_keys.param(CFG, "{rule}"'
+            assert expected in block, (script.name, block[:60])

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
+import os
+from pathlib import Path
+
 import pytest
 
 from mpdp.errors import InputDataError
@@ -53,3 +57,92 @@ def test_without_a_log_file_the_traceback_goes_to_the_console(capsys):
     with pytest.raises(SystemExit):
         run_step(step, None, "x")
     assert "Traceback" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("code", "fix"), [(28, "free space on that disk"), (13, "chmod -R u+w")])
+def test_a_full_disk_or_a_permission_error_names_the_file(tmp_path, capsys, monkeypatch, code, fix):
+    """Issue 37: a full disk was "an unexpected OSError" without the file. The failed write
+    inside mpdp.io.atomic_path names no file; the one line names the output and the fix."""
+    import errno
+    import os
+
+    import numpy as np
+
+    from mpdp import io
+
+    out = tmp_path / "data" / "processed" / "adult" / "X_train.npy"
+
+    def full_disk_write(*args, **kwargs):
+        raise OSError(code, os.strerror(code))  # as write(2) reports ENOSPC / EACCES: no file name
+
+    def step(log):
+        monkeypatch.setattr(np, "save", full_disk_write)
+        io.save_npy(out, np.zeros(3))
+
+    with pytest.raises(SystemExit):
+        run_step(step, tmp_path / "job.log", "prepare adult")
+    err = capsys.readouterr().err
+    lines = [line for line in err.splitlines() if "failed" in line]
+    assert len(lines) == 1
+    assert f"prepare adult failed: {os.strerror(code)} ({out}); " in lines[0] and fix in lines[0]
+    assert "unexpected" not in lines[0] and "Traceback" not in err
+    assert not out.exists() and list(out.parent.iterdir()) == []  # the temporary is gone
+    assert errno.errorcode[code] in ("ENOSPC", "EACCES")
+
+
+CHILD = """
+import sys, time
+from pathlib import Path
+sys.path.insert(0, {src!r})
+from mpdp import io
+from mpdp.runner import run_step
+
+def step(log):
+    Path({started!r}).write_text("started")
+    with io.atomic_path({out!r}) as tmp:
+        tmp.write_text("partial")
+        for _ in range(600):  # a long job: writes its output at the end unless stopped
+            time.sleep(0.05)
+        tmp.write_text("finished")
+
+run_step(step, None, "orphan test")
+"""
+
+FAKE_SNAKEMAKE = """
+import subprocess, sys
+# like Snakemake's shell(): bash (not exec'd) between Snakemake and the job's python
+subprocess.run(["bash", "-c", "set -euo pipefail; " + sys.executable + " " + sys.argv[1]])
+"""
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="Linux /proc needed")
+def test_a_job_dies_with_its_snakemake(tmp_path):
+    """Issue 37: after SIGKILL of Snakemake its running job finished writing its output. With
+    the watchdog of run_step the orphan stops within seconds and writes nothing."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    src = str(Path(__file__).resolve().parents[1] / "src")
+    out, started = tmp_path / "out.txt", tmp_path / "started"
+    child = tmp_path / "job.py"
+    child.write_text(CHILD.format(src=src, out=str(out), started=str(started)))
+    fake = tmp_path / "snakemake.py"  # the watchdog recognises Snakemake by its command line
+    fake.write_text(FAKE_SNAKEMAKE)
+    parent = subprocess.Popen([sys.executable, str(fake), str(child)], start_new_session=True)
+    try:
+        deadline = time.monotonic() + 30
+        while not started.exists() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert started.exists()
+        parent.send_signal(signal.SIGKILL)
+        parent.wait()
+        time.sleep(8)  # the job would run 30 s; its watchdog polls every second
+        alive = subprocess.run(["pgrep", "-f", str(child)], capture_output=True, text=True).stdout.split()
+        assert alive == []
+        assert not out.exists()
+        assert [p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp")] == []
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(parent.pid, signal.SIGKILL)  # the test's own process group only

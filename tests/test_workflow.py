@@ -205,6 +205,11 @@ CHANGES = {
     "`wddp.tau_frac`": {"config": "wddp={tau_frac: 0.1}"},
     "`wddp.cv` (η fixed by `wddp.eta`, as in the smoke profile)": {"config": "wddp={cv: {folds: 3}}"},
     "`preprocess.bank_keep_duration`": {"config": "preprocess={bank_keep_duration: false}"},
+    # issue 37: these used to rerun every benchmark_job / voting_train / the whole pipeline
+    "`benchmark.primary_metric`": {"config": "benchmark={primary_metric: optimal_gap}"},
+    "`voting.h2_eps`": {"config": "voting={h2_eps: 1}"},
+    "`voting.delta_p`": {"config": "voting={delta_p: 0.1}"},
+    "`MPDP_DATA_MIRROR` or `data_mirror` (the same files in another folder)": {"mirror": True},
     "plot code (`src/mpdp/figures/`)": {"edit": "figures/plot.py"},
     "training code (`src/mpdp/engine.py`, mechanisms, privacy, `studies/wddp/` training modules)":
         {"edit": "engine.py"},
@@ -242,6 +247,12 @@ def test_readme_rerun_table_is_true(workdir, tmp_path, change):
     how = CHANGES[change]
     if "config" in how:
         jobs = _reruns(workdir, *OVERRIDE[:1], OVERRIDE[1], how["config"])
+    elif "mirror" in how:  # the same files through another folder
+        moved = tmp_path / "moved_mirror"
+        moved.mkdir()
+        for entry in MIRROR.iterdir():
+            (moved / entry.name).symlink_to(entry)
+        jobs = _reruns(workdir, *OVERRIDE, env={"MPDP_DATA_MIRROR": str(moved)})
     else:
         jobs = _reruns(workdir, *OVERRIDE, env=_edited_package(tmp_path, how["edit"]))
     assert {rule for rule, _ in jobs} == _readme_rerun_table()[change]

@@ -7,6 +7,7 @@ The schema lives in ``mpdp/schemas/config.schema.yaml``; defaults written there 
 from __future__ import annotations
 
 import copy
+import functools
 import hashlib
 import json
 import math
@@ -24,9 +25,15 @@ from mpdp.errors import ConfigError
 MIRROR_ENV = "MPDP_DATA_MIRROR"
 
 
-def schema() -> dict[str, Any]:
+@functools.lru_cache(maxsize=1)
+def _schema_cached() -> dict[str, Any]:
     text = resources.files("mpdp").joinpath("schemas/config.schema.yaml").read_text()
     return yaml.safe_load(text)
+
+
+def schema() -> dict[str, Any]:
+    """The config schema (a fresh copy: callers may edit it)."""
+    return copy.deepcopy(_schema_cached())
 
 
 def _fill_defaults(instance: dict[str, Any], node: dict[str, Any]) -> None:
@@ -44,6 +51,7 @@ def _key_path(error: jsonschema.ValidationError) -> str:
 def validate(config: dict[str, Any]) -> dict[str, Any]:
     """Return a validated copy of ``config`` with defaults filled in, or raise ConfigError."""
     cfg = _coerce_cli_strings(copy.deepcopy(dict(config)))
+    _reject_dotted_keys(cfg)
     sch = schema()
     validator = jsonschema.Draft202012Validator(sch)
     errors = sorted(validator.iter_errors(cfg), key=lambda e: list(e.absolute_path))
@@ -54,10 +62,27 @@ def validate(config: dict[str, Any]) -> dict[str, Any]:
                 lines.append(f"config key '{_key_path(err)}': {err.message} (typo?)")
             else:
                 lines.append(f"config key '{_key_path(err)}': {err.message}")
+        if len(lines) == 1:
+            raise ConfigError(f"invalid configuration: {lines[0]}")
         raise ConfigError("invalid configuration:\n  " + "\n  ".join(lines))
     _fill_defaults(cfg, sch)
     _cross_checks(cfg)
     return cfg
+
+
+def _reject_dotted_keys(cfg: Mapping[str, Any]) -> None:
+    """A top-level key with a dot (``wddp.T: 10`` in a config file) is not a nested key: say
+    how to write one. (Snakemake's own ``--config wddp.T=10`` fails before the workflow is
+    read; README "Configuration" shows the accepted ``--config 'wddp={T: 10}'``.)"""
+    for key, value in cfg.items():
+        if "." in str(key):
+            section, rest = str(key).split(".", 1)
+            nested = "{" + ": {".join(rest.split(".")) + f": {value}" + "}" * (rest.count(".") + 1)
+            raise ConfigError(
+                f"config key '{key}': a dotted key is not a nested one; write it as a section with a "
+                f"YAML value, e.g. --config '{section}={nested}' (merged into the section), or in a "
+                "--configfile"
+            )
 
 
 def _coerce_cli_strings(value: Any) -> Any:
@@ -95,11 +120,12 @@ def _non_finite(value: Any, path: str = "") -> list[str]:
 def _cross_checks(cfg: dict[str, Any]) -> None:
     bad = _non_finite(cfg)
     if bad:
-        raise ConfigError(f"config key '{bad[0]}': must be a finite number")
+        raise ConfigError(f"config key '{bad[0]}': must be a finite number; write a number (not .nan or .inf)")
     w = cfg["wddp"]
     missing = [d for d in cfg["datasets"] if d not in w["u_grid"]]
     if missing:
-        raise ConfigError(f"config key 'wddp.u_grid': no u grid for data sets {missing}")
+        raise ConfigError(f"config key 'wddp.u_grid': no u grid for data sets {missing}; "
+                          f"add e.g. wddp.u_grid.{missing[0]}: [1, 3, 9]")
     if w["accountants"] == ["zcdp_code"]:
         raise ConfigError(
             "config key 'wddp.accountants': zcdp_code applies to Jayaraman runs only; "
@@ -108,24 +134,29 @@ def _cross_checks(cfg: dict[str, Any]) -> None:
     seen: set[tuple[int, float]] = set()
     for i, setting in enumerate(w["u_settings"]):
         if setting["eps"] > 2 * math.log(1 / w["delta"]):
-            raise ConfigError(f"config key 'wddp.u_settings.{i}.eps': must be <= 2 ln(1/delta)")
+            raise ConfigError(f"config key 'wddp.u_settings.{i}.eps': must be <= 2 ln(1/delta) = "
+                              f"{2 * math.log(1 / w['delta']):.4g}; lower it")
         key = (int(setting["m"]), float(setting["eps"]))
         if key in seen:
             raise ConfigError(f"config key 'wddp.u_settings.{i}': repeats the setting m = {key[0]}, "
-                              f"eps = {key[1]!r}")
+                              f"eps = {key[1]!r}; remove the repeat")
         seen.add(key)
     b = cfg.get("benchmark")
     if b:
         sizes = {k: len(v) for k, v in (("benchmark.gradient.eta_candidates", b["gradient"]["eta_candidates"]),
                                         ("benchmark.output.lambda_candidates", b["output"]["lambda_candidates"]),
                                         ("benchmark.admm.penalty_candidates", b["admm"]["penalty_candidates"]))}
+        first, count = next(iter(sizes.items()))
         if len(set(sizes.values())) > 1:
-            raise ConfigError(f"config keys {sorted(sizes)}: every mechanism must get the same "
-                              f"selection budget (spec E10), got candidate counts {sizes}")
+            odd = next(k for k, v in sizes.items() if v != count)
+            raise ConfigError(f"config key '{odd}': {sizes[odd]} candidates, but {first} has {count}: every "
+                              f"mechanism must get the same selection budget (spec E10), got candidate counts "
+                              f"{sizes}; give them equally many")
     a = cfg.get("admm")
     if a and a["main_topology"] not in a["topologies"]:
         raise ConfigError(
-            f"config key 'admm.main_topology': {a['main_topology']!r} is not in admm.topologies"
+            f"config key 'admm.main_topology': {a['main_topology']!r} is not in admm.topologies = "
+            f"{a['topologies']}; pick one of them or add it there"
         )
 
 
@@ -227,3 +258,42 @@ def restrict(cfg: Mapping[str, Any], keys: Iterable[str], owner: str = "this job
         return _Restricted({k: wrap(v, f"{prefix}{k}.") for k, v in node.items()}, prefix, owner)
 
     return wrap(tree, "")
+
+
+def schema_leaves(node: Mapping[str, Any] | None = None, prefix: str = "") -> list[str]:
+    """Every leaf key of the schema as a dotted path; ``*`` stands for a list index or a
+    pattern key (``audit.settings.*.kappa``, ``wddp.u_grid.*``). For the tests' guard that
+    every key has a bad-config case (tests/test_bad_configs.py)."""
+    node = schema() if node is None else node
+    children: list[tuple[str, Mapping[str, Any]]] = [(k, v) for k, v in node.get("properties", {}).items()]
+    children += [("*", v) for v in node.get("patternProperties", {}).values()]
+    items = node.get("items")
+    if isinstance(items, Mapping) and (items.get("properties") or items.get("patternProperties")):
+        children.append(("*", items))
+    if not children:
+        return [prefix]
+    return [leaf for key, sub in children for leaf in schema_leaves(sub, f"{prefix}.{key}" if prefix else key)]
+
+
+def schema_path(dotted: str) -> str:
+    """The schema path of a concrete dotted key: list indices and pattern keys become ``*``
+    (``audit.settings.3.kappa`` -> ``audit.settings.*.kappa``); unknown keys stay as given."""
+    node: Mapping[str, Any] | None = schema()
+    out = []
+    for part in dotted.split("."):
+        if node is None:
+            out.append(part)
+            continue
+        if part in node.get("properties", {}):
+            out.append(part)
+            node = node["properties"][part]
+        elif node.get("patternProperties"):
+            out.append("*")
+            node = next(iter(node["patternProperties"].values()))
+        elif part.isdigit() and isinstance(node.get("items"), Mapping):
+            out.append("*")
+            node = node["items"]
+        else:
+            out.append(part)
+            node = None
+    return ".".join(out)

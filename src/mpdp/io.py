@@ -30,6 +30,11 @@ def atomic_path(path: str | Path) -> Iterator[Path]:
         os.umask(umask)
         tmp.chmod(0o666 & ~umask)  # mkstemp creates 0600; give the file the usual mode
         tmp.replace(path)
+    except OSError as exc:
+        if exc.errno is None or exc.filename not in (None, str(tmp), tmp):
+            raise
+        # a failed write (a full disk, a quota) names no file: name the output being written
+        raise OSError(exc.errno, exc.strerror, str(path)) from exc
     finally:
         tmp.unlink(missing_ok=True)
 

@@ -28,6 +28,15 @@ from mpdp.audit.adapters import GradientCanaryAdapter, L2OutputPerturbationAdapt
 from mpdp.audit.registry import ADAPTERS
 from mpdp.data import prepare
 from mpdp.errors import ConfigError, MpdpError
+from mpdp.planning_studies import (
+    audit_warnings,
+    check_admm,
+    check_audit_settings,
+    check_voting,
+    check_wddp,
+    dataset_warnings,
+    wddp_figure_warnings,
+)
 from mpdp.studies.voting.plan import feasible_M
 
 #: data set id -> its data card (None or absent: not prepared yet)
@@ -49,9 +58,13 @@ class Size:
 def check(cfg: Mapping[str, Any], available: list[str], cards: Cards) -> list[str]:
     """Raise :class:`ConfigError` for the first planning error; return :func:`warnings`."""
     sizes = {ds: size for ds in available if (size := data_size(cfg, ds, cards.get(ds))) is not None}
+    check_wddp(cfg, available, sizes)
     _check_audit(cfg, available, sizes)
+    check_audit_settings(cfg)
     _check_admm(cfg, available, sizes)
+    check_admm(cfg)
     _check_voting(cfg)
+    check_voting(cfg)
     b = cfg.get("benchmark")
     if b is not None and not b["datasets"]:
         raise ConfigError("config key 'benchmark.datasets': empty, so the benchmark would have no table; "
@@ -74,12 +87,13 @@ def check_writable(workdir: str | Path = ".") -> None:
 
 
 def warnings(cfg: Mapping[str, Any], available: list[str], cards: Cards) -> list[str]:
-    """Data-dependent substitutions of this config (one sentence each, naming the key):
-    every M of ``voting.M_grid`` a data set is too small for (its tables drop it; the figures
-    at ``voting.h1_M`` then show the largest feasible M below it). Needs the data cards;
-    data sets not prepared yet are not judged."""
+    """Substitutions and no-ops of this config (one sentence each, naming the key): WD-DP
+    figures whose fixed m or (m, ε) is not trained, audit keys without effect
+    (:mod:`mpdp.planning_studies`), and every M of ``voting.M_grid`` a data set is too small
+    for (its tables drop it; the figures at ``voting.h1_M`` then show the largest feasible M
+    below it; needs the data cards: data sets not prepared yet are not judged)."""
     v = cfg["voting"]
-    out = []
+    out = [*wddp_figure_warnings(cfg), *audit_warnings(cfg), *dataset_warnings(cfg, available)]
     for ds in [d for d in dict.fromkeys([*v["datasets"], *v["multiclass_datasets"]]) if d in available]:
         size = data_size(cfg, ds, cards.get(ds))
         if size is None or not size.exact:

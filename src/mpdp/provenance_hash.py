@@ -33,7 +33,7 @@ STAGE_SOURCES: dict[str, tuple[str, ...]] = {
                "studies/wddp/figure_spec.py", "bounds.py", "results.py", "studies/ls",
                "studies/voting", "studies/admm", "audit/report.py", "audit/figure.py", "audit/section.py",
                "audit/table.py",
-               "studies/benchmark", "planning.py", "studies/wddp/tuning_report.py"),
+               "studies/benchmark", "planning.py", "planning_studies.py", "studies/wddp/tuning_report.py"),
     # least-squares study (issue 9): experiment tables, then figures and claims
     "ls": ("studies/ls/__init__.py", "studies/ls/data.py", "studies/ls/experiment.py",
            "studies/ls/theory.py", "mechanisms/least_squares.py", "privacy", "claims.py",

@@ -1,16 +1,22 @@
 """Run one pipeline step with logging and readable failures (no traceback dumps for users).
 
 Workflow scripts call :func:`run_step`; a :class:`~mpdp.errors.MpdpError` is printed as its
-message and the process exits with status 1. Any other exception is a bug or a damaged input:
-its full traceback goes to the job's log file and the console gets one line naming the error
-and the log file. BLAS is limited to one thread per job: two
+message and the process exits with status 1. A full disk or a permission error is one line
+naming the file and the fix (:func:`disk_error`). Any other exception is a bug or a damaged
+input: its full traceback goes to the job's log file and the console gets one line naming the
+error and the log file. BLAS is limited to one thread per job: two
 thread pools in one process slow small problems badly, and Snakemake runs jobs in parallel.
 """
 
 from __future__ import annotations
 
+import _thread
+import errno
 import logging
+import os
+import signal
 import sys
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -42,6 +48,26 @@ def job_environment(cpuinfo: str | None = None) -> dict[str, str]:
     return env
 
 
+#: errno -> what to do, for the disk errors a user fixes (not bugs)
+DISK_ERRORS: dict[int, str] = {
+    errno.ENOSPC: "free space on that disk (df -h {folder}) and run snakemake again; the partial output was removed",
+    errno.EDQUOT: "free space within your quota (quota -s) and run snakemake again; the partial output was removed",
+    errno.EACCES: "make it writable (chmod -R u+w {folder}) or run in a writable copy of the checkout",
+    errno.EPERM: "make it writable (chmod -R u+w {folder}) or run in a writable copy of the checkout",
+    errno.EROFS: "the file system is read-only: run in a writable copy of the checkout",
+}
+
+
+def disk_error(name: str, exc: BaseException) -> str | None:
+    """One line for a full disk or a permission error, naming the file and the fix; else None.
+    (:func:`mpdp.io.atomic_path` names the output when the failed write did not.)"""
+    if not isinstance(exc, OSError) or exc.errno not in DISK_ERRORS:
+        return None
+    path = exc.filename if exc.filename is not None else "an unnamed file"
+    folder = Path(str(path)).parent if exc.filename is not None else "."
+    return f"{name} failed: {exc.strerror} ({path}); " + DISK_ERRORS[exc.errno].format(folder=folder)
+
+
 def get_logger(log_path: str | Path | None, name: str = "mpdp") -> logging.Logger:
     """A logger writing timestamped lines to ``log_path`` (if given) and to stderr."""
     logger = logging.getLogger(name)
@@ -59,8 +85,74 @@ def get_logger(log_path: str | Path | None, name: str = "mpdp") -> logging.Logge
     return logger
 
 
+def _process_start(pid: int) -> int | None:
+    """Start time (clock ticks since boot) of process ``pid`` from /proc (Linux); None if gone."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    return int(stat.rsplit(")", 1)[1].split()[19])  # field 22 of proc(5), after the command name
+
+
+def _is_snakemake(pid: int) -> bool:
+    try:
+        argv = Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace").split("\0")
+    except OSError:
+        return False
+    return any(Path(arg).name in ("snakemake", "snakemake.py") for arg in argv if arg)
+
+
+def snakemake_ancestor() -> tuple[int, int] | None:
+    """(pid, start time) of the closest ancestor process that runs Snakemake; None when there
+    is none (a job run by hand, the tests) or /proc is not there (not Linux)."""
+    pid = os.getppid()
+    for _ in range(16):
+        if pid <= 1:
+            return None
+        if _is_snakemake(pid):
+            start = _process_start(pid)
+            return None if start is None else (pid, start)
+        try:
+            stat = Path(f"/proc/{pid}/stat").read_text()
+        except OSError:
+            return None
+        pid = int(stat.rsplit(")", 1)[1].split()[1])  # its parent
+    return None
+
+
+def die_with_snakemake(poll_s: float = 1.0, grace_s: float = 60.0) -> threading.Thread | None:
+    """Stop this job when the Snakemake process that started it is gone (issue 37).
+
+    After ``kill -9`` of Snakemake its running jobs live on (the job's shell and this process are
+    re-parented) and finish writing their outputs into a build that no longer tracks them. A
+    daemon thread polls the Snakemake ancestor; when it is gone it interrupts the step
+    (KeyboardInterrupt: :func:`mpdp.io.atomic_path` removes the temporary, no output is
+    written) and after ``grace_s`` (a long native call) kills the process. ``PR_SET_PDEATHSIG``
+    cannot do this: the job's parent is Snakemake's shell, which outlives Snakemake.
+    """
+    ancestor = snakemake_ancestor()
+    if ancestor is None:
+        return None
+    pid, start = ancestor
+
+    def watch() -> None:
+        while _process_start(pid) == start:
+            time.sleep(poll_s)
+        sys.stderr.write(f"mpdp: Snakemake (process {pid}) is gone; stopping this job without output\n")
+        _thread.interrupt_main()
+        time.sleep(grace_s)
+        os.kill(os.getpid(), signal.SIGKILL)
+
+    thread = threading.Thread(target=watch, name="die-with-snakemake", daemon=True)
+    thread.start()
+    return thread
+
+
 def run_step(step: Callable[[logging.Logger], None], log_path: str | Path | None, name: str) -> None:
-    """Run ``step(logger)`` single-threaded; exit 1 with the message on a user-facing error."""
+    """Run ``step(logger)`` single-threaded; exit 1 with the message on a user-facing error.
+    The job stops, writing nothing, if the Snakemake process that runs it is killed
+    (:func:`die_with_snakemake`)."""
+    die_with_snakemake()
     log = get_logger(log_path)
     start = time.perf_counter()
     log.info("%s: start", name)
@@ -72,7 +164,7 @@ def run_step(step: Callable[[logging.Logger], None], log_path: str | Path | None
         sys.exit(1)
     except Exception as exc:  # anything else: the traceback to the log file, one line to the console
         where = f"; traceback in {log_path}" if log_path else ""
-        summary = f"{name} failed with an unexpected {type(exc).__name__}: {exc}{where}"
+        summary = disk_error(name, exc) or f"{name} failed with an unexpected {type(exc).__name__}: {exc}{where}"
         for handler in log.handlers:
             detailed = isinstance(handler, logging.FileHandler) or not log_path
             handler.handle(log.makeRecord(log.name, logging.ERROR, __file__, 0, "%s", (summary,),

@@ -17,7 +17,7 @@ import pytest
 
 from mpdp.data import fetch, registry
 from mpdp.data.registry import DatasetInfo, RawFile, Source
-from mpdp.errors import ChecksumMismatchError, DatasetUnavailableError
+from mpdp.errors import ChecksumMismatchError, DatasetUnavailableError, InputDataError
 
 CONTENT = b"a,b,c\n" * 5000
 
@@ -226,3 +226,67 @@ def test_all_downloads_failing_lists_the_urls(tmp_path: Path) -> None:
         and str(tmp_path / "mirror/toy/toy.csv.gz") in message
     )
     assert _files_under(tmp_path / "raw") == []
+
+
+def _damaged(kind: str, data: bytes) -> bytes:
+    """A gzip copy damaged as a disk or a copy damages it (issue 37)."""
+    if kind == "bit flip":  # two bits of the deflate block header (after gzip's 10 bytes): zlib.error
+        return data[:11] + bytes([data[11] ^ 0x06]) + data[12:]
+    if kind == "truncated":  # EOFError
+        return data[: len(data) // 2]
+    return b"not gzip at all" + data  # bad magic: gzip.BadGzipFile
+
+
+@pytest.mark.parametrize("kind", ["bit flip", "truncated", "bad magic"])
+def test_a_damaged_mirror_copy_is_one_line_naming_the_file_and_the_fix(tmp_path: Path, kind: str) -> None:
+    content = bytes(range(256)) * 4000  # compresses into a long deflate stream
+    info, raw = _toy((), content)
+    mirror = tmp_path / "mirror"
+    copy = mirror / raw.mirror_path
+    copy.parent.mkdir(parents=True)
+    copy.write_bytes(_damaged(kind, gzip.compress(content, mtime=0)))
+    with pytest.raises(InputDataError) as err:
+        fetch.fetch_file(info, raw, tmp_path / "raw", mirror, False, log=lambda _: None)
+    message = str(err.value)
+    assert message.startswith(f"mirror copy {copy} of toy.csv cannot be decompressed (")
+    assert "gzip -9 -n" in message and raw.sha256 in message and "\n" not in message
+    assert _files_under(tmp_path / "raw") == []
+
+
+def test_the_bit_flip_case_is_a_zlib_error(tmp_path: Path) -> None:
+    """The damage of the first case really is the mirror's "Error -3 while decompressing data"."""
+    import zlib
+
+    content = bytes(range(256)) * 4000
+    with pytest.raises(zlib.error):
+        gzip.decompress(_damaged("bit flip", gzip.compress(content, mtime=0)))
+
+
+def test_a_raw_file_damaged_after_its_fetch_is_noticed(mirror: Path, tmp_path: Path) -> None:
+    """Issue 37: a truncated data/raw file was not noticed (its manifest, the input of prepare,
+    was up to date). check_fetched runs at planning: one line naming the file and the repair."""
+    import os
+
+    raw_dir = tmp_path / "raw"
+    (path,) = fetch.fetch("breast_cancer", raw_dir, mirror, False, log=lambda _: None)
+    manifest = raw_dir / "breast_cancer" / "manifest.json"
+    manifest.write_text("{}")
+    fetch.check_fetched("breast_cancer", raw_dir)  # intact
+    data = path.read_bytes()
+    path.write_bytes(data[: len(data) // 2])  # truncated
+    with pytest.raises(InputDataError, match=rf"^raw file {path} has .* bytes, not the verified .*; restore it "
+                                             rf"with `rm -f {path} {manifest}` and run snakemake again"):
+        fetch.check_fetched("breast_cancer", raw_dir)
+    path.write_bytes(data.replace(b"1000025,5,", b"1000025,6,", 1))  # same size, edited later
+    later = manifest.stat().st_mtime_ns + 10**9
+    os.utime(path, ns=(later, later))
+    with pytest.raises(InputDataError, match="changed after it was verified"):
+        fetch.check_fetched("breast_cancer", raw_dir)
+    path.write_bytes(data)  # the verified content again, even with a newer time stamp
+    os.utime(path, ns=(later, later))
+    fetch.check_fetched("breast_cancer", raw_dir)
+    path.unlink()
+    with pytest.raises(InputDataError, match=r"is missing though .*manifest.json lists it"):
+        fetch.check_fetched("breast_cancer", raw_dir)
+    manifest.unlink()
+    fetch.check_fetched("breast_cancer", raw_dir)  # not fetched yet: the fetch job will run

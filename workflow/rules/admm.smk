@@ -63,7 +63,7 @@ rule admm_job:
         "data/benchmarks/admm_job/{topology}.tsv"
     params:
         code=CODE["admm_train"],
-        settings=lambda wc: rule_keys.settings(CFG, "admm_job"),
+        settings=lambda wc: rule_keys.param(CFG, "admm_job"),
     conda:
         "../envs/mpdp.yaml"
     script:
@@ -93,7 +93,7 @@ rule admm_figure:
         "logs/admm_figure/{zz_fig}.log",
     params:
         code=CODE["admm_figures"],
-        settings=lambda wc: rule_keys.settings(CFG, "admm_figure"),
+        settings=lambda wc: rule_keys.param(CFG, "admm_figure"),
     conda:
         "../envs/mpdp.yaml"
     script:
@@ -109,7 +109,7 @@ rule admm_fit_table:
         "logs/admm_figure/zz_table.log",
     params:
         code=CODE["admm_figures"],
-        settings=lambda wc: rule_keys.settings(CFG, "admm_figure"),
+        settings=lambda wc: rule_keys.param(CFG, "admm_figure"),
     conda:
         "../envs/mpdp.yaml"
     script:

@@ -36,7 +36,7 @@ rule audit_table:
     params:
         code=source_hash("audit"),
         datasets=AUDIT_DATASETS,
-        settings=lambda wc: rule_keys.settings(CFG, "audit_table"),
+        settings=lambda wc: rule_keys.param(CFG, "audit_table"),
         available=AVAILABLE,
     conda:
         "../envs/mpdp.yaml"

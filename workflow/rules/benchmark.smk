@@ -51,7 +51,7 @@ rule benchmark_job:
         "data/benchmarks/benchmark/{ds}/{bgroup}.tsv"
     params:
         code=BENCHMARK_CODE,
-        settings=lambda wc: rule_keys.settings(CFG, "benchmark_job"),
+        settings=lambda wc: rule_keys.param(CFG, "benchmark_job"),
     conda:
         "../envs/mpdp.yaml"
     script:
@@ -68,7 +68,7 @@ rule benchmark_collect:
     log:
         "logs/benchmark_collect/{ds}.log",
     params:
-        settings=lambda wc: rule_keys.settings(CFG, "benchmark_collect"),
+        settings=lambda wc: rule_keys.param(CFG, "benchmark_collect"),
     conda:
         "../envs/mpdp.yaml"
     script:

@@ -33,7 +33,7 @@ rule benchmark_ranking:
         "logs/benchmark_ranking.log",
     params:
         code=source_hash("benchmark_ranking"),
-        settings=lambda wc: rule_keys.settings(CFG, "benchmark_ranking"),
+        settings=lambda wc: rule_keys.param(CFG, "benchmark_ranking"),
     conda:
         "../envs/mpdp.yaml"
     script:
@@ -51,7 +51,7 @@ rule benchmark_figure:
         "logs/benchmark_figure/{xpfig}.log",
     params:
         code=source_hash("benchmark_figures"),
-        settings=lambda wc: rule_keys.settings(CFG, "benchmark_figure"),
+        settings=lambda wc: rule_keys.param(CFG, "benchmark_figure"),
     conda:
         "../envs/mpdp.yaml"
     script:

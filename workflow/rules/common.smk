@@ -55,6 +55,8 @@ if not AVAILABLE:  # nothing to train on: stop instead of planning empty figures
 # folders), before any job runs
 try:
     mpdp_planning.check_writable()
+    for _ds in AVAILABLE:  # a raw file lost or damaged after its fetch was verified
+        mpdp_fetch.check_fetched(_ds, RAW_DIR)
     PLANNING_WARNINGS = mpdp_planning.check(CFG, AVAILABLE, {ds: f"data/processed/{ds}/card.json" for ds in AVAILABLE})
 except MpdpError as exc:
     sys.stderr.write(f"\nmpdp: {exc}\n\n")
@@ -119,7 +121,7 @@ def setup_priority(wildcards):
 def job_settings(wildcards):
     """The config keys a training job reads (a param: changes rerun the job; mpdp.rule_keys)."""
     experiment = plan.parse_job_id(wildcards.dataset, wildcards.job).experiment
-    return rule_keys.settings(CFG, "train_job", dataset=wildcards.dataset, experiment=experiment)
+    return rule_keys.param(CFG, "train_job", dataset=wildcards.dataset, experiment=experiment)
 
 
 def all_job_files(ds):

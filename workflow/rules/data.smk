@@ -12,9 +12,9 @@ rule fetch_raw:
         "data/raw/{dataset}/manifest.json",
     log:
         "logs/fetch_raw/{dataset}.log",
-    params:
-        mirror=str(MIRROR) if MIRROR else None,
-        allow_download=ALLOW_DOWNLOAD,
+    # no params: where the files come from (the mirror, $MPDP_DATA_MIRROR, downloads) does not
+    # change them (verified SHA-256), so moving the mirror reruns nothing; the job finds the
+    # mirror itself (mpdp.config.data_mirror)
     conda:
         "../envs/mpdp.yaml"
     script:
@@ -35,7 +35,7 @@ rule prepare:
         "data/benchmarks/prepare/{dataset}.tsv"
     params:
         code=CODE["data"],
-        settings=lambda wc: rule_keys.settings(CFG, "prepare", dataset=wc.dataset),
+        settings=lambda wc: rule_keys.param(CFG, "prepare", dataset=wc.dataset),
     conda:
         "../envs/mpdp.yaml"
     script:
@@ -61,7 +61,7 @@ rule partition:
         "logs/partition/{dataset}_{experiment}.log",
     params:
         code=CODE["partition"],
-        settings=lambda wc: rule_keys.settings(CFG, "partition"),
+        settings=lambda wc: rule_keys.param(CFG, "partition"),
         layouts=lambda wc: plan.partition_settings(CFG, wc.dataset, wc.experiment),
     conda:
         "../envs/mpdp.yaml"

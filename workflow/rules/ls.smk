@@ -28,7 +28,7 @@ rule ls_experiment_1:
         "data/benchmarks/ls/ls_1.tsv"
     params:
         code=LS_CODE["ls"],
-        settings=lambda wc: rule_keys.settings(CFG, "ls_experiment:ls_1"),
+        settings=lambda wc: rule_keys.param(CFG, "ls_experiment:ls_1"),
         experiment="ls_1",
     conda:
         "../envs/mpdp.yaml"
@@ -47,7 +47,7 @@ rule ls_experiment:
         "data/benchmarks/ls/{ls_exp}.tsv"
     params:
         code=LS_CODE["ls"],
-        settings=lambda wc: rule_keys.settings(CFG, f"ls_experiment:{wc.ls_exp}"),
+        settings=lambda wc: rule_keys.param(CFG, f"ls_experiment:{wc.ls_exp}"),
         experiment=lambda wc: wc.ls_exp,
     conda:
         "../envs/mpdp.yaml"

@@ -31,7 +31,9 @@ rule report_html:
         unavailable=UNAVAILABLE,
         available=AVAILABLE,
         invocation=INVOCATION,
-        settings=CFG,  # the report shows the whole validated config
+        # the report shows the whole validated config: any change reruns it (a hash, so that the
+        # rerun reason is one short line, not the config twice)
+        settings=mpdp_config.config_hash(CFG),
     conda:
         "../envs/mpdp.yaml"
     script:

@@ -22,7 +22,7 @@ rule optimum:
     priority: setup_priority
     params:
         code=CODE["train"],
-        settings=lambda wc: rule_keys.settings(CFG, "optimum"),
+        settings=lambda wc: rule_keys.param(CFG, "optimum"),
     conda:
         "../envs/mpdp.yaml"
     script:
@@ -42,7 +42,7 @@ rule learning_rates:
     priority: setup_priority
     params:
         code=CODE["train"],
-        settings=lambda wc: rule_keys.settings(CFG, "learning_rates"),
+        settings=lambda wc: rule_keys.param(CFG, "learning_rates"),
     conda:
         "../envs/mpdp.yaml"
     script:

@@ -29,7 +29,7 @@ rule voting_train:
         table=r"(kddcup99|adult|bank|breast_cancer|credit_card)(_multiclass)?",
     params:
         code=CODE["voting_train"],
-        settings=lambda wc: rule_keys.settings(CFG, "voting_train"),
+        settings=lambda wc: rule_keys.param(CFG, "voting_train"),
     conda:
         "../envs/mpdp.yaml"
     script:
@@ -48,7 +48,7 @@ rule voting_figure:
         vfig="|".join(VOTING_FIGURES),
     params:
         code=CODE["voting_figures"],
-        settings=lambda wc: rule_keys.settings(CFG, "voting_figure"),
+        settings=lambda wc: rule_keys.param(CFG, "voting_figure"),
     conda:
         "../envs/mpdp.yaml"
     script:

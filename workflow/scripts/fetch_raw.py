@@ -1,7 +1,7 @@
 """Snakemake script: fetch and verify one data set's raw files (spec E1.1)."""
 from pathlib import Path
 
-from mpdp import io
+from mpdp import config, io
 from mpdp.data import fetch
 from mpdp.runner import run_step
 
@@ -10,8 +10,11 @@ out = Path(sm.output[0])
 
 
 def step(log):
-    paths = fetch.fetch(sm.wildcards.dataset, out.parent.parent, Path(sm.params.mirror) if sm.params.mirror else None,
-                        sm.params.allow_download, log=log.info)
+    # the mirror and the download switch are not params (moving the mirror must not rerun the
+    # fetch): read them here, from $MPDP_DATA_MIRROR or the config
+    cfg = config.validate(sm.config)
+    paths = fetch.fetch(sm.wildcards.dataset, out.parent.parent, config.data_mirror(cfg),
+                        config.allow_download(cfg), log=log.info)
     io.write_json({"dataset": sm.wildcards.dataset,
                    "files": {p.name: fetch.sha256_file(p) for p in paths}}, out)
 

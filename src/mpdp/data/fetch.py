@@ -22,6 +22,7 @@ import tempfile
 import urllib.parse
 import urllib.request
 import zipfile
+import zlib
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
@@ -69,6 +70,34 @@ def locate(dataset_id: str, raw_dir: Path, mirror: Path | None, allow_download: 
     if allow_download:
         return "download"
     return None
+
+
+def check_fetched(dataset_id: str, raw_dir: Path) -> None:
+    """Raise :class:`InputDataError` (one line naming the file and the repair) if a raw file of
+    ``dataset_id`` was lost or changed after its fetch was verified (spec E1.1, issue 37).
+
+    Runs at planning for every data set whose ``manifest.json`` (the verified checksums, input
+    of ``prepare``) exists: Snakemake would not rerun the fetch, so a truncated or edited raw
+    file would otherwise reach ``prepare`` only when something else reruns it. Cheap: a missing
+    file or a size other than the pinned one is judged by ``stat``; a file changed after the
+    manifest was written (newer time stamp, e.g. edited in place) is hashed.
+    """
+    manifest = Path(raw_dir) / dataset_id / "manifest.json"
+    if not manifest.is_file():
+        return
+    verified_at = manifest.stat().st_mtime_ns
+    for raw in get(dataset_id).files:
+        path = raw_path(raw_dir, dataset_id, raw)
+        repair = (f"restore it with `rm -f {path} {manifest}` and run snakemake again (fetch_raw copies "
+                  "the verified file back from the mirror or downloads it)")
+        if not path.is_file():
+            raise InputDataError(f"raw file {path} is missing though {manifest} lists it; {repair}")
+        stat = path.stat()
+        if stat.st_size != raw.size:
+            raise InputDataError(f"raw file {path} has {stat.st_size:,} bytes, not the verified "
+                                 f"{raw.size:,} (truncated or replaced); {repair}")
+        if stat.st_mtime_ns > verified_at and sha256_file(path) != raw.sha256:
+            raise InputDataError(f"raw file {path} changed after it was verified (wrong SHA-256); {repair}")
 
 
 def none_available_message(datasets: list[str], raw_dir: Path, mirror: Path | None) -> str:
@@ -160,10 +189,13 @@ def _from_mirror(mirror_file: Path, raw: RawFile, dest: Path) -> None:
             f"(gzip -9 -n) of the unmodified upstream file ({raw.size:,} bytes uncompressed), "
             f"or remove it so that the file is downloaded, and rerun."
         ) from None
-    except (OSError, EOFError, zipfile.BadZipFile) as exc:
+    except (OSError, EOFError, zlib.error, zipfile.BadZipFile) as exc:
+        if isinstance(exc, OSError) and exc.errno is not None:
+            raise  # the disk, not the copy (mpdp.runner names the file)
         raise InputDataError(
-            f"mirror copy {mirror_file} of {raw.name} cannot be decompressed ({exc}). "
-            f"Replace it with a gzip copy (gzip -9 -n) of the upstream file and rerun."
+            f"mirror copy {mirror_file} of {raw.name} cannot be decompressed ({type(exc).__name__}: {exc}; "
+            f"damaged or truncated); nothing was written to {dest.parent}. Replace it with a gzip copy "
+            f"(gzip -9 -n) of the upstream file ({raw.size:,} bytes, SHA-256 {raw.sha256}) and rerun."
         ) from None
 
 
@@ -218,7 +250,7 @@ def _download(info: DatasetInfo, raw: RawFile, dest: Path, mirror: Path | None, 
                 log(f"{info.id}: {raw.name}: {source.url} gave content with the wrong SHA-256")
                 mismatches.append(f"{source.url}: actual SHA-256 {exc.actual}")
                 continue
-            except (OSError, EOFError, ValueError, KeyError, zipfile.BadZipFile) as exc:
+            except (OSError, EOFError, zlib.error, ValueError, KeyError, zipfile.BadZipFile) as exc:
                 log(f"{info.id}: {raw.name}: {source.url} failed ({_reason(exc)})")
                 failures.append(f"{source.url} ({_reason(exc)})")
                 continue

@@ -228,6 +228,12 @@ def plot_rank(ranked: pd.DataFrame, cat: pd.DataFrame, png: Path, pdf: Path,
         plt.close(fig)
 
 
+def read_ranking(path: str | Path) -> pd.DataFrame:
+    """The per-cell ranking table (data/results/benchmark/ranking.parquet); a damaged file is a
+    one-line error naming it and the rebuild command (:func:`mpdp.results.read_parquet`)."""
+    return results.read_parquet(path, "benchmark ranking table")
+
+
 def build(name: str, cfg: Mapping[str, Any], tables: Sequence[Path], png: Path, pdf: Path,
           log: logging.Logger, ranking_tables: Sequence[Path] = ()) -> None:
     """Draw benchmark figure ``name`` from the data sets' tables (xp_rank: from the ranking table)."""
@@ -239,7 +245,7 @@ def build(name: str, cfg: Mapping[str, Any], tables: Sequence[Path], png: Path, 
     if name == "xp_rank":
         if not ranking_tables:
             raise InputDataError("xp_rank needs data/results/benchmark/ranking.parquet (rule benchmark_ranking)")
-        plot_rank(pd.read_parquet(ranking_tables[0]), catalogue(table), png, pdf, data_sizes(table, cap))
+        plot_rank(read_ranking(ranking_tables[0]), catalogue(table), png, pdf, data_sizes(table, cap))
     else:
         plot_sweep(table, name, b["reference"], float(b["delta"]), png, pdf, cap)
     log.info("%s: %d rows of %d data sets", name, len(table), table["dataset"].nunique())

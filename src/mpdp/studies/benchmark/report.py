@@ -16,7 +16,7 @@ import pandas as pd
 
 from mpdp import claims, tuning
 from mpdp.studies.benchmark import ranking
-from mpdp.studies.benchmark.figures import catalogue, data_sizes, read_tables
+from mpdp.studies.benchmark.figures import catalogue, data_sizes, read_ranking, read_tables
 
 CAPTIONS: dict[str, str] = {
     "xp_eps": "Test accuracy (top) and optimality gap against the pooled θ* of the same λ (bottom) "
@@ -66,8 +66,8 @@ def load(ctx: dict[str, Any] | None) -> Benchmark | None:
     figures = {k: v for k, v in ctx.get("figures", {}).items() if Path(v).is_file()}
     ranked = [p for p in ctx.get("ranking", []) if Path(p).is_file()]
     table = read_tables(tables)
-    return Benchmark(table, hparams, figures,
-                     pd.read_parquet(ranked[0]) if ranked else ranking.ranking_table(table))
+    ranks = read_ranking(ranked[0]) if ranked else ranking.ranking_table(table)
+    return Benchmark(table, hparams, figures, ranks)
 
 
 def _label(bench: Benchmark, mechanism: str) -> str:
