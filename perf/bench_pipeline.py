@@ -99,6 +99,11 @@ class Job:
     inputs: list[str] = field(default_factory=list)
     outputs: list[str] = field(default_factory=list)
     wildcards: str = ""
+    log: str = ""
+    #: from the job's own log (mpdp.runner.run_step's last line): exact, unlike cpu_time
+    on_cpu: float | None = None
+    waiting: float | None = None
+    neither: float | None = None
 
     @property
     def wall(self) -> float:
@@ -149,7 +154,24 @@ def parse_log(text: str) -> tuple[float, list[Job]]:
                 pending.threads = int(value)
             elif key == "wildcards":
                 pending.wildcards = value.strip()
+            elif key == "log":
+                pending.log = _files(value)[0] if _files(value) else ""
     return (origin or 0.0), [j for j in jobs.values() if j.end is not None]
+
+
+_SPLIT = re.compile(r"done in [\d.]+ s \(on a CPU ([\d.]+) s, waiting for a free core ([\d.]+) s, neither ([\d.]+) s\)")
+
+
+def read_job_splits(root: Path, jobs: list[Job]) -> None:
+    """Fill each job's on-CPU / waiting-for-a-core / neither seconds from its log file's last
+    ``done in`` line (mpdp.runner.run_step; /proc/self/schedstat of the job's process)."""
+    for job in jobs:
+        path = root / job.log if job.log else None
+        if path is None or not path.is_file():
+            continue
+        found = _SPLIT.findall(path.read_text(errors="replace"))
+        if found:
+            job.on_cpu, job.waiting, job.neither = map(float, found[-1])
 
 
 def dependencies(jobs: list[Job]) -> dict[int, list[int]]:
@@ -260,11 +282,15 @@ def _num(value: str | None) -> float | None:
 def summarise(jobs: list[Job], bench_rows: list[dict], cores: int, wall: float, slack: float = 2.0) -> dict:
     """Everything the report prints, as plain data (JSON)."""
     stages: dict[str, dict] = defaultdict(lambda: {"jobs": 0, "job_wall_s": 0.0, "cpu_s": None,
-                                                   "bench_wall_s": None, "max_rss_mb": None})
+                                                   "bench_wall_s": None, "max_rss_mb": None,
+                                                   "on_cpu_s": None, "waiting_s": None, "neither_s": None})
     for job in jobs:
         st = stages[STAGES.get(job.rule, job.rule)]
         st["jobs"] += 1
         st["job_wall_s"] += job.wall * job.threads
+        for key, value in (("on_cpu_s", job.on_cpu), ("waiting_s", job.waiting), ("neither_s", job.neither)):
+            if value is not None:
+                st[key] = (st[key] or 0.0) + value
     for row in bench_rows:
         st = stages[row["stage"]]
         for key, col in (("cpu_s", "cpu_time"), ("bench_wall_s", "s")):
@@ -312,10 +338,12 @@ def markdown(summary: dict, header: list[str], tail_minutes: float = 15.0) -> st
                  + ", ".join(f"{k} {v:.0f}" for k, v in s["machine_cpu_s"].items() if v >= 0.5))]
                if s.get("machine_cpu_s") else []),
              "",
-             "| stage | jobs | job wall (core-s, log) | wall (s, benchmark files) | CPU s (benchmark files) | max RSS MB |",
-             "|---|---|---|---|---|---|"]
+             "| stage | jobs | job wall (core-s, log) | wall (s, benchmark files) | CPU s (benchmark files) "
+             "| max RSS MB | on a CPU s (job logs) | waiting for a core s | neither s |",
+             "|---|---|---|---|---|---|---|---|---|"]
     for name, st in s["stages"].items():
-        fmt = [f"{st[k]:.0f}" if st[k] is not None else "–" for k in ("bench_wall_s", "cpu_s", "max_rss_mb")]
+        fmt = [f"{st[k]:.0f}" if st[k] is not None else "–"
+               for k in ("bench_wall_s", "cpu_s", "max_rss_mb", "on_cpu_s", "waiting_s", "neither_s")]
         lines.append(f"| {name} | {st['jobs']} | {st['job_wall_s']:.0f} | {' | '.join(fmt)} |")
     lines += ["", f"Dependency path (wall with unlimited cores): **{s['dependency_path_s'] / 60:.1f} min**", "",
               "| job | start | end | wall s |", "|---|---|---|---|"]
@@ -479,6 +507,7 @@ def main(argv: list[str] | None = None) -> int:
             job.end = (job.end or job.start) + shift
     if not jobs:
         raise SystemExit(f"bench_pipeline: no finished job found in {log_path}")
+    read_job_splits(workdir, jobs)
     summary = summarise(jobs, read_benchmarks(workdir, since=started - 1), args.cores, wall, args.slack)
     if not args.analyse_only:
         summary["snakemake_process_cpu_s"] = snakemake_cpu

@@ -116,3 +116,16 @@ def test_smoke_build_of_one_data_set_from_a_clone(tmp_path: Path) -> None:
     assert summary["dependency_path"][-1]["job"].startswith("report_html")
     assert summary["stages"]["WD-DP training"]["cpu_s"] > 0
     assert (out / "bench_pipeline.md").read_text().startswith("# bench_pipeline: commit")
+
+
+def test_exact_cpu_split_from_the_job_logs(bench, tmp_path: Path) -> None:
+    # mpdp.runner.run_step's last line: on a CPU / waiting for a core / neither (schedstat)
+    _, jobs = bench.parse_log(LOG)
+    assert [j.log for j in jobs] == ["logs/a.log", "logs/b.log", "logs/c.log"]
+    (tmp_path / "logs").mkdir()
+    (tmp_path / "logs" / "c.log").write_text(
+        "x INFO c: start\nx INFO c: done in 50.0 s (on a CPU 20.5 s, waiting for a free core 29.0 s, neither 0.5 s)\n")
+    bench.read_job_splits(tmp_path, jobs)
+    stages = bench.summarise(jobs, [], cores=2, wall=60.0)["stages"]
+    assert (stages["c"]["on_cpu_s"], stages["c"]["waiting_s"], stages["c"]["neither_s"]) == (20.5, 29.0, 0.5)
+    assert stages["a"]["on_cpu_s"] is None  # no log line: unknown, not zero

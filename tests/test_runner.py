@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from mpdp import runner
 from mpdp.errors import InputDataError
 from mpdp.runner import run_step
 
@@ -53,3 +54,27 @@ def test_without_a_log_file_the_traceback_goes_to_the_console(capsys):
     with pytest.raises(SystemExit):
         run_step(step, None, "x")
     assert "Traceback" in capsys.readouterr().err
+
+
+@pytest.mark.skipif(runner.schedstat() is None, reason="no /proc/self/schedstat here")
+def test_done_line_splits_the_wall_time(tmp_path):
+    # a job's log says where its wall time went (issue 36): a sleep is neither on a CPU nor
+    # waiting for one; a busy loop is on a CPU (or waiting, on a loaded machine)
+    import re
+    import time
+
+    def step(log):
+        time.sleep(0.4)
+        t = time.process_time()
+        while time.process_time() - t < 0.2:
+            pass
+
+    log_path = tmp_path / "job.log"
+    run_step(step, log_path, "probe")
+    line = log_path.read_text().splitlines()[-1]
+    m = re.search(r"done in ([\d.]+) s \(on a CPU ([\d.]+) s, waiting for a free core ([\d.]+) s, neither ([\d.]+) s\)",
+                  line)
+    assert m, line
+    wall, cpu, waiting, neither = map(float, m.groups())
+    assert cpu >= 0.15 and neither >= 0.3
+    assert cpu + waiting + neither == pytest.approx(wall, abs=0.15)

@@ -59,10 +59,33 @@ def get_logger(log_path: str | Path | None, name: str = "mpdp") -> logging.Logge
     return logger
 
 
+def schedstat() -> tuple[float, float] | None:
+    """(seconds on a CPU, seconds runnable but waiting for a CPU) of this process's main thread
+    since it started (Linux ``/proc/self/schedstat``); None where the kernel does not expose it."""
+    try:
+        on_cpu, waiting, _ = Path("/proc/self/schedstat").read_text().split()
+    except (OSError, ValueError):
+        return None
+    return int(on_cpu) / 1e9, int(waiting) / 1e9
+
+
+def time_split(wall: float, before: tuple[float, float] | None, after: tuple[float, float] | None) -> str:
+    """Where a step's wall time went: on a CPU, waiting for a free core (other processes had the
+    cores), or neither (sleeping, reading, waiting for a child). The job benchmarks' ``cpu_time``
+    is sampled every 30 s by Snakemake; this split is exact (issue 36: the learning-rate jobs'
+    wall time was 2.6x their recorded CPU time)."""
+    if before is None or after is None:
+        return ""
+    on_cpu, waiting = after[0] - before[0], after[1] - before[1]
+    return (f" (on a CPU {on_cpu:.1f} s, waiting for a free core {waiting:.1f} s, "
+            f"neither {max(wall - on_cpu - waiting, 0.0):.1f} s)")
+
+
 def run_step(step: Callable[[logging.Logger], None], log_path: str | Path | None, name: str) -> None:
     """Run ``step(logger)`` single-threaded; exit 1 with the message on a user-facing error."""
     log = get_logger(log_path)
     start = time.perf_counter()
+    sched = schedstat()
     log.info("%s: start", name)
     try:
         with threadpool_limits(limits=1):
@@ -78,4 +101,5 @@ def run_step(step: Callable[[logging.Logger], None], log_path: str | Path | None
             handler.handle(log.makeRecord(log.name, logging.ERROR, __file__, 0, "%s", (summary,),
                                           sys.exc_info() if detailed else None))
         sys.exit(1)
-    log.info("%s: done in %.1f s", name, time.perf_counter() - start)
+    wall = time.perf_counter() - start
+    log.info("%s: done in %.1f s%s", name, wall, time_split(wall, sched, schedstat()))
