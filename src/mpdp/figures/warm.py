@@ -240,7 +240,12 @@ def serve(path: str | Path, idle: float | None = None) -> None:
             ready, _, _ = select.select([server], [], [], 0.05)
             if ready:
                 conn, _ = server.accept()
-                request, fds = _recv(conn, with_fds=3)
+                conn.settimeout(10.0)  # a client killed before it sent its request blocks no one
+                try:
+                    request, fds = _recv(conn, with_fds=3)
+                except OSError:
+                    request, fds = None, []
+                conn.settimeout(None)
                 if request is None or len(fds) != 3:
                     conn.close()
                     for fd in fds:
