@@ -199,13 +199,15 @@ def dependency_path(jobs: list[Job]) -> list[Job]:
 
 
 def as_run_chain(jobs: list[Job], slack: float = 2.0) -> list[tuple[Job, str]]:
-    """From the last job back: each job with what it waited for ('data' or 'core')."""
+    """From the last job back, in running order: each job with what it started after — 'data'
+    (its input's job had just finished), 'core' (a job had just freed a core) or 'start'
+    (nothing finished just before it: the first jobs of the build)."""
     if not jobs:
         return []
     by_id = {j.jobid: j for j in jobs}
     deps = dependencies(jobs)
     cur = max(jobs, key=lambda j: (j.end, j.wall))
-    chain = [(cur, "end")]
+    chain = [(cur, "start")]
     seen = {cur.jobid}
     while True:
         waited = [by_id[d] for d in deps[cur.jobid] if by_id[d].end <= cur.start + slack]
@@ -217,7 +219,8 @@ def as_run_chain(jobs: list[Job], slack: float = 2.0) -> list[tuple[Job, str]]:
             if not freed:
                 break
             nxt, why = max(freed, key=lambda j: j.end), "core"
-        chain.append((nxt, why))
+        chain[-1] = (cur, why)
+        chain.append((nxt, "start"))
         seen.add(nxt.jobid)
         cur = nxt
     return chain[::-1]
@@ -348,8 +351,9 @@ def markdown(summary: dict, header: list[str], tail_minutes: float = 15.0) -> st
     lines += ["", f"Dependency path (wall with unlimited cores): **{s['dependency_path_s'] / 60:.1f} min**", "",
               "| job | start | end | wall s |", "|---|---|---|---|"]
     lines += [f"| {j['job']} | {_mmss(j['start'])} | {_mmss(j['end'])} | {j['wall']:.0f} |" for j in s["dependency_path"]]
-    lines += ["", "As-run chain (last job backwards; `core`: waited for a core, `data`: for an input):", "",
-              "| job | after | start | end | wall s |", "|---|---|---|---|---|"]
+    lines += ["", "As-run chain (from the last job backwards; started after: `data`, its input's job "
+              "finished; `core`, a job freed a core; `start`, nothing finished just before):", "",
+              "| job | started after | start | end | wall s |", "|---|---|---|---|---|"]
     lines += [f"| {j['job']} | {j['after']} | {_mmss(j['start'])} | {_mmss(j['end'])} | {j['wall']:.0f} |"
               for j in s["as_run_chain"]]
     since = s["wall_s"] - 60 * tail_minutes

@@ -54,7 +54,7 @@ def test_jobs_dependencies_and_critical_path_from_the_log(bench) -> None:
     assert by_rule["b"].outputs == ["y.txt", "y2.txt"] and by_rule["c"].inputs == ["x.txt", "raw.txt"]
     assert bench.dependencies(jobs) == {1: [], 2: [], 3: [1]}
     assert [j.rule for j in bench.dependency_path(jobs)] == ["a", "c"]
-    assert [(j.rule, why) for j, why in bench.as_run_chain(jobs)] == [("a", "data"), ("c", "end")]
+    assert [(j.rule, why) for j, why in bench.as_run_chain(jobs)] == [("a", "start"), ("c", "data")]
 
     summary = bench.summarise(jobs, [], cores=2, wall=60.0)
     assert summary["job_core_s"] == pytest.approx(90.0)
@@ -62,14 +62,14 @@ def test_jobs_dependencies_and_critical_path_from_the_log(bench) -> None:
     assert summary["dependency_path_s"] == pytest.approx(60.0)
     assert summary["idle_intervals"] == [{"from": 30.0, "to": 60.0, "idle_core_s": 30.0, "min_running": 1}]
     text = bench.markdown(summary, ["# test"])
-    assert "idle 0.5 core-min" in text and "| c | end | 0:10.0 | 1:00.0 | 50 |" in text
+    assert "idle 0.5 core-min" in text and "| c | data | 0:10.0 | 1:00.0 | 50 |" in text
 
 
 def test_a_job_that_waited_for_a_core_is_chained_to_the_job_that_freed_it(bench) -> None:
     log = _log(_start("00:00", "a", 1, "x.txt"), _end("00:10", 1, "a"), _start("00:10", "b", 2, "y.txt"),
                _end("00:30", 2, "b"))
     _, jobs = bench.parse_log(log)
-    assert [(j.rule, why) for j, why in bench.as_run_chain(jobs)] == [("a", "core"), ("b", "end")]
+    assert [(j.rule, why) for j, why in bench.as_run_chain(jobs)] == [("a", "start"), ("b", "core")]
     assert bench.dependency_path(jobs)[0].rule == "b"  # no edge: the longest single job
     summary = bench.summarise(jobs, [], cores=1, wall=35.0)  # 5 s after the last job: Snakemake's own
     assert summary["idle_core_s"] == pytest.approx(5.0)
