@@ -160,16 +160,21 @@ def parse_log(text: str) -> tuple[float, list[Job]]:
 
 
 _SPLIT = re.compile(r"done in [\d.]+ s \(on a CPU ([\d.]+) s, waiting for a free core ([\d.]+) s, neither ([\d.]+) s\)")
+_PROCESS_SPLIT = re.compile(r"the process since it started: [\d.]+ s \(on a CPU ([\d.]+) s, waiting for a free core "
+                            r"([\d.]+) s, neither ([\d.]+) s\)")
 
 
 def read_job_splits(root: Path, jobs: list[Job]) -> None:
     """Fill each job's on-CPU / waiting-for-a-core / neither seconds from its log file's last
-    ``done in`` line (mpdp.runner.run_step; /proc/self/schedstat of the job's process)."""
+    ``done in`` line (mpdp.runner.run_step; /proc/self/schedstat of the job's process): the
+    whole process's split where the line has it (imports included), else the step's. Child
+    processes of a job (the report's notebook kernel) count as ``neither``."""
     for job in jobs:
         path = root / job.log if job.log else None
         if path is None or not path.is_file():
             continue
-        found = _SPLIT.findall(path.read_text(errors="replace"))
+        text = path.read_text(errors="replace")
+        found = _PROCESS_SPLIT.findall(text) or _SPLIT.findall(text)
         if found:
             job.on_cpu, job.waiting, job.neither = map(float, found[-1])
 

@@ -125,7 +125,11 @@ def test_exact_cpu_split_from_the_job_logs(bench, tmp_path: Path) -> None:
     (tmp_path / "logs").mkdir()
     (tmp_path / "logs" / "c.log").write_text(
         "x INFO c: start\nx INFO c: done in 50.0 s (on a CPU 20.5 s, waiting for a free core 29.0 s, neither 0.5 s)\n")
+    (tmp_path / "logs" / "b.log").write_text(  # with the process's totals (imports included): those count
+        "x INFO b: done in 5.0 s (on a CPU 5.0 s, waiting for a free core 0.0 s, neither 0.0 s); the process since "
+        "it started: 7.0 s (on a CPU 6.5 s, waiting for a free core 0.2 s, neither 0.3 s)\n")
     bench.read_job_splits(tmp_path, jobs)
     stages = bench.summarise(jobs, [], cores=2, wall=60.0)["stages"]
     assert (stages["c"]["on_cpu_s"], stages["c"]["waiting_s"], stages["c"]["neither_s"]) == (20.5, 29.0, 0.5)
+    assert (stages["b"]["on_cpu_s"], stages["b"]["waiting_s"], stages["b"]["neither_s"]) == (6.5, 0.2, 0.3)
     assert stages["a"]["on_cpu_s"] is None  # no log line: unknown, not zero

@@ -78,3 +78,9 @@ def test_done_line_splits_the_wall_time(tmp_path):
     wall, cpu, waiting, neither = map(float, m.groups())
     assert cpu >= 0.15 and neither >= 0.3
     assert cpu + waiting + neither == pytest.approx(wall, abs=0.15)
+    # and the whole process's (this test's: imports and earlier tests included)
+    m = re.search(r"the process since it started: ([\d.]+) s \(on a CPU ([\d.]+) s, waiting for a free core "
+                  r"([\d.]+) s, neither ([\d.]+) s\)", line)
+    assert m, line
+    age, p_cpu, p_wait, p_neither = map(float, m.groups())
+    assert age >= wall and p_cpu >= cpu and p_neither >= neither

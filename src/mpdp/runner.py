@@ -10,6 +10,7 @@ thread pools in one process slow small problems badly, and Snakemake runs jobs i
 from __future__ import annotations
 
 import logging
+import os
 import sys
 import time
 from collections.abc import Callable
@@ -69,6 +70,16 @@ def schedstat() -> tuple[float, float] | None:
     return int(on_cpu) / 1e9, int(waiting) / 1e9
 
 
+def process_age() -> float | None:
+    """Seconds since this process started (Linux ``/proc``), or None."""
+    try:
+        start_ticks = int(Path("/proc/self/stat").read_text().rsplit(")", 1)[1].split()[19])
+        uptime = float(Path("/proc/uptime").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return None
+    return max(uptime - start_ticks / os.sysconf("SC_CLK_TCK"), 0.0)
+
+
 def time_split(wall: float, before: tuple[float, float] | None, after: tuple[float, float] | None) -> str:
     """Where a step's wall time went: on a CPU, waiting for a free core (other processes had the
     cores), or neither (sleeping, reading, waiting for a child). The job benchmarks' ``cpu_time``
@@ -101,5 +112,7 @@ def run_step(step: Callable[[logging.Logger], None], log_path: str | Path | None
             handler.handle(log.makeRecord(log.name, logging.ERROR, __file__, 0, "%s", (summary,),
                                           sys.exc_info() if detailed else None))
         sys.exit(1)
-    wall = time.perf_counter() - start
-    log.info("%s: done in %.1f s%s", name, wall, time_split(wall, sched, schedstat()))
+    wall, end = time.perf_counter() - start, schedstat()
+    age = process_age()
+    whole = f"; the process since it started: {age:.1f} s{time_split(age, (0.0, 0.0), end)}" if age else ""
+    log.info("%s: done in %.1f s%s%s", name, wall, time_split(wall, sched, end), whole)
