@@ -493,10 +493,10 @@ def main(argv: list[str] | None = None) -> int:
         workdir = args.workdir or Path(tempfile.mkdtemp(prefix="mpdp-bench-"))
         env["PYTHONPATH"] = str((workdir / "src").resolve()) + os.pathsep + env.get("PYTHONPATH", "")
         commit = prepare_clone(workdir, env)
-        cmd = [sys.executable, "-m", "snakemake", "--cores", str(args.cores), "--configfile", args.configfile]
-        if args.config:
+        cmd = [sys.executable, "-m", "snakemake", *args.targets, "--cores", str(args.cores),
+               "--configfile", args.configfile]
+        if args.config:  # last: --config takes every word after it
             cmd += ["--config", *args.config]
-        cmd += args.targets
         header = [f"# bench_pipeline: commit {commit[:12]}", "",
                   f"machine: {machine()}", f"command: {' '.join(cmd[1:])} (in a clone; mirror {env.get(MIRROR_ENV)})"]
         print("\n".join(header), flush=True)
