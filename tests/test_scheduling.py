@@ -37,7 +37,8 @@ def test_long_single_jobs_come_before_every_wddp_job_longest_first():
     assert multi and len(admm) == 2
     assert min(admm) > max(multi)
     assert min(multi) > max(bench_admm)
-    assert min(bench_admm) > max(wddp)
+    audit = scheduling.audit_priority(cfg, AVAILABLE)
+    assert min(bench_admm) > audit > max(wddp)
     # the complete graph's job (more messages per iteration, the longer one) first
     assert scheduling.admm_priority(cfg, AVAILABLE, "complete") > scheduling.admm_priority(cfg, AVAILABLE, "ring")
     # the benchmark's ADMM jobs: larger data set first
@@ -52,6 +53,7 @@ def test_the_rules_declare_these_priorities():
     expected = {"admm.smk": ("admm_job", "scheduling.admm_priority"),
                 "voting.smk": ("voting_train", "scheduling.voting_priority"),
                 "benchmark.smk": ("benchmark_job", "scheduling.benchmark_priority"),
+                "audit.smk": ("audit_table", "scheduling.audit_priority"),
                 "train.smk": ("train_job", "job_priority")}
     for name, (rule, func) in expected.items():
         text = (ROOT / "workflow" / "rules" / name).read_text()
