@@ -129,3 +129,18 @@ def _stop_renderers(folder: Path) -> None:
                 continue
             if str(sock).encode() in cmdline and b"warm.serve(sys.argv[1])" in b" ".join(cmdline):
                 os.kill(int(proc.name), signal.SIGTERM)
+
+
+@pytest.mark.skipif(not warm.enabled({}), reason="no fork or socket.send_fds here")
+def test_a_renderer_that_cannot_start_costs_no_wait(tmp_path: Path) -> None:
+    # its socket folder does not exist: no renderer can serve there, and the script runs in its
+    # own process without waiting for START_TIMEOUT
+    import time
+
+    script = tmp_path / "script.py"
+    script.write_text(SCRIPT)
+    env = {warm.DIR_ENV: str(tmp_path / "missing"), "SLURM_JOB_ID": "", warm.ENABLE_ENV: "1"}
+    t0 = time.monotonic()
+    proc = _run(script, tmp_path, tmp_path / "a.txt", 0, **env)
+    assert proc.returncode == 0 and (tmp_path / "a.txt").read_text().split()[2] == "None"
+    assert time.monotonic() - t0 < warm.START_TIMEOUT / 2

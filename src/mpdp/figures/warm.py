@@ -144,13 +144,13 @@ def _start(path: Path) -> socket.socket | None:
         sock = _connect(path)
         if sock is not None:
             return sock
-        subprocess.Popen(
+        server = subprocess.Popen(
             [sys.executable, "-c", "import sys; from mpdp.figures import warm; warm.serve(sys.argv[1])", str(path)],
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
             start_new_session=True, env={**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)},
         )
         deadline = time.monotonic() + START_TIMEOUT
-        while time.monotonic() < deadline:
+        while time.monotonic() < deadline and server.poll() is None:  # a renderer that died: give up
             sock = _connect(path)
             if sock is not None:
                 return sock
@@ -169,8 +169,11 @@ def delegate(namespace: Mapping[str, Any], preload: Iterable[str] = ()) -> None:
     script = namespace.get("__real_file__")  # the file Snakemake runs: preamble + script
     if not enabled() or not script:
         return
+    path = socket_path(_key(sys.path, os.environ))
+    if len(os.fsencode(path)) > 100:  # the limit of a Unix socket's name (108 bytes on Linux)
+        return
     try:
-        sock = _start(socket_path(_key(sys.path, os.environ)))
+        sock = _start(path)
         if sock is None:
             return
         with sock:
