@@ -133,3 +133,23 @@ def test_exact_cpu_split_from_the_job_logs(bench, tmp_path: Path) -> None:
     assert (stages["c"]["on_cpu_s"], stages["c"]["waiting_s"], stages["c"]["neither_s"]) == (20.5, 29.0, 0.5)
     assert (stages["b"]["on_cpu_s"], stages["b"]["waiting_s"], stages["b"]["neither_s"]) == (6.5, 0.2, 0.3)
     assert stages["a"]["on_cpu_s"] is None  # no log line: unknown, not zero
+
+
+def test_compare_builds_ignores_only_the_wall_time_columns(tmp_path: Path, capsys) -> None:
+    import pandas as pd
+
+    spec = importlib.util.spec_from_file_location("compare_builds", REPO_ROOT / "perf" / "compare_builds.py")
+    compare = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(compare)
+    for name, seconds, acc in (("a", 1.0, 0.5), ("b", 2.0, 0.5), ("c", 1.0, 0.6)):
+        table = tmp_path / name / "data" / "results" / "wddp" / "adult.parquet"
+        table.parent.mkdir(parents=True)
+        pd.DataFrame({"accuracy": [acc], "seconds": [seconds]}).to_parquet(table)
+        fig = tmp_path / name / "reports" / "figures" / "fig01.png"
+        fig.parent.mkdir(parents=True)
+        fig.write_bytes(b"png")
+    assert compare.main([str(tmp_path / "a"), str(tmp_path / "b")]) == 0  # only the time differs
+    assert compare.main([str(tmp_path / "a"), str(tmp_path / "c")]) == 1  # an accuracy differs
+    (tmp_path / "b" / "reports" / "figures" / "fig01.png").write_bytes(b"png2")
+    assert compare.main([str(tmp_path / "a"), str(tmp_path / "b")]) == 1  # a figure's bytes differ
+    assert "DIFFERENT: reports/figures/fig01.png" in capsys.readouterr().out
