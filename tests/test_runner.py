@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from mpdp import runner
 from mpdp.errors import InputDataError
 from mpdp.runner import run_step
 
@@ -146,3 +147,31 @@ def test_a_job_dies_with_its_snakemake(tmp_path):
     finally:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(parent.pid, signal.SIGKILL)  # the test's own process group only
+@pytest.mark.skipif(runner.schedstat() is None, reason="no /proc/self/schedstat here")
+def test_done_line_splits_the_wall_time(tmp_path):
+    # a job's log says where its wall time went (issue 36): a sleep is neither on a CPU nor
+    # waiting for one; a busy loop is on a CPU (or waiting, on a loaded machine)
+    import re
+    import time
+
+    def step(log):
+        time.sleep(0.4)
+        t = time.process_time()
+        while time.process_time() - t < 0.2:
+            pass
+
+    log_path = tmp_path / "job.log"
+    run_step(step, log_path, "probe")
+    line = log_path.read_text().splitlines()[-1]
+    m = re.search(r"done in ([\d.]+) s \(on a CPU ([\d.]+) s, waiting for a free core ([\d.]+) s, neither ([\d.]+) s\)",
+                  line)
+    assert m, line
+    wall, cpu, waiting, neither = map(float, m.groups())
+    assert cpu >= 0.15 and neither >= 0.3
+    assert cpu + waiting + neither == pytest.approx(wall, abs=0.15)
+    # and the whole process's (this test's: imports and earlier tests included)
+    m = re.search(r"the process since it started: ([\d.]+) s \(on a CPU ([\d.]+) s, waiting for a free core "
+                  r"([\d.]+) s, neither ([\d.]+) s\)", line)
+    assert m, line
+    age, p_cpu, p_wait, p_neither = map(float, m.groups())
+    assert age >= wall and p_cpu >= cpu and p_neither >= neither

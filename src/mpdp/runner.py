@@ -146,6 +146,36 @@ def die_with_snakemake(poll_s: float = 1.0, grace_s: float = 60.0) -> threading.
     thread = threading.Thread(target=watch, name="die-with-snakemake", daemon=True)
     thread.start()
     return thread
+def schedstat() -> tuple[float, float] | None:
+    """(seconds on a CPU, seconds runnable but waiting for a CPU) of this process's main thread
+    since it started (Linux ``/proc/self/schedstat``); None where the kernel does not expose it."""
+    try:
+        on_cpu, waiting, _ = Path("/proc/self/schedstat").read_text().split()
+    except (OSError, ValueError):
+        return None
+    return int(on_cpu) / 1e9, int(waiting) / 1e9
+
+
+def process_age() -> float | None:
+    """Seconds since this process started (Linux ``/proc``), or None."""
+    try:
+        start_ticks = int(Path("/proc/self/stat").read_text().rsplit(")", 1)[1].split()[19])
+        uptime = float(Path("/proc/uptime").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return None
+    return max(uptime - start_ticks / os.sysconf("SC_CLK_TCK"), 0.0)
+
+
+def time_split(wall: float, before: tuple[float, float] | None, after: tuple[float, float] | None) -> str:
+    """Where a step's wall time went: on a CPU, waiting for a free core (other processes had the
+    cores), or neither (sleeping, reading, waiting for a child). The job benchmarks' ``cpu_time``
+    is sampled every 30 s by Snakemake; this split is exact (issue 36: the learning-rate jobs'
+    wall time was 2.6x their recorded CPU time)."""
+    if before is None or after is None:
+        return ""
+    on_cpu, waiting = after[0] - before[0], after[1] - before[1]
+    return (f" (on a CPU {on_cpu:.1f} s, waiting for a free core {waiting:.1f} s, "
+            f"neither {max(wall - on_cpu - waiting, 0.0):.1f} s)")
 
 
 def run_step(step: Callable[[logging.Logger], None], log_path: str | Path | None, name: str) -> None:
@@ -155,6 +185,7 @@ def run_step(step: Callable[[logging.Logger], None], log_path: str | Path | None
     die_with_snakemake()
     log = get_logger(log_path)
     start = time.perf_counter()
+    sched = schedstat()
     log.info("%s: start", name)
     try:
         with threadpool_limits(limits=1):
@@ -170,4 +201,7 @@ def run_step(step: Callable[[logging.Logger], None], log_path: str | Path | None
             handler.handle(log.makeRecord(log.name, logging.ERROR, __file__, 0, "%s", (summary,),
                                           sys.exc_info() if detailed else None))
         sys.exit(1)
-    log.info("%s: done in %.1f s", name, time.perf_counter() - start)
+    wall, end = time.perf_counter() - start, schedstat()
+    age = process_age()
+    whole = f"; the process since it started: {age:.1f} s{time_split(age, (0.0, 0.0), end)}" if age else ""
+    log.info("%s: done in %.1f s%s%s", name, wall, time_split(wall, sched, end), whole)

@@ -61,6 +61,8 @@ rule admm_job:
         "logs/admm_job/{topology}.log",
     benchmark:
         "data/benchmarks/admm_job/{topology}.tsv"
+    # a long single job: started before every WD-DP job (mpdp.studies.scheduling)
+    priority: lambda wc: scheduling.admm_priority(CFG, AVAILABLE, wc.topology)
     params:
         code=CODE["admm_train"],
         settings=lambda wc: rule_keys.param(CFG, "admm_job"),

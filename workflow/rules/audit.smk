@@ -33,6 +33,8 @@ rule audit_table:
         "logs/audit/audit_table.log",
     benchmark:
         "data/benchmarks/audit/audit_table.tsv"
+    # one long single job: started early (mpdp.studies.scheduling)
+    priority: lambda wc: scheduling.audit_priority(CFG, AVAILABLE)
     params:
         code=source_hash("audit"),
         datasets=AUDIT_DATASETS,

@@ -49,6 +49,8 @@ rule benchmark_job:
         "logs/benchmark_job/{ds}/{bgroup}.log",
     benchmark:
         "data/benchmarks/benchmark/{ds}/{bgroup}.tsv"
+    # the ADMM group's jobs are long single jobs: started early (mpdp.studies.scheduling)
+    priority: lambda wc: scheduling.benchmark_priority(CFG, AVAILABLE, wc.ds, wc.bgroup)
     params:
         code=BENCHMARK_CODE,
         settings=lambda wc: rule_keys.param(CFG, "benchmark_job"),

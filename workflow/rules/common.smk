@@ -15,6 +15,7 @@ from mpdp.report.provenance import invocation
 from mpdp.runner import job_environment
 from mpdp import rule_keys
 from mpdp.studies.wddp import plan
+from mpdp.studies import scheduling
 
 for _var, _value in job_environment().items():  # inherited by every job
     os.environ.setdefault(_var, _value)

@@ -25,6 +25,8 @@ rule voting_train:
         "logs/voting/{table}.log",
     benchmark:
         "data/benchmarks/voting/{table}.tsv"
+    # the multiclass tables are long single jobs: started early (mpdp.studies.scheduling)
+    priority: lambda wc: scheduling.voting_priority(CFG, AVAILABLE, *voting_plan.dataset_of(wc.table))
     wildcard_constraints:
         table=r"(kddcup99|adult|bank|breast_cancer|credit_card)(_multiclass)?",
     params:

@@ -1,9 +1,14 @@
 """Snakemake script: one ADMM-study figure (zz_f3, zz_f4, zz_f5: png + pdf) or zz_table.csv."""
-from pathlib import Path
+from mpdp.figures import warm
 
-from mpdp import config
-from mpdp.runner import run_step
-from mpdp.studies.admm.figures import build
+# rendered by the warm renderer where it runs (one process"s imports for every figure; mpdp.figures.warm)
+warm.delegate(globals(), ("mpdp.studies.admm.figures", "mpdp.config"))
+
+from pathlib import Path  # noqa: E402
+
+from mpdp import config  # noqa: E402
+from mpdp.runner import run_step  # noqa: E402
+from mpdp.studies.admm.figures import build  # noqa: E402
 
 sm = snakemake  # noqa: F821  (injected by Snakemake)
 cfg = config.validate(sm.config)

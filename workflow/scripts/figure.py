@@ -1,14 +1,18 @@
-"""Snakemake script: render one paper figure (one variant) from its jobs' results rows."""
-from pathlib import Path
+"""Snakemake script: render one paper figure (one variant) from its jobs" results rows."""
+from mpdp.figures import warm
 
-import pandas as pd
+# rendered by the warm renderer where it runs (one process"s imports for every figure; mpdp.figures.warm)
+warm.delegate(globals(), ("mpdp.studies.wddp.figures", "mpdp.results", "pandas"))
 
-from mpdp import results
-from mpdp.runner import run_step
-from mpdp.studies.wddp.figures import render_figure
+from pathlib import Path  # noqa: E402
+
+import pandas as pd  # noqa: E402
+
+from mpdp import results  # noqa: E402
+from mpdp.runner import run_step  # noqa: E402
+from mpdp.studies.wddp.figures import render_figure  # noqa: E402
 
 sm = snakemake  # noqa: F821  (injected by Snakemake)
-
 
 def step(log):
     parts: dict[str, list[pd.DataFrame]] = {}
@@ -19,6 +23,5 @@ def step(log):
     render_figure(fig_id, f"-{variant}" if variant else "", tables, Path(sm.output.png), Path(sm.output.pdf),
                   unavailable=dict(sm.params.unavailable))
     log.info("%s: %d runs from %d data sets", sm.wildcards.figname, sum(len(t) for t in tables.values()), len(tables))
-
 
 run_step(step, sm.log[0], f"figure {sm.wildcards.figname}")

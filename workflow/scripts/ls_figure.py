@@ -1,11 +1,15 @@
 """Snakemake script: figure reports/figures/<experiment>.png/pdf of the least-squares study."""
-from pathlib import Path
+from mpdp.figures import warm
 
-from mpdp.runner import run_step
-from mpdp.studies.ls import figures, report
+# rendered by the warm renderer where it runs (one process"s imports for every figure; mpdp.figures.warm)
+warm.delegate(globals(), ("mpdp.studies.ls.figures", "mpdp.studies.ls.report"))
+
+from pathlib import Path  # noqa: E402
+
+from mpdp.runner import run_step  # noqa: E402
+from mpdp.studies.ls import figures, report  # noqa: E402
 
 sm = snakemake  # noqa: F821  (injected by Snakemake)
-
 
 def step(log):
     exp = sm.wildcards.ls_exp
@@ -15,6 +19,5 @@ def step(log):
     else:
         figures.plot_comparison(table, exp, Path(sm.output.png), Path(sm.output.pdf))
     log.info("%s: %d rows plotted", exp, len(table))
-
 
 run_step(step, sm.log[0], f"ls figure {sm.wildcards.ls_exp}")

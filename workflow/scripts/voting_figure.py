@@ -1,18 +1,21 @@
 """Snakemake script: one figure of the voting study (spec E5 H-1..H-4, B5, the λ trade-off)."""
-from pathlib import Path
+from mpdp.figures import warm
 
-from mpdp import config
-from mpdp.runner import run_step
-from mpdp.studies.voting import figures
+# rendered by the warm renderer where it runs (one process"s imports for every figure; mpdp.figures.warm)
+warm.delegate(globals(), ("mpdp.studies.voting.figures", "mpdp.config"))
+
+from pathlib import Path  # noqa: E402
+
+from mpdp import config  # noqa: E402
+from mpdp.runner import run_step  # noqa: E402
+from mpdp.studies.voting import figures  # noqa: E402
 
 sm = snakemake  # noqa: F821  (injected by Snakemake)
 cfg = config.validate(sm.config)
-
 
 def step(log):
     tables = figures.load_tables({Path(p).stem: p for p in sm.input})
     figures.render(sm.wildcards.vfig, tables, cfg, Path(sm.output.png), Path(sm.output.pdf))
     log.info("%s: %d tables", sm.wildcards.vfig, len(tables))
-
 
 run_step(step, sm.log[0], f"figure {sm.wildcards.vfig}")

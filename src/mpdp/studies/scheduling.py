@@ -1,0 +1,76 @@
+"""Snakemake priorities across the studies: the critical path first (issue 36; spec
+experiments.md E8, "the full replication on a small machine").
+
+Snakemake starts, among the jobs whose inputs exist, those of highest ``priority`` first. The
+WD-DP study already orders its own jobs by their work in GFLOP
+(:func:`mpdp.studies.wddp.plan.job_priority`, :func:`~mpdp.studies.wddp.plan.setup_priority`).
+The other studies each have a few *long single jobs*, which cannot be split across cores and
+which, started late, leave every core but one idle at the end of a build (measured on the full
+config, issue 36: the two ADMM topology jobs 722 s and 857 s, first started after about 48 min,
+so the last 15 min ran on one core; KDDCup99's 5-class voting table 619 s; the benchmark's ADMM
+group jobs 725 s for three data sets). They are therefore placed above every WD-DP job, in
+longest-processing-time order: ADMM topologies, then the 5-class voting table, then the
+benchmark's ADMM groups (larger data set first), then the audit's table (one job: 1.5 min on
+the full config, but the longest job of the smoke profile, where it started after 2 min and
+set the build's end); every other job keeps priority 0 and fills the cores at the end. Only the
+order of jobs changes, never an output.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from mpdp.studies.wddp import plan as wddp_plan
+
+#: tiers of the long single jobs above the WD-DP setup, longest first (issue 36's timings)
+TIERS = {"admm_job": 4, "voting_multiclass": 3, "benchmark_admm": 2, "audit": 1}
+#: room for the ordering inside a tier (data sets, topologies)
+TIER_WIDTH = 100
+#: the benchmark's job group that runs the ADMM-family mechanisms (registry job_group)
+BENCHMARK_ADMM_GROUP = "admm"
+#: ADMM topologies, most messages per iteration first (every node a neighbour of every other)
+TOPOLOGY_ORDER = ("complete", "ring")
+
+
+def wddp_ceiling(cfg: Mapping[str, Any], available: Sequence[str]) -> int:
+    """One above the highest priority of any WD-DP job (setup jobs gate the most work)."""
+    prios = [wddp_plan.setup_priority(dict(cfg), ds) for ds in available]
+    return max(prios, default=0) + 1
+
+
+def _size_rank(dataset: str) -> int:
+    """0 for the largest paper data set (n·p of :data:`~mpdp.studies.wddp.plan.PAPER_SHAPES`)."""
+    sizes = sorted(wddp_plan.PAPER_SHAPES, key=lambda ds: -wddp_plan.PAPER_SHAPES[ds][0] * wddp_plan.PAPER_SHAPES[ds][1])
+    return sizes.index(dataset) if dataset in sizes else len(sizes)
+
+
+def _tier(cfg: Mapping[str, Any], available: Sequence[str], tier: str, rank: int) -> int:
+    return wddp_ceiling(cfg, available) + TIERS[tier] * TIER_WIDTH + (TIER_WIDTH - 1 - min(rank, TIER_WIDTH - 1))
+
+
+def admm_priority(cfg: Mapping[str, Any], available: Sequence[str], topology: str) -> int:
+    """Priority of the ADMM study's job of ``topology`` (rule ``admm_job``)."""
+    rank = TOPOLOGY_ORDER.index(topology) if topology in TOPOLOGY_ORDER else len(TOPOLOGY_ORDER)
+    return _tier(cfg, available, "admm_job", rank)
+
+
+def voting_priority(cfg: Mapping[str, Any], available: Sequence[str], dataset: str, multiclass: bool) -> int:
+    """Priority of a voting table's job (rule ``voting_train``): only the multiclass tables
+    (one-vs-rest over every class: the study's long jobs) are raised, the others keep 0."""
+    if not multiclass:
+        return 0
+    return _tier(cfg, available, "voting_multiclass", _size_rank(dataset))
+
+
+def audit_priority(cfg: Mapping[str, Any], available: Sequence[str]) -> int:
+    """Priority of the audit's one table job (rule ``audit_table``)."""
+    return _tier(cfg, available, "audit", 0)
+
+
+def benchmark_priority(cfg: Mapping[str, Any], available: Sequence[str], dataset: str, group: str) -> int:
+    """Priority of a benchmark job (rule ``benchmark_job``): the ADMM group's jobs are raised,
+    larger data sets first; the other groups keep 0."""
+    if group != BENCHMARK_ADMM_GROUP:
+        return 0
+    return _tier(cfg, available, "benchmark_admm", _size_rank(dataset))

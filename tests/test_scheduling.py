@@ -1,0 +1,62 @@
+"""Priorities across the studies: the long single jobs start first (issue 36, mpdp.studies.scheduling)."""
+
+import re
+from pathlib import Path
+
+from mpdp import config
+from mpdp.studies import scheduling
+from mpdp.studies.benchmark import registry
+from mpdp.studies.voting import plan as voting_plan
+from mpdp.studies.wddp import plan
+
+ROOT = Path(__file__).resolve().parents[1]
+AVAILABLE = ["kddcup99", "adult", "bank", "breast_cancer"]  # the mirrored data sets
+
+
+def _full():
+    return config.load(ROOT / "config" / "config.yaml")
+
+
+def test_long_single_jobs_come_before_every_wddp_job_longest_first():
+    # LPT order on the full config: ADMM topologies (722 s, 857 s), the 5-class voting table
+    # (619 s), the benchmark's ADMM groups (about 240 s each), then the WD-DP setup (θ*, CV,
+    # priority = the GFLOP they gate) and training jobs; a long job started last leaves every
+    # other core idle while it runs alone
+    cfg = _full()
+    wddp = [plan.setup_priority(cfg, ds) for ds in AVAILABLE]
+    wddp += [plan.job_priority(cfg, ds, j.job_id) for ds in AVAILABLE for j in plan.jobs(cfg, ds)]
+    admm = [scheduling.admm_priority(cfg, AVAILABLE, t) for t in cfg["admm"]["topologies"]]
+    tables = voting_plan.tables(cfg, AVAILABLE)
+    voting = {t: scheduling.voting_priority(cfg, AVAILABLE, *voting_plan.dataset_of(t)) for t in tables}
+    multi = [v for t, v in voting.items() if voting_plan.dataset_of(t)[1]]
+    groups = registry.job_groups(cfg)
+    assert scheduling.BENCHMARK_ADMM_GROUP in groups
+    bench = {(ds, g): scheduling.benchmark_priority(cfg, AVAILABLE, ds, g) for ds in AVAILABLE for g in groups}
+    bench_admm = [v for (_, g), v in bench.items() if g == scheduling.BENCHMARK_ADMM_GROUP]
+
+    assert multi and len(admm) == 2
+    assert min(admm) > max(multi)
+    assert min(multi) > max(bench_admm)
+    audit = scheduling.audit_priority(cfg, AVAILABLE)
+    assert min(bench_admm) > audit > max(wddp)
+    # the complete graph's job (more messages per iteration, the longer one) first
+    assert scheduling.admm_priority(cfg, AVAILABLE, "complete") > scheduling.admm_priority(cfg, AVAILABLE, "ring")
+    # the benchmark's ADMM jobs: larger data set first
+    assert bench[("kddcup99", "admm")] > bench[("adult", "admm")] > bench[("breast_cancer", "admm")]
+    # everything else keeps the default priority and fills the cores at the end
+    assert all(v == 0 for t, v in voting.items() if not voting_plan.dataset_of(t)[1])
+    assert all(v == 0 for (_, g), v in bench.items() if g != scheduling.BENCHMARK_ADMM_GROUP)
+
+
+def test_the_rules_declare_these_priorities():
+    # the functions above only schedule anything if the rules name them
+    expected = {"admm.smk": ("admm_job", "scheduling.admm_priority"),
+                "voting.smk": ("voting_train", "scheduling.voting_priority"),
+                "benchmark.smk": ("benchmark_job", "scheduling.benchmark_priority"),
+                "audit.smk": ("audit_table", "scheduling.audit_priority"),
+                "train.smk": ("train_job", "job_priority")}
+    for name, (rule, func) in expected.items():
+        text = (ROOT / "workflow" / "rules" / name).read_text()
+        body = re.search(rf"^rule {rule}:\n(.*?)(?=^\S)", text, re.S | re.M)
+        assert body, f"rule {rule} not in {name}"
+        assert re.search(rf"^\s+priority: .*{re.escape(func)}", body.group(1), re.M), f"{rule}: no priority {func}"
