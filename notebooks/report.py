@@ -170,8 +170,8 @@ commands = f"""# everything: data, training, all figures and exactly this report
 {INVOCATION.command("fig07")}
 {INVOCATION.command("reports/figures/fig07-pr.png")}
 
-# redraw a figure although nothing changed (-f forces only the target)
-{INVOCATION.command("-f", "fig07")}
+# redraw one figure file although nothing changed (--force reruns the job that writes it)
+{INVOCATION.command("--force", "reports/figures/fig07.png")}
 
 # this report only
 {INVOCATION.command("reports/report.html")}

@@ -196,6 +196,22 @@ def test_report_reproduce_command_rebuilds_exactly_this_report(workdir):
     assert "Nothing to be done" in proc.stdout + proc.stderr
 
 
+def test_every_command_the_report_prints_plans_and_force_redraws_one_figure(workdir):
+    """Every command of "How to reproduce it" plans (dry run) on this build; the single-figure
+    rebuild (a file target with --force) plans exactly that figure's drawing job."""
+    text = html.unescape((workdir / "reports" / "report.html").read_text(encoding="utf-8"))
+    commands = re.findall(r"^(?:MPDP_DATA_MIRROR=\S+ )?(snakemake --cores all[^\n<]*)$", text, re.M)
+    assert len(commands) >= 5, commands
+    for command in commands:
+        words = shlex.split(command)
+        proc = _snakemake(workdir, "-n", *words[1:])
+        jobs = _planned_jobs(proc.stdout + proc.stderr)
+        if "--force" in words:
+            assert jobs == [("figure", {"figname": "fig07"})], (command, jobs)
+        else:
+            assert jobs == [], (command, jobs)  # the build is complete: nothing to do
+
+
 # --- the rerun table of docs/reruns.md ("When does a step rerun?"), checked by dry runs ---------------
 
 #: docs/reruns.md row (first cell) -> how the test makes that change
