@@ -355,7 +355,6 @@ def _draw_overlays(
             0.02,
             f"{hidden} mean gap(s) ≤ 0 not drawn (log scale)",
             transform=ax.transAxes,
-            fontsize=7.5,
             color="#aa0000",
         )
 
@@ -371,21 +370,18 @@ def accounted_ratios(rows: pd.DataFrame) -> dict[str, float]:
     return {m: float(medians[m]) for m in sorted(medians.index, key=style.mechanism_sort_key)}
 
 
-def _draw_accounted(ax: Axes, rows: pd.DataFrame) -> None:
-    """Annotate an ε-axis panel with each curve's median accounted/claimed ε ratio."""
+def accounted_note(rows: pd.DataFrame) -> str:
+    """Each curve's median accounted/claimed ε ratio, as two lines shown under an ε-axis panel's
+    x-axis label (outside the axes: it never covers a curve); empty when no run has a ledger value."""
     ratios = accounted_ratios(rows)
     if not ratios:
-        return
-    text = "accounted ε / plotted ε (median):\n" + ", ".join(
-        f"{style.mechanism_short(m)} {r:.3g}×" for m, r in ratios.items()
-    )
-    ax.text(0.98, 0.98, text, transform=ax.transAxes, ha="right", va="top", fontsize=6.5,
-            color="#333333", bbox={"boxstyle": "round,pad=0.2", "fc": "white", "ec": "#bbbbbb",
-                                   "alpha": 0.85})
+        return ""
+    return "accounted ÷ plotted ε (median):\n" + ", ".join(
+        f"{style.mechanism_short(m)} {r:.3g}×" for m, r in ratios.items())
 
 
-def _format_axes(ax: Axes, spec: FigureSpec, rows: pd.DataFrame) -> None:
-    ax.set_xlabel(X_LABELS[spec.x])
+def _format_axes(ax: Axes, spec: FigureSpec, rows: pd.DataFrame, note: str = "") -> None:
+    ax.set_xlabel(X_LABELS[spec.x] + (f"\n{note}" if note else ""))
     ax.set_ylabel(Y_LABELS[spec.metric])
     xs = np.unique(rows["x"].to_numpy(dtype=float))
     ax.set_xticks(xs)
@@ -433,17 +429,16 @@ def _draw_legend(
             handles.append(Line2D([], [], **line_style))  # type: ignore[arg-type]
             labels.append(label)
     if handles:
-        wrapped = ["\n".join(textwrap.wrap(label, 60)) for label in labels]
-        ax.legend(handles, wrapped, loc="upper left", frameon=False, title="Curves", fontsize=8,
-                  title_fontsize=9, borderaxespad=0.0, handlelength=2.6)
+        wrapped = ["\n".join(textwrap.wrap(label, 42)) for label in labels]
+        ax.legend(handles, wrapped, loc="upper left", frameon=False, title="Curves",
+                  borderaxespad=0.0, handlelength=2.6)
     notes = [BAND_NOTE] + ([OVERLAY_NOTE] if spec.overlays else [])
     ax.text(
         0.0,
         0.0,
-        "\n".join("\n".join(textwrap.wrap(note, 62)) for note in notes),
+        "\n".join("\n".join(textwrap.wrap(note, 46)) for note in notes),
         transform=ax.transAxes,
         va="bottom",
-        fontsize=8,
         color="#333333",
     )
     return tuple(labels)
@@ -519,9 +514,7 @@ def render_figure(
                 _draw_overlays(ax, rows, spec, panel.letter, legend)
             if spec.metric == "accuracy":
                 _draw_references(ax, tables[dataset], rows, spec, legend)  # type: ignore[arg-type]
-            if spec.x == "epsilon":
-                _draw_accounted(ax, rows)
-            _format_axes(ax, spec, rows)
+            _format_axes(ax, spec, rows, accounted_note(rows) if spec.x == "epsilon" else "")
             panels[dataset] = PanelSummary(
                 dataset, "plotted", "", mechanisms, len(rows), axes_texts(ax)
             )
