@@ -69,3 +69,10 @@ def test_save_figure_refuses_a_bad_layout_when_strict(tmp_path, monkeypatch):
     plot.save_figure(fig, tmp_path / "f.png", tmp_path / "f.pdf")
     assert "legend covers" in (tmp_path / "records" / "f.json").read_text()
     plt.close("all")
+
+
+def test_a_note_written_over_a_legend_is_found():
+    fig, ax = _figure("center")
+    ax.text(0.5, 0.5, "a note in the middle", transform=ax.transAxes, ha="center", fontsize=11)
+    assert any("overlaps a legend" in p for p in check.check(fig).problems)
+    plt.close("all")

@@ -7,6 +7,7 @@ PNG at :data:`mpdp.figures.style.DPI`):
 * **covered data**: a data point of an axes (the vertices of its lines and markers, and points
   along each line segment) inside a legend or an annotation box (a text with a box, an anchored
   box) of that axes or of the figure;
+* **text over a legend**: a free text (a note, an annotation) overlapping a legend;
 * **cut text**: a text (title, label, tick label, legend, free text) reaching beyond the figure;
 * **small text**: the smallest font, at the width the report shows the figure
   (:data:`COLUMN_PX`, never enlarged), below :data:`MIN_SHARE` of the report's body text
@@ -124,8 +125,9 @@ def _texts(fig: Figure) -> list[Text]:
         for axis in ax._axis_map.values():  # x, y (and z)
             for tick in axis.get_major_ticks() + axis.get_minor_ticks():
                 all_ticks |= {id(tick.label1), id(tick.label2)}
-            for tick in axis._update_ticks():  # the ticks matplotlib draws (inside the view)
-                drawn |= {id(tick.label1), id(tick.label2)}
+            if ax.axison:  # the ticks matplotlib draws (inside the view, of an axes with its axis on)
+                for tick in axis._update_ticks():
+                    drawn |= {id(tick.label1), id(tick.label2)}
     return [t for t in fig.findobj(Text) if t.get_visible() and t.get_text().strip()
             and (t.axes is None or t.axes.get_visible())
             and (id(t) not in all_ticks or id(t) in drawn)]
@@ -155,6 +157,12 @@ def check(fig: Figure, name: str = "figure") -> Layout:
         if box.x0 < -1 or box.y0 < -1 or box.x1 > width + 1 or box.y1 > height + 1:
             layout.problems.append(f"text {t.get_text()[:40]!r} is cut at the figure's edge")
     boxes = _boxes(fig)
+    legends = [box for what, box in boxes if what == "legend"]
+    for t in texts:  # free text (notes, labels) written over a legend
+        if t.axes is not None and t in t.axes.texts or t in fig.texts:
+            extent = t.get_window_extent(renderer)
+            if any(extent.overlaps(box) for box in legends):
+                layout.problems.append(f"text {t.get_text()[:40]!r} overlaps a legend")
     for ax in fig.axes:
         if not ax.get_visible():
             continue

@@ -69,7 +69,6 @@ def message_panel(ax: Axes, title: str, message: str, width: int = 42) -> None:
         ha="center",
         va="center",
         transform=ax.transAxes,
-        fontsize=9.5,
         color="#444444",
     )
 
