@@ -8,9 +8,6 @@ min_version("9.0")
 configfile: "config/config.yaml"
 
 
-report: "workflow/report/workflow.rst"
-
-
 include: "workflow/rules/common.smk"
 include: "workflow/rules/data.smk"
 include: "workflow/rules/train.smk"

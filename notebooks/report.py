@@ -13,17 +13,17 @@
 # %% [markdown]
 # # Replication report: multi-party differentially private ERM
 #
-# Four papers on multi-party differentially private empirical risk minimisation, replicated by
-# one pipeline: Kang, Liu and Wang's weighted aggregation (WD-DP), Zhang and Zhu's ADMM with
-# dual and primal variable perturbation, Hamm, Cao and Belkin's voting ERM, and a least-squares
-# write-up; then every mechanism on one footing (cross-paper benchmark) and an empirical privacy
-# audit. The report opens with what replicates and what does not, per paper; every study section
-# has the same parts (method, figures, claims, privacy ledger, deviations and [REC] choices).
-# Every number is computed from the pipeline's outputs when the report is built; a study that
-# was not run says so.
+# Four papers on multi-party differentially private learning, replicated by one pipeline, then
+# every method compared on equal terms and an empirical privacy audit. **The verdicts come
+# first**: one coloured cell per claim of each paper, and a short conclusion per paper. Every
+# detail (method, figures, claims tables, privacy ledger, reconstructed choices) is one click
+# away in the collapsed parts of each paper's section. Every number is computed from the
+# pipeline's outputs when the report is built; a study that was not run says so.
 
 # %%
-# Setup: read the build context (written by mpdp.report.build.render_report).
+# This file is the report's source, not a notebook to run by hand: mpdp.report.build executes it
+# with a build context (written by the `report_html` rule). To explore the results tables, use
+# notebooks/explore.py.
 import json
 import os
 from pathlib import Path
@@ -35,7 +35,7 @@ from IPython.display import HTML, Markdown, display
 from mpdp import config as mpdp_config
 from mpdp import planning
 from mpdp.audit import section as audit_section
-from mpdp.report import provenance, scaffold, sections
+from mpdp.report import provenance, scaffold, sections, verdicts
 from mpdp.report.build import CONTEXT_ENV
 from mpdp.studies.admm import report as zz_report
 from mpdp.studies.admm import section as zz_section
@@ -50,6 +50,7 @@ from mpdp.studies.wddp.figures import load_tables
 
 CTX = json.loads(Path(os.environ[CONTEXT_ENV]).read_text())
 CFG = CTX["config"]
+REPORT_DIR = CTX.get("report_dir")  # where the report is written: the figures' PDF links are relative to it
 TABLES = load_tables(CTX["results"])
 CARDS = provenance.read_cards(CTX["cards"])
 UNAVAILABLE = CTX["unavailable"]
@@ -65,27 +66,48 @@ LS = ls_section.build(CTX.get("ls"), CFG)
 XP = xp_section.build(CTX.get("xp"), CFG)
 AUDIT = audit_section.build(CTX.get("audit"))
 PAPERS = [WDDP, ZZ, VOTING, LS]
-PVP_HEADLINE = audit_section.pvp_headline(CTX.get("audit"))  # a headline: also in the ADMM summary and the findings
-if ZZ.ran and PVP_HEADLINE:
-    ZZ.summary_note = " ".join(filter(None, [ZZ.summary_note, f"Privacy audit ([§ audit](#audit)): {PVP_HEADLINE}"]))
 SECTIONS = [*PAPERS, XP, AUDIT]
+WDDP.facts.append(wddp_report.printed_eps_fact(TABLES, verdicts.round_for_reading))
+ZZ.facts.append(audit_section.pvp_fact(CTX.get("audit"), verdicts.round_for_reading))
 
 # %%
-display(scaffold.heading(2, "summary", "What replicates, paper by paper"))
+display(scaffold.heading(2, "verdicts-heading", "Verdicts: what replicates and what does not"))
+# one frame with the columns of data/results/claims/verdicts.parquet: the file where the claims
+# engine wrote it, else each study's claims table (verdicts.verdicts_from_claims_tables)
+VERDICTS_FILE = CTX.get("verdicts") or str(Path(CTX["repo_root"]) / verdicts.VERDICTS_PATH)
+VERDICTS, VERDICTS_SOURCE = verdicts.load_verdicts(VERDICTS_FILE, SECTIONS)
+BY_KEY = {study.key: study for study in SECTIONS}
+
+
+def claim_anchor(study: str, reading: str, claim_id: str) -> str:
+    """The anchor of a claim's row in its study's section (the section itself if unknown)."""
+    section = BY_KEY.get(study)
+    if section is None:
+        return "verdicts"
+    readings = list(section.claims_tables)
+    index = readings.index(reading) if reading in readings else 0
+    return section.claim_anchor(claim_id, index)
+
+
 display(Markdown(
-    "Per paper, from its claims table: how many claims pass, fail or stay undecided, which ones "
-    "replicate, and for each claim that does not, the failing statistic and the reason the check "
-    "records; every claim links to its row in the study's claims table and to its figure."
-))
-for study in PAPERS:
-    display(Markdown(scaffold.paper_summary(study)))
+    f"One cell per claim of each paper (verdicts {VERDICTS_SOURCE}); a claim that fails on any "
+    "data set or setting is shown as failing or mixed, never hidden by a majority. Click a cell "
+    "for the claim's details; hover for its text."))
+display(HTML(verdicts.verdict_matrix_html(
+    VERDICTS, {s.key: s.paper for s in [*PAPERS, XP]}, claim_anchor)))
+for study in [*PAPERS, XP]:
+    if not study.ran:
+        display(Markdown(f"**{study.paper}.** Not run in this build ([why](#{study.key}))."))
+        continue
+    rows = VERDICTS[VERDICTS["study"] == study.key]
+    display(Markdown(verdicts.conclusion(rows, study.paper, [f for f in study.facts if f])
+                     + f" [Details](#{study.key})."))
 
 # %%
-display(scaffold.heading(2, "findings", "Cross-paper findings"))
-for study in (XP, AUDIT):
-    display(Markdown(scaffold.paper_summary(study)))
-if PVP_HEADLINE:
-    display(audit_section.headline_note(PVP_HEADLINE))
+display(scaffold.heading(2, "findings", "Details of the verdicts, the audit and the register"))
+DETAILS = "".join(scaffold.block_html(Markdown(scaffold.paper_summary(study))) for study in SECTIONS)
+display(HTML(sections.details("Per paper: the failing statistic and the reason of every claim that "
+                              "does not replicate", DETAILS)))
 REGISTER = []
 if WDDP.ran:
     REGISTER.append(
@@ -101,24 +123,27 @@ if VOTING.ran:
 if ZZ.ran:
     REGISTER.append("PVP's unreleased hidden state (I-20): the ε its releases really give, in the "
                     "[row below](#register-i-20) and the [ADMM ledger](#admm-ledger)")
-display(Markdown("**Inconsistency register.** " + ("; ".join(REGISTER) + "." if REGISTER else
-                                                   "No study with register entries ran in this build.")))
+REGISTER_HTML = scaffold.block_html(Markdown(
+    "**Inconsistency register.** " + ("; ".join(REGISTER) + "." if REGISTER else
+                                      "No study with register entries ran in this build.")))
 if ZZ.ran:
     I20 = zz_report.register_rows(ZZ.results["admm"])
-    display(HTML(sections.html_table(I20, row_ids=[f"register-{scaffold.slug(i)}" for i in I20["id"]])))
+    REGISTER_HTML += sections.html_table(I20, row_ids=[f"register-{scaffold.slug(i)}" for i in I20["id"]])
+display(HTML(sections.details("The inconsistency register: where each entry is resolved",
+                              REGISTER_HTML)))
 
 # %%
-display(scaffold.heading(2, "glance", "Claims at a glance"))
+display(scaffold.heading(3, "glance", "Claims at a glance"))
 display(Markdown(
     "Every claim of every study, per reading: how many data sets or settings PASS, FAIL, are "
     "INCONCLUSIVE or UNINFORMATIVE (95 % t-interval over repetitions, paired within a "
     "repetition). Each id links to the claim's row in its section."
 ))
-display(HTML(scaffold.glance(SECTIONS)))
+display(HTML(sections.details("Counts per claim and data set", scaffold.glance(SECTIONS))))
 
 # %%
 for study in SECTIONS:
-    for block in scaffold.render(study):
+    for block in scaffold.render(study, REPORT_DIR):
         display(block)
 
 # %%
@@ -145,8 +170,8 @@ commands = f"""# everything: data, training, all figures and exactly this report
 {INVOCATION.command("fig07")}
 {INVOCATION.command("reports/figures/fig07-pr.png")}
 
-# redraw a figure although nothing changed (-f forces only the target)
-{INVOCATION.command("-f", "fig07")}
+# redraw one figure file although nothing changed (--force reruns the job that writes it)
+{INVOCATION.command("--force", "reports/figures/fig07.png")}
 
 # this report only
 {INVOCATION.command("reports/report.html")}

@@ -196,6 +196,59 @@ def test_report_reproduce_command_rebuilds_exactly_this_report(workdir):
     assert "Nothing to be done" in proc.stdout + proc.stderr
 
 
+def test_every_command_the_report_prints_plans_and_force_redraws_one_figure(workdir):
+    """Every command of "How to reproduce it" plans (dry run) on this build; the single-figure
+    rebuild (a file target with --force) plans exactly that figure's drawing job."""
+    text = html.unescape((workdir / "reports" / "report.html").read_text(encoding="utf-8"))
+    commands = re.findall(r"^(?:MPDP_DATA_MIRROR=\S+ )?(snakemake --cores all[^\n<]*)$", text, re.M)
+    assert len(commands) >= 5, commands
+    for command in commands:
+        words = shlex.split(command)
+        proc = _snakemake(workdir, "-n", *words[1:])
+        jobs = _planned_jobs(proc.stdout + proc.stderr)
+        if "--force" in words:
+            assert jobs == [("figure", {"figname": "fig07"})], (command, jobs)
+        else:
+            assert jobs == [], (command, jobs)  # the build is complete: nothing to do
+
+
+@pytest.mark.parametrize("where", ["elsewhere", "notebooks"])
+def test_exploration_notebook_runs_on_the_build_from_any_folder(workdir, tmp_path, where):
+    """notebooks/explore.py, converted and executed the usual way (jupytext + nbconvert, the kernel
+    in the notebook's folder), loads every study's tables and claims of the smoke build: from an
+    unrelated folder given $MPDP_BUILD_DIR, and from a build's notebooks/ folder without it."""
+    env = {**os.environ, "MPDP_CONFIGFILES": "config/smoke.yaml"}
+    env.pop("MPDP_BUILD_DIR", None)
+    if where == "elsewhere":
+        folder, build = tmp_path, workdir
+        env["MPDP_BUILD_DIR"] = str(workdir)
+    else:  # a build folder seen from its notebooks/ folder (links to this build's outputs)
+        build = tmp_path / "build"
+        folder = build / "notebooks"
+        folder.mkdir(parents=True)
+        for name in ("data", "reports", "config"):
+            (build / name).symlink_to(workdir / name)
+    notebook = folder / "explore.ipynb"
+    subprocess.run([sys.executable, "-m", "jupytext", "--to", "ipynb", str(ROOT / "notebooks" / "explore.py"),
+                    "-o", str(notebook)], check=True, capture_output=True)
+    proc = subprocess.run([sys.executable, "-m", "jupyter", "nbconvert", "--to", "notebook", "--execute",
+                           "--ExecutePreprocessor.timeout=900", "--output", "run.ipynb", str(notebook)],
+                          cwd=folder, env=env, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    import nbformat
+
+    run = nbformat.read(folder / "run.ipynb", as_version=4)
+    text = "\n".join(str(output.get("text", "")) + str(output.get("data", {}).get("text/plain", ""))
+                     for cell in run.cells if cell.cell_type == "code" for output in cell.outputs)
+    assert f"build folder: {build.resolve()};" in text, text[:500]
+    markdown = "\n".join(str(output.get("data", {}).get("text/markdown", ""))
+                         for cell in run.cells if cell.cell_type == "code" for output in cell.outputs)
+    assert "Not run in this build" not in markdown  # every study of the smoke build is found
+    for claim in ("C1", "Z2", "V1", "LS1-formula"):  # a claim of each paper's claims table
+        assert claim in text, claim
+    assert "verdicts computed from each study's claims table" in text or "verdicts read from" in text
+
+
 # --- the rerun table of docs/reruns.md ("When does a step rerun?"), checked by dry runs ---------------
 
 #: docs/reruns.md row (first cell) -> how the test makes that change

@@ -100,8 +100,8 @@ def test_report_is_one_self_contained_html_file(report, context):
     assert "<code" not in text or "import json" not in text  # code cells are hidden
     assert "<title>Replication report: multi-party differentially private ERM</title>" in text
     for heading in (
-        "What replicates, paper by paper",
-        "Cross-paper findings",
+        "Verdicts: what replicates and what does not",
+        "Details of the verdicts",
         "Claims at a glance",
         "How to reproduce it",
         "Provenance",
@@ -164,6 +164,25 @@ window.addEventListener("load", function () {
     claims: {},
     broken: []
   };
+  var matrix = document.getElementById("verdicts");
+  result.verdicts = matrix ? {top: matrix.getBoundingClientRect().top + window.scrollY,
+    cells: matrix.querySelectorAll("a.mpdp-vcell").length, screen: window.innerHeight} : null;
+  var main = document.querySelector("body > main") || document.body;
+  result.content = {left: main.getBoundingClientRect().left, width: main.getBoundingClientRect().width};
+  result.tables = [];
+  Array.prototype.forEach.call(document.querySelectorAll("table"), function (t) {
+    var box = t.parentElement.getBoundingClientRect();
+    if (box.right > window.innerWidth + 1) { result.tables.push(t.parentElement.className); }
+  });
+  var img = document.querySelector("img.mpdp-zoomable");
+  if (img) {
+    img.click();
+    var fig = img.parentElement;
+    result.zoom = {zoomed: fig.classList.contains("mpdp-zoomed"), position: getComputedStyle(fig).position,
+      width: img.getBoundingClientRect().width, natural: img.naturalWidth};
+    img.click();
+    result.zoom.closed = !fig.classList.contains("mpdp-zoomed");
+  }
   var nav = document.querySelector("nav.mpdp-toc");
   if (nav) {
     // follow the table of contents to every study's claims: the target scrolls into view
@@ -176,6 +195,7 @@ window.addEventListener("load", function () {
         hash: location.hash,
         inView: top !== null && top >= 0 && top < window.innerHeight,
         navTop: nav.getBoundingClientRect().top,
+        open: target ? !!target.closest("details") && target.closest("details").open : false,
         scrolled: window.scrollY
       };
     });
@@ -204,16 +224,8 @@ def _chromium() -> str | None:
     return shutil.which("chromium") or shutil.which("chromium-browser")
 
 
-def test_report_renders_in_headless_chromium(report, context, tmp_path):
-    browser = _chromium()
-    if browser is None:
-        if os.environ.get("CI"):
-            pytest.fail("chromium is not installed but CI is set: install Debian's `chromium`")
-        pytest.skip("chromium is not installed (apt-get install -y chromium); CI runs this check")
-    page = tmp_path / "probe.html"
-    text = report.read_text(encoding="utf-8")
-    page.write_text(text.replace("<head>", "<head>" + _PROBE, 1), encoding="utf-8")
-    done = subprocess.run(
+def _run_chromium(browser: str, tmp_path: Path, width: int, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
         [
             browser,
             "--headless",
@@ -228,15 +240,35 @@ def test_report_renders_in_headless_chromium(report, context, tmp_path):
             "--enable-logging=stderr",
             "--v=0",
             "--virtual-time-budget=5000",
-            "--window-size=1400,1000",
-            "--dump-dom",
-            page.as_uri(),
+            "--hide-scrollbars",
+            f"--window-size={width},1000",
+            *args,
         ],
         capture_output=True,
         text=True,
         timeout=180,
         check=False,
     )
+
+
+@pytest.mark.parametrize("width", [1400, 800])
+def test_report_renders_in_headless_chromium(report, context, tmp_path, width):
+    """At 1 400 px the contents stay in view at the left; at 800 px they sit above the text.
+
+    Both widths: the verdict matrix is on the first screen, every image decodes, a click enlarges
+    a figure, every in-page link has its anchor, the contents lead to every study's claims (their
+    collapsed part opens), no table runs out of the window, and a screenshot is taken (copied to
+    $MPDP_SCREENSHOTS when set, for a reviewer to look at).
+    """
+    browser = _chromium()
+    if browser is None:
+        if os.environ.get("CI"):
+            pytest.fail("chromium is not installed but CI is set: install Debian's `chromium`")
+        pytest.skip("chromium is not installed (apt-get install -y chromium); CI runs this check")
+    page = tmp_path / "probe.html"
+    text = report.read_text(encoding="utf-8")
+    page.write_text(text.replace("<head>", "<head>" + _PROBE, 1), encoding="utf-8")
+    done = _run_chromium(browser, tmp_path, width, "--dump-dom", page.as_uri())
     match = re.search(r'<pre id="mpdp-probe">(.*?)</pre>', done.stdout, re.S)
     assert match, f"probe did not run (rc {done.returncode}); stderr tail:\n{done.stderr[-2000:]}"
     probe = json.loads(match.group(1).replace("&quot;", '"').replace("&amp;", "&"))
@@ -245,17 +277,35 @@ def test_report_renders_in_headless_chromium(report, context, tmp_path):
     assert probe["displayed"] == probe["images"], probe  # and takes space on the page
     assert probe["errors"] == [], probe["errors"]
     assert probe["broken"] == [], probe["broken"]  # every in-page link has its anchor
+    verdicts = probe["verdicts"]
+    assert verdicts and verdicts["cells"] > 0, probe  # the verdict matrix, one cell per claim
+    zoom = probe["zoom"]
+    assert zoom["zoomed"] and zoom["position"] == "fixed" and zoom["closed"], zoom  # click: full size
+    assert zoom["width"] >= min(zoom["natural"], width) - 40, zoom
+    assert probe["tables"] == [], probe["tables"]  # wide tables scroll inside the column
     sections = probe["nav"]["sections"]
-    assert probe["nav"]["position"] == "fixed"  # the table of contents stays in view
-    assert sections[:3] == ["#summary", "#findings", "#glance"]
+    assert sections[:2] == ["#verdicts-heading", "#findings"]
     assert {"#wddp", "#admm", "#voting", "#ls", "#benchmark", "#audit"} <= set(sections)
+    if width >= 900:
+        assert probe["nav"]["position"] == "fixed"  # the table of contents stays in view
+        assert verdicts["top"] < verdicts["screen"], verdicts  # first screen
+        assert probe["content"]["left"] >= 250, probe["content"]
+    else:
+        assert probe["nav"]["position"] == "static"  # above the text, covering nothing
+        assert probe["content"]["left"] < 40 and probe["content"]["width"] > 0.9 * width - 40, probe["content"]
     ran = context_studies(text)
     assert "wddp" in ran
     assert sorted(probe["claims"]) == sorted(f"#{key}-claims" for key in ran)
     for href, seen in probe["claims"].items():
-        assert seen["hash"] == href and seen["inView"], (href, seen)
-        assert seen["navTop"] == 0 and seen["scrolled"] > 0, (href, seen)
+        assert seen["hash"] == href and seen["inView"] and seen["open"], (href, seen)
+        if width >= 900:
+            assert seen["navTop"] == 0 and seen["scrolled"] > 0, (href, seen)
     console = [
         line for line in done.stderr.splitlines() if "CONSOLE" in line and "mpdp-probe" not in line
     ]
     assert console == [], console
+    shot = tmp_path / f"report-{width}.png"
+    _run_chromium(browser, tmp_path, width, f"--screenshot={shot}", report.as_uri())
+    assert shot.is_file() and shot.stat().st_size > 10_000
+    if os.environ.get("MPDP_SCREENSHOTS"):
+        shutil.copy(shot, Path(os.environ["MPDP_SCREENSHOTS"]) / shot.name)

@@ -78,11 +78,17 @@ def test_every_section_has_the_parts_in_order_with_stable_anchors(section):
     ids = re.findall(r'<h[23] id="([^"]+)"', page)
     assert ids == ["s", "s-method", "s-figures", "s-claims", "s-ledger", "s-deviations"]
     order = [page.index(text) for text in ("the method", 'id="fig-f1"', 'id="fig-f2"', "claim-s-a",
-                                           "own claims table", "the ledger", "Warning", "the REC choices")]
+                                           "own claims table", "the ledger", "Tuning — warning", "the REC choices")]
     assert order == sorted(order)
     assert re.findall(r'<tr id="(claim-s-[a-z]+)"', page) == ["claim-s-a", "claim-s-b", "claim-s-c"]
     assert page.count("data:image/webp;base64,") == 1 and "f2 was not built." in page
-    assert "eta = 1 (d1; low edge of [1, 4])" in page  # mpdp.tuning.edge_sentence
+    # each part collapsed under its heading (details one click away), figures listed in the contents
+    assert page.count('<details class="mpdp-part"><summary><h3 id="s-') == 5
+    assert re.findall(r'<figure id="(fig-\w+)" class="mpdp-figure" data-toc="4"', page) == ["fig-f1", "fig-f2"]
+    # the tuning-edge warnings are a table, one row per tuned value on an edge
+    tuning = page[page.index("Tuning — warning"):]
+    assert "1 tuned value on an edge" in tuning
+    assert re.search(r"<td>eta</td>\s*<td>d1</td>\s*<td>1</td>\s*<td>low</td>\s*<td>\[1, 4\]</td>", tuning)
 
 
 def test_a_study_that_did_not_run_says_why_and_has_no_parts(section):

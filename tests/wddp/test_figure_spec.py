@@ -2,20 +2,16 @@
 
 from __future__ import annotations
 
-import io
+import re
 from pathlib import Path
-from types import SimpleNamespace
 
-import jinja2
 import pytest
-from docutils.core import publish_parts
 
 from mpdp import config
 from mpdp.studies.wddp.figure_spec import (
     DATASET_PANELS,
     FIGURES,
     VARIANTS,
-    caption_template,
     figure_name,
     figure_targets,
     parse_figure_name,
@@ -131,38 +127,10 @@ def test_uses_job_selects_the_figure_setting_only():
     assert not FIGURES["fig14"].uses_job(Job("adult", "u_sweep", 32, 0.05))
 
 
-def test_caption_file_is_generated_from_spec_and_renders_cleanly():
-    text = (ROOT / "workflow" / "report" / "figure.rst").read_text()
-    assert text == caption_template(), (
-        "regenerate workflow/report/figure.rst from caption_template()"
-    )
-    template = jinja2.Environment(undefined=jinja2.StrictUndefined).from_string(text)
-    for fig_id, spec in FIGURES.items():
-        for variant in VARIANTS:
-            name = figure_name(fig_id, variant)
-            rst = template.render(
-                snakemake=SimpleNamespace(wildcards=SimpleNamespace(figname=name))
-            )
-            messages = io.StringIO()
-            body = publish_parts(
-                rst, writer="html", settings_overrides={"warning_stream": messages}
-            )["body"]
-            assert messages.getvalue() == "" and "system-message" not in body
-            assert f"Fig. {spec.number} " in body
-            assert f"``snakemake --cores all {name}``" in rst
-
-
-@pytest.mark.parametrize("name", ["noise.rst", "workflow.rst"])
-def test_static_report_captions_render_cleanly(name):
-    text = (ROOT / "workflow" / "report" / name).read_text()
-    config = {"profile": "smoke", "datasets": ["adult", "bank"]}
-    rst = (
-        jinja2.Environment(undefined=jinja2.StrictUndefined)
-        .from_string(text)
-        .render(snakemake=SimpleNamespace(config=config))
-    )
-    messages = io.StringIO()
-    body = publish_parts(rst, writer="html", settings_overrides={"warning_stream": messages})[
-        "body"
-    ]
-    assert messages.getvalue() == "" and "system-message" not in body
+def test_snakemake_report_is_removed():
+    """Snakemake's own --report was removed (docs/report.md says why): no caption or rule refers
+    to it, so no caption can name a target that does not exist."""
+    assert not (ROOT / "workflow" / "report").exists()
+    for path in [ROOT / "Snakefile", *sorted((ROOT / "workflow" / "rules").glob("*.smk"))]:
+        text = path.read_text()
+        assert not re.search(r"\breport\(|^report:", text, re.M), path

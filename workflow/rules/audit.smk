@@ -50,7 +50,7 @@ rule audit_figure:
     input:
         AUDIT_TABLE,
     output:
-        png=report(AUDIT_FIGURE, caption="../report/audit.rst", category="Privacy audit"),
+        png=AUDIT_FIGURE,
         pdf="reports/figures/audit_eps.pdf",
     log:
         "logs/audit/audit_figure.log",

@@ -13,12 +13,7 @@ rule figure:
     input:
         lambda wc: figure_jobs(wc.figname.split("-")[0]),
     output:
-        png=report(
-            "reports/figures/{figname}.png",
-            caption="../report/figure.rst",
-            category="WD-DP figures",
-            labels=lambda wc: {"figure": wc.figname.split("-")[0], "variant": figure_variant(wc.figname) or "main"},
-        ),
+        png="reports/figures/{figname}.png",
         pdf="reports/figures/{figname}.pdf",
     log:
         "logs/figures/{figname}.log",
@@ -35,7 +30,7 @@ rule noise_diagnostics:
     input:
         [f"data/results/wddp/{ds}.parquet" for ds in AVAILABLE],
     output:
-        png=report("reports/figures/noise_diagnostics.png", caption="../report/noise.rst", category="Diagnostics"),
+        png="reports/figures/noise_diagnostics.png",
         pdf="reports/figures/noise_diagnostics.pdf",
     log:
         "logs/figures/noise_diagnostics.log",

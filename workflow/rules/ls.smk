@@ -59,7 +59,7 @@ rule ls_figure:
     input:
         lambda wc: ls_plan.figure_inputs(wc.ls_exp),
     output:
-        png=report("reports/figures/{ls_exp}.png", category="Least-squares write-up"),
+        png="reports/figures/{ls_exp}.png",
         pdf="reports/figures/{ls_exp}.pdf",
     log:
         "logs/ls/figure_{ls_exp}.log",

@@ -40,6 +40,8 @@ def step(log):
         "benchmark_files": [str(Path(p).resolve()) for p in sm.input.benchmarks],
         "admm": admm_context(list(sm.input.admm)),
         "repo_root": str(Path.cwd()),
+        # the figures' PDF links are relative to the report's folder
+        "report_dir": str(Path(sm.output[0]).parent.resolve()),
         "ls": ls_report.context(list(sm.input.ls)),
         "voting": {
             "tables": {Path(p).stem: str(Path(p).resolve()) for p in sm.input.voting_tables},

@@ -50,6 +50,31 @@ _MANY_DRAWS = ("nl2_output", "jayaraman_output", "pathak", "param_avg", "hamm_vo
                "pvp_history", "dvp")
 
 
+#: palette family -> (legend name, colour): one hue per family of mechanisms (Okabe–Ito, at most
+#: eight), the variants of a family told apart by the marker (:func:`marker`)
+FAMILIES: dict[str, tuple[str, str]] = {
+    "wddp": ("WD-DP (study and benchmark)", "#0072B2"),
+    "jayaraman": ("Jayaraman et al. (gradient and output)", "#D55E00"),
+    "wyx": ("Wang–Ye–Xu (central)", "#009E73"),
+    "dpsgd": ("DP-SGD", "#CC79A7"),
+    "nl2": ("output perturbation, averaging", "#E69F00"),
+    "pathak": ("output perturbation, averaging", "#E69F00"),
+    "param": ("output perturbation, averaging", "#E69F00"),
+    "hamm": ("Hamm et al. voting", "#56B4E9"),
+    "pvp": ("ADMM: DVP, PVP", "#000000"),
+    "dvp": ("ADMM: DVP, PVP", "#000000"),
+}
+#: the markers and what they mean
+MARKERS = (("o", "gradient mechanism, per round or central"), ("D", "literal local mode (Alg. 1 as printed)"),
+           ("^", "one release, many draws"))
+
+
+def family_style(mechanism: str) -> tuple[str, str]:
+    """(legend name, colour) of a mechanism's family (unknown ids: their own name, grey)."""
+    key = mechanism.removeprefix("xp_").split("_", 1)[0]
+    return FAMILIES.get(key, (adapter_label(mechanism), "#777777"))
+
+
 def adapter_label(mechanism: str) -> str:
     """Legend name of an audited mechanism."""
     return _ADAPTER_LABELS.get(mechanism, mechanism)
@@ -68,7 +93,7 @@ def marker(mechanism: str) -> str:
     return "^" if mechanism in _MANY_DRAWS else "o"
 
 
-def _panel(ax, table: pd.DataFrame, x_column: str, colours: dict[str, str], title: str) -> None:
+def _panel(ax, table: pd.DataFrame, x_column: str, title: str) -> None:
     x = table[x_column].to_numpy(float)
     up = table["eps_up"].to_numpy(float)
     y = np.maximum(table["eps_lower"].to_numpy(float), FLOOR)
@@ -79,7 +104,7 @@ def _panel(ax, table: pd.DataFrame, x_column: str, colours: dict[str, str], titl
     for (mech, bug), rows in table.groupby(["mechanism", "planted_bug"], sort=True):
         xs = rows[x_column].to_numpy(float)
         ys = np.maximum(rows["eps_lower"].to_numpy(float), FLOOR)
-        colour = colours[family(str(mech))]
+        colour = family_style(str(mech))[1]
         ax.errorbar(xs, ys, yerr=[np.zeros_like(ys), ys * 0.6], lolims=True, fmt=marker(str(mech)),
                     color=colour, ms=6, capsize=0, lw=1, zorder=3,
                     mfc="white" if bool(bug) else colour)
@@ -95,27 +120,26 @@ def _panel(ax, table: pd.DataFrame, x_column: str, colours: dict[str, str], titl
 def render_audit_figure(table: pd.DataFrame, out_png: str | Path, out_pdf: str | Path) -> None:
     """Draw ``audit_eps`` from the audit table (PNG and PDF, atomic, byte-reproducible)."""
     mechanisms = sorted(table["mechanism"].astype(str).unique())
-    colours = style.palette_for(sorted({family(m) for m in mechanisms}))
     with matplotlib.rc_context(style.RC):
-        fig = Figure(figsize=(12.0, 5.6), dpi=style.DPI, layout="constrained")
+        fig = Figure(figsize=(12.0, 7.0), dpi=style.DPI, layout="constrained")
         axes = fig.subplots(1, 2)
         if table.empty:
             for ax in axes:
                 ax.text(0.5, 0.5, "no audit rows", ha="center", va="center", transform=ax.transAxes)
         else:
-            _panel(axes[0], table, "eps_claimed", colours,
-                   "(a) against the claimed ε: above the diagonal = claim refuted")
+            _panel(axes[0], table, "eps_claimed", "(a) vs the claimed ε: above the diagonal = claim refuted")
             axes[0].set_xlabel("claimed ε")
-            _panel(axes[1], table, "eps_accounted", colours,
-                   "(b) against the accounted ε: above the diagonal = accounting bug")
+            _panel(axes[1], table, "eps_accounted", "(b) vs the accounted ε: above = accounting bug")
             axes[1].set_xlabel("ε accounted by the mechanism's ledger")
-        handles = [Line2D([], [], color=colours[family(m)], marker=marker(m), ls="",
-                          label=adapter_label(m)) for m in mechanisms]
+        families = dict.fromkeys(family_style(m) for m in mechanisms)  # one entry per colour
+        handles = [Line2D([], [], color=colour, lw=6, label=name) for name, colour in families]
+        handles += [Line2D([], [], color="#444444", marker=m, ls="", label=text) for m, text in MARKERS
+                    if any(marker(mech) == m for mech in mechanisms)]
         handles += [
-            Line2D([], [], color="#444444", marker="o", mfc="white", ls="", label="planted bug (noise scaled; hollow)"),
-            Line2D([], [], color="#444444", marker="x", ls="", label="ε_up: exact ε of the noise used on the pair"),
+            Line2D([], [], color="#444444", marker="o", mfc="white", ls="", label="planted bug (hollow)"),
+            Line2D([], [], color="#444444", marker="x", ls="", label="ε_up: exact ε of the noise on the pair"),
             Line2D([], [], color="#444444", ls="--", label="diagonal ε̂ = ε"),
         ]
-        fig.legend(handles=handles, loc="outside right center", fontsize=8)
+        fig.legend(handles=handles, loc="outside lower center", ncols=3, frameon=False)
         fig.suptitle("Empirical privacy audit: 95 % lower bounds ε̂ (arrows: the interval [ε̂, ∞))")
         save_figure(fig, out_png, out_pdf)

@@ -5,7 +5,7 @@ Tables and sentences come from :mod:`mpdp.audit.report` (spec audit.md); this mo
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -64,6 +64,24 @@ def pvp_headline(ctx: Mapping[str, Any] | None) -> str:
     """
     frame = _table(ctx)
     return "" if frame is None else ar.pvp_headline(frame)
+
+
+def pvp_fact(ctx: Mapping[str, Any] | None, rounded: Callable[[float], str]) -> str:
+    """The attack on PVP's hidden state (spec I-20) in plain words, for the ADMM paper's
+    conclusion (``rounded`` formats numbers for reading); empty: no such attack in this build."""
+    frame = _table(ctx)
+    if frame is None:
+        return ""
+    rows = frame[(frame["mechanism"] == "pvp_history") & ~frame["planted_bug"].astype(bool)]
+    if rows.empty:
+        return ""
+    r = rows.loc[(rows["eps_lower"] - rows["eps_claimed"]).idxmax()]
+    if r["eps_lower"] > r["eps_claimed"]:
+        return (f"Its primal-perturbation variant is not as private as claimed: an attack proves a "
+                f"privacy loss of at least {rounded(r['eps_lower'])} per release (95 % confidence), "
+                f"above the {rounded(r['eps_claimed'])} it claims.")
+    return ("An attack on its primal-perturbation variant did not show more privacy loss than "
+            "claimed in this build.")
 
 
 def build(ctx: Mapping[str, Any] | None) -> StudySection:

@@ -16,16 +16,41 @@ matplotlib.use("Agg")
 from matplotlib.axes import Axes  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 
-from mpdp.figures import style  # noqa: E402
+from mpdp.figures import check, style  # noqa: E402
 from mpdp.io import atomic_path  # noqa: E402
 
 
 def save_figure(fig: Figure, out_png: str | Path, out_pdf: str | Path) -> None:
-    """Save ``fig`` as PNG and PDF, atomically and without dates or versions in the files."""
+    """Save ``fig`` as PNG and PDF, atomically and without dates or versions in the files.
+
+    With ``$MPDP_FIGURE_CHECK`` set, the layout is checked first (:mod:`mpdp.figures.check`).
+    """
+    check.run(fig, out_png)
     with atomic_path(out_png) as tmp:
         fig.savefig(tmp, format="png", dpi=style.DPI, metadata=style.PNG_METADATA)
     with atomic_path(out_pdf) as tmp:
         fig.savefig(tmp, format="pdf", dpi=style.DPI, metadata=style.PDF_METADATA)
+
+
+def legend_below(fig: Figure, axes: list[Axes], ncol: int = 3, extra: tuple[list, list] = ([], [])) -> None:
+    """One legend for ``axes`` (their twins included) under the panels, outside every axes, so it
+    never covers data; duplicate labels are shown once. Then :meth:`Figure.tight_layout` leaves it
+    room (``extra``: more handles and labels, e.g. line-style keys)."""
+    handles, labels = list(extra[0]), list(extra[1])
+    for ax in axes:
+        for handle, label in zip(*ax.get_legend_handles_labels(), strict=True):
+            if label not in labels and not label.startswith("_"):
+                handles.append(handle)
+                labels.append(label)
+    legend = fig.legend(handles, labels, loc="lower center", ncol=ncol, frameon=False,
+                        bbox_to_anchor=(0.5, 0.0))
+    height = legend.get_window_extent(fig.canvas.get_renderer()).height / fig.bbox.height
+    fig.tight_layout(rect=(0.0, height + 0.01, 1.0, 1.0))
+
+
+def wrap_title(text: str, width: int = 110) -> str:
+    """A (sup)title wrapped line by line at ``width`` characters, so that it is not cut."""
+    return "\n".join(textwrap.fill(line, width) for line in text.splitlines())
 
 
 def message_panel(ax: Axes, title: str, message: str, width: int = 42) -> None:
@@ -44,7 +69,6 @@ def message_panel(ax: Axes, title: str, message: str, width: int = 42) -> None:
         ha="center",
         va="center",
         transform=ax.transAxes,
-        fontsize=9.5,
         color="#444444",
     )
 

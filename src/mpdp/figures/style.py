@@ -51,7 +51,7 @@ MECHANISM_ORDER = ("wddp", "jayaraman", "wyx", "nonprivate")
 
 #: fixed output geometry: every figure has the same size in pixels
 DPI = 110
-PANEL_FIGSIZE = (15.0, 9.6)
+PANEL_FIGSIZE = (12.6, 9.4)
 
 #: PNG and PDF metadata without dates or library versions (byte-reproducible output)
 PNG_METADATA: dict[str, Any] = {"Software": None}
@@ -61,10 +61,13 @@ PDF_METADATA: dict[str, Any] = {"CreationDate": None, "Producer": None, "Creator
 RC: dict[str, Any] = {
     "svg.hashsalt": "mpdp",
     "font.family": "DejaVu Sans",
-    "font.size": 9.0,
-    "axes.titlesize": 10.0,
-    "axes.labelsize": 9.0,
-    "legend.fontsize": 8.5,
+    "font.size": 10.0,
+    "axes.titlesize": 11.0,
+    "axes.labelsize": 10.0,
+    "legend.fontsize": 10.0,
+    "legend.title_fontsize": 10.0,
+    "xtick.labelsize": 10.0,
+    "ytick.labelsize": 10.0,
     "axes.grid": True,
     "grid.alpha": 0.3,
     "pdf.fonttype": 42,

@@ -67,54 +67,125 @@ style="max-width: 100%; height: auto;">
 #: the report's title (``<title>`` and the notebook's first heading)
 TITLE = "Replication report: multi-party differentially private ERM"
 
-#: a heading of the table of contents (the exporter may reorder the attributes)
-_TOC_HEADING = re.compile(r'<h([23])\b([^>]*\bdata-toc="[23]"[^>]*)>(.*?)</h\1>', re.S)
+#: an entry of the table of contents: any element with ``data-toc="2|3|4"`` (headings, figures);
+#: the exporter may reorder the attributes
+_TOC_ENTRY = re.compile(r'<(h[234]|figure)\b([^>]*\bdata-toc="([234])"[^>]*)>(.*?)(?=</\1>|<)', re.S)
 _ID = re.compile(r'\bid="([^"]+)"')
+_LABEL = re.compile(r'\bdata-toc-label="([^"]*)"')
 
-#: the table of contents stays in view at the left; below 900 px it sits above the report
+#: the table of contents stays in view at the left; below 900 px it sits above the report (static)
 _TOC_CSS = """<style>
 nav.mpdp-toc { position: fixed; top: 0; left: 0; bottom: 0; width: 17rem; overflow-y: auto;
   padding: 0.8rem 0.6rem 2rem 1rem; box-sizing: border-box; background: #f7f7f9;
   border-right: 1px solid #ddd; font: 13px/1.35 system-ui, sans-serif; z-index: 10; }
 nav.mpdp-toc ul { list-style: none; margin: 0; padding-left: 0; }
 nav.mpdp-toc ul ul { padding-left: 0.9rem; margin-bottom: 0.3rem; }
+nav.mpdp-toc details > summary { cursor: pointer; color: #555; font-size: 0.95em; }
 nav.mpdp-toc a { color: #1f5fa8; text-decoration: none; display: block; padding: 1px 0; }
 nav.mpdp-toc a:hover { text-decoration: underline; }
 body > main, body > .jp-Notebook { margin-left: 17rem; }
 [id] { scroll-margin-top: 0.6rem; }
 :target { outline: 2px solid #e0a800; outline-offset: 2px; }
+details.mpdp-part { border-top: 1px solid #e2e2e2; margin: 0.2rem 0; }
+details.mpdp-part > summary { cursor: pointer; padding: 0.2rem 0; }
+details.mpdp-part > summary > h3 { display: inline; margin: 0; font-size: 1.15em; }
+.mpdp-count { color: #666; font-size: 0.9em; }
+.mpdp-part-body { padding: 0.2rem 0 0.8rem 0.2rem; }
 figure.mpdp-figure { margin: 0.6rem 0 1.2rem 0; }
-figure.mpdp-figure img { max-width: 100%; height: auto; display: block; }
-figure.mpdp-figure figcaption { font-size: 0.9em; color: #333; margin-top: 0.3rem; }
+figure.mpdp-figure img { max-width: 100%; height: auto; display: block; cursor: zoom-in; }
+figure.mpdp-figure figcaption { font-size: 0.95em; color: #333; margin-top: 0.3rem; }
+.mpdp-figlinks { color: #555; }
+figure.mpdp-figure.mpdp-zoomed { position: fixed; inset: 0; margin: 0; z-index: 100;
+  background: #fff; overflow: auto; padding: 0.5rem; box-sizing: border-box; }
+figure.mpdp-figure.mpdp-zoomed img { max-width: none; cursor: zoom-out; }
 @media (max-width: 900px) {
-  nav.mpdp-toc { position: fixed; width: auto; border-right: 0; border-bottom: 1px solid #ddd; }
+  nav.mpdp-toc { position: static; width: auto; max-height: 30vh; border-right: 0;
+    border-bottom: 1px solid #ddd; }
   body > main, body > .jp-Notebook { margin-left: 0; }
 }
 </style>"""
 
+#: open the collapsed part that holds a link's target, and show a figure full size on click
+#: (inline: the report loads nothing)
+_SCRIPT = """<script>
+(function () {
+  function open(id) {
+    var el = id && document.getElementById(id);
+    for (var p = el; p; p = p.parentElement) { if (p.tagName === "DETAILS") { p.open = true; } }
+    return el;
+  }
+  function reveal() {
+    var el = open(decodeURIComponent(location.hash.slice(1)));
+    if (el) { el.scrollIntoView(); }
+  }
+  window.addEventListener("hashchange", reveal);
+  document.addEventListener("DOMContentLoaded", function () {
+    if (location.hash) { reveal(); }
+    document.addEventListener("click", function (e) {
+      var img = e.target.closest && e.target.closest("img.mpdp-zoomable");
+      if (img) { img.parentElement.classList.toggle("mpdp-zoomed"); }
+      var a = e.target.closest && e.target.closest('a[href^="#"]');
+      if (a) { open(decodeURIComponent(a.getAttribute("href").slice(1))); }
+    });
+    document.addEventListener("keydown", function (e) {
+      if (e.key === "Escape") {
+        Array.prototype.forEach.call(document.querySelectorAll(".mpdp-zoomed"),
+          function (f) { f.classList.remove("mpdp-zoomed"); });
+      }
+    });
+  });
+})();
+</script>"""
+
 
 def table_of_contents(page: str) -> str:
-    """A ``<nav>`` listing the page's ``data-toc`` headings (h2, with their h3 nested)."""
-    items: list[str] = []
-    open_sub = False
-    for level, attributes, text in _TOC_HEADING.findall(page):
-        link = f'<a href="#{_ID.search(attributes)[1]}">{text}</a>'
-        if level == "2":
-            items.append(("</ul></li>" if open_sub else "</li>" if items else "") + f"<li>{link}")
-            open_sub = False
-        else:
-            items.append(("" if open_sub else "<ul>") + f"<li>{link}</li>")
-            open_sub = True
-    if items:
-        items.append("</ul></li>" if open_sub else "</li>")
+    """A ``<nav>`` listing the page's ``data-toc`` entries: sections (2) with their parts (3)
+    nested, and each part's figures (4) in a collapsed list under it."""
+    entries = []
+    for _tag, attributes, level, text in _TOC_ENTRY.findall(page):
+        ident = _ID.search(attributes)
+        if not ident:
+            continue
+        label = _LABEL.search(attributes)
+        entries.append((int(level), ident[1], label[1] if label else text.strip()))
+    out: list[str] = []
+    index = 0
+
+    def block(level: int) -> None:
+        nonlocal index
+        while index < len(entries) and entries[index][0] >= level:
+            lvl, ident, text = entries[index]
+            if lvl > level:  # a deeper entry without its parent: list it at this level
+                lvl = level
+            index += 1
+            out.append(f'<li><a href="#{ident}">{text}</a>')
+            if index < len(entries) and entries[index][0] > level:
+                deeper = entries[index][0]
+                if deeper == 4:
+                    start = len(out)
+                    out.append("<ul>")
+                    block(4)
+                    out.append("</ul>")
+                    n = sum(item.startswith("<li>") for item in out[start:])
+                    out[start] = f"<details><summary>{n} figure{'s' if n != 1 else ''}</summary><ul>"
+                    out[-1] = "</ul></details>"
+                else:
+                    out.append("<ul>")
+                    block(deeper)
+                    out.append("</ul>")
+            out.append("</li>")
+
+    while index < len(entries):
+        block(entries[index][0])
     return ('<nav class="mpdp-toc" aria-label="Contents"><p><b><a href="#top">Contents</a></b></p><ul>'
-            + "".join(items) + "</ul></nav>")
+            + "".join(out) + "</ul></nav>")
 
 
 def add_navigation(page: str) -> str:
-    """``page`` with the table of contents (stays in view) and an anchor ``#top`` on the body."""
+    """``page`` with the table of contents (stays in view), an anchor ``#top`` on the body and the
+    inline script that opens collapsed parts on navigation and enlarges figures."""
     nav = table_of_contents(page)
-    page = page.replace("</head>", _TOC_CSS + "</head>", 1)
+    page = page.replace("</head>", _TOC_CSS + _SCRIPT + "</head>", 1)
     return re.sub(r"(<body[^>]*>)", lambda m: m[1] + '<a id="top"></a>' + nav,
                   page, count=1)
 

@@ -3,7 +3,7 @@
 Every study (``studies/<study>/section.py``, the audit in ``audit/section.py``) builds a
 :class:`StudySection` from its results: its method, its figures, its claims, its privacy
 ledger, its deviations and [REC] choices, and its tuning-edge warnings
-(:func:`mpdp.tuning.edge_sentence`). :func:`render` turns it into the report's display
+(:func:`mpdp.tuning.edge_warnings`). :func:`render` turns it into the report's display
 objects, always in that order and with stable anchors:
 
 * ``#<key>`` the section, ``#<key>-method`` … ``#<key>-deviations`` its parts;
@@ -11,13 +11,15 @@ objects, always in that order and with stable anchors:
 * ``#claim-<key>-<id>`` every claim row of the study's claims table (``#claim-<key>-<reading>-<id>``
   for the readings after the first).
 
-The HTML headings carry ``data-toc`` so that :mod:`mpdp.report.build` lists them in the
+Each part is collapsed under its heading (details one click away); the report opens with the
+verdicts of :mod:`mpdp.report.verdicts`. The HTML headings and figures carry ``data-toc`` so that :mod:`mpdp.report.build` lists them in the
 report's table of contents. Nothing here knows a study.
 """
 
 from __future__ import annotations
 
 import html
+import os
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -29,7 +31,6 @@ from IPython.display import HTML, Markdown
 from mpdp.claims import VERDICTS
 from mpdp.report import images
 from mpdp.report.sections import callout, html_table, verdict_summary
-from mpdp.tuning import edge_sentence
 
 Block = HTML | Markdown
 
@@ -121,6 +122,9 @@ class StudySection:
     figure_names: Callable[[str], list[str]] | None = None
     #: a sentence the summary adds after the verdicts (e.g. what survives another reading)
     summary_note: str = ""
+    #: plain-language sentences for the paper's conclusion on the first screen (numbers rounded,
+    #: no spec or seed ids; :func:`mpdp.report.verdicts.conclusion`)
+    facts: list[str] = field(default_factory=list)
     #: the results tables the section was computed from, by name (the provenance section lists
     #: how their rows were computed, :func:`mpdp.report.provenance.engine_paths`)
     results: dict[str, pd.DataFrame] = field(default_factory=dict)
@@ -151,17 +155,48 @@ class StudySection:
 # --------------------------------------------------------------------------------------------
 
 
-def figure_html(item: FigureItem) -> str:
-    """``<figure id="fig-<name>">`` with the image embedded (:func:`mpdp.report.images.data_uri`)."""
+def block_html(block: Block) -> str:
+    """The HTML of one block (markdown rendered by nbconvert's own renderer, as in the page)."""
+    if isinstance(block, Markdown):
+        from nbconvert.filters.markdown_mistune import markdown2html_mistune
+
+        return markdown2html_mistune(block.data)
+    return block.data
+
+
+def pdf_href(item: FigureItem, report_dir: str | Path | None) -> str | None:
+    """The link to a figure's PDF (next to its PNG), relative to the report's folder; None: no PDF."""
+    if not item.path:
+        return None
+    pdf = Path(item.path).with_suffix(".pdf")
+    if not pdf.is_file():
+        return None
+    if report_dir is None:
+        return pdf.resolve().as_uri()
+    return Path(os.path.relpath(pdf.resolve(), Path(report_dir).resolve())).as_posix()
+
+
+def figure_html(item: FigureItem, report_dir: str | Path | None = None) -> str:
+    """``<figure id="fig-<name>">`` with the image embedded (:func:`mpdp.report.images.data_uri`).
+
+    The figure is listed in the table of contents (``data-toc="4"``); a click on the image shows it
+    at full size (the report's inline script), and the caption links the PDF when there is one
+    (relative to ``report_dir``, the report's folder; None: an absolute ``file:`` link).
+    """
     png = item.image()
     anchor = f"fig-{slug(item.name)}"
     caption = html.escape(item.caption)
+    toc = f'data-toc="4" data-toc-label="{html.escape(item.name)}"'
     if png is None:
         message = item.missing or f"{item.name} was not built."
-        return f'<figure id="{anchor}" class="mpdp-figure">{callout(message, item.missing_kind)}</figure>'
+        return f'<figure id="{anchor}" class="mpdp-figure" {toc}>{callout(message, item.missing_kind)}</figure>'
+    pdf = pdf_href(item, report_dir)
+    links = ' <span class="mpdp-figlinks">(click the image to enlarge' + (
+        f'; <a href="{html.escape(pdf)}">PDF</a>' if pdf else "") + ")</span>"
     return (
-        f'<figure id="{anchor}" class="mpdp-figure"><img src="{images.data_uri(png)}" '
-        f'alt="{caption}"><figcaption><b>{html.escape(item.name)}.</b> {caption}</figcaption></figure>'
+        f'<figure id="{anchor}" class="mpdp-figure" {toc}><img class="mpdp-zoomable" '
+        f'src="{images.data_uri(png)}" alt="{caption}" title="click to enlarge">'
+        f'<figcaption><b>{html.escape(item.name)}.</b> {caption}{links}</figcaption></figure>'
     )
 
 
@@ -179,28 +214,52 @@ def claims_rows_html(section: StudySection) -> str:
     return "".join(parts)
 
 
-def render(section: StudySection) -> list[Block]:
-    """The section's display objects: heading, intro, then every part in :data:`PARTS` order."""
+def tuning_html(edges: pd.DataFrame | None) -> str:
+    """The tuning-edge check as a short sentence and, when values sit on an edge, a table."""
+    if edges is None:
+        return "<p><b>Tuning.</b> No tuning-edge check is reported by this study's report module.</p>"
+    if edges.empty:
+        return "<p><b>Tuning.</b> No tuned value lies on an edge of its grid.</p>"
+    frame = pd.DataFrame({
+        "parameter": edges["parameter"], "setting": edges["setting"], "value": edges["value"],
+        "edge": edges["edge"],
+        "grid": [f"[{lo:g}, {hi:g}]" for lo, hi in zip(edges["grid_min"], edges["grid_max"], strict=True)],
+    })
+    return (f'<p><b>Tuning — warning: {len(frame)} tuned value{"s" if len(frame) != 1 else ""} on an edge of '
+            "the grid</b> (the optimum may lie outside it):</p>" + html_table(frame))
+
+
+def part_html(section: StudySection, attribute: str, anchor: str, title: str,
+              report_dir: str | Path | None = None) -> str:
+    """One part of a section as a collapsed ``<details>`` whose summary is the part's heading."""
+    inner: list[str] = []
+    if attribute == "claims":
+        inner.append(claims_rows_html(section))
+    if attribute == "deviations":
+        inner.append(tuning_html(section.tuning_edges))
+    for item in getattr(section, attribute):
+        if isinstance(item, FigureItem):
+            inner.append(figure_html(item, report_dir))
+            inner.extend(block_html(block) for block in item.after)
+        else:
+            inner.append(block_html(item))
+    count = sum(isinstance(item, FigureItem) for item in getattr(section, attribute))
+    hint = f' <span class="mpdp-count">({count} figure{"s" if count != 1 else ""})</span>' if count else ""
+    head = heading(3, f"{section.key}-{anchor}", title).data
+    return (f'<details class="mpdp-part"><summary>{head}{hint}</summary>'
+            f'<div class="mpdp-part-body">{"".join(inner)}</div></details>')
+
+
+def render(section: StudySection, report_dir: str | Path | None = None) -> list[Block]:
+    """The section's display objects: heading, intro, then every part in :data:`PARTS` order, each
+    collapsed under its heading (:func:`part_html`: details one click away)."""
     out: list[Block] = [heading(2, section.key, section.title)]
     if section.intro:
         out.append(md(section.intro))
     if not section.ran:
         out.append(note(section.not_run, "note"))
         return out
-    for attribute, anchor, title in PARTS:
-        out.append(heading(3, f"{section.key}-{anchor}", title))
-        if attribute == "claims":
-            out.append(raw(claims_rows_html(section)))
-        if attribute == "deviations":
-            out.append(md("**Tuning.** " + (
-                "No tuning-edge check is reported by this study's report module."
-                if section.tuning_edges is None else edge_sentence(section.tuning_edges))))
-        for item in getattr(section, attribute):
-            if isinstance(item, FigureItem):
-                out.append(raw(figure_html(item)))
-                out.extend(item.after)
-            else:
-                out.append(item)
+    out.extend(raw(part_html(section, attribute, anchor, title, report_dir)) for attribute, anchor, title in PARTS)
     return out
 
 

@@ -60,16 +60,26 @@ def studies_at_a_glance(claims_by_study: Mapping[str, pd.DataFrame | None]) -> p
 
 
 
+def _grouped(value: float) -> str:
+    """A whole number with thin-space thousands separators (494 000, not 4.940e+05)."""
+    return f"{round(value):,d}".replace(",", "\u2009")
+
+
 def format_number(value: Any) -> str:
-    """Numbers for HTML tables: 4 significant digits, scientific when very large or small."""
+    """Numbers for HTML tables: counts as whole numbers with thousands separators, others to 4
+    significant digits; scientific notation only for magnitudes below 10⁻³ (never for counts)."""
     if isinstance(value, bool | np.bool_):
         return "yes" if value else "no"
     if isinstance(value, int | np.integer):
-        return str(int(value))
+        return _grouped(int(value)) if abs(int(value)) >= 10_000 else str(int(value))
     if isinstance(value, float | np.floating):
         if math.isnan(value):
             return "—"
-        if value != 0 and (abs(value) >= 1e5 or abs(value) < 1e-3):
+        if math.isinf(value):
+            return "∞" if value > 0 else "−∞"
+        if abs(value) >= 1e4 and (float(value).is_integer() or abs(value) >= 1e5):
+            return _grouped(float(value))
+        if value != 0 and abs(value) < 1e-3:
             return f"{value:.3e}"
         return f"{value:.4g}"
     return "—" if value is None or value is pd.NA else str(value)
@@ -82,7 +92,9 @@ def format_number(value: Any) -> str:
 #: CSS of the report's tables and call-outs (inline: the report loads nothing)
 REPORT_CSS = """
 <style>
-.mpdp-table { border-collapse: collapse; font-size: 0.85em; margin: 0.4em 0 1em 0; }
+.mpdp-scroll { max-width: 100%; overflow-x: auto; margin: 0.4em 0 1em 0; }
+.mpdp-table { border-collapse: collapse; font-size: 0.85em; margin: 0; }
+.mpdp-table td { max-width: 32em; overflow-wrap: anywhere; }
 .jp-RenderedHTMLCommon .mpdp-table th, .jp-RenderedHTMLCommon .mpdp-table td,
 .mpdp-table th, .mpdp-table td { border: 1px solid #d0d0d0; padding: 3px 7px; text-align: left;
   vertical-align: top; }
@@ -91,6 +103,24 @@ REPORT_CSS = """
 .mpdp-table td.v-FAIL { background: #fbe3e3; }
 .mpdp-table td.v-INCONCLUSIVE { background: #fff5d6; }
 .mpdp-table td.v-UNINFORMATIVE { background: #ececec; color: #555; }
+.v-HOLDS { background: #cdebd3; color: #10381a; }
+.v-FAILS { background: #f4b6b6; color: #4d0b0b; }
+.v-MIXED { background: #f9d3a5; color: #4a2a00; }
+.v-VACUOUS { background: #dcd0ef; color: #2c1a4d; }
+.v-INCONCLUSIVE { background: #fff0b3; color: #3d3200; }
+.v-UNINFORMATIVE { background: #e3e3e3; color: #333; }
+div.mpdp-vmatrix { display: grid; grid-template-columns: minmax(7em, max-content) 1fr;
+  gap: 4px 12px; align-items: center; margin: 0.5em 0; }
+.mpdp-vpaper { font-weight: 600; line-height: 1.2; }
+.mpdp-reading { font-weight: 400; font-size: 0.85em; color: #555; }
+.mpdp-vrow { display: flex; flex-wrap: wrap; gap: 4px; }
+a.mpdp-vcell, span.mpdp-vcell { display: inline-flex; flex-direction: column; align-items: center;
+  min-width: 5.6em; padding: 2px 6px; border-radius: 4px; text-decoration: none; font-size: 0.85em;
+  line-height: 1.25; border: 1px solid rgba(0,0,0,0.15); }
+a.mpdp-vcell:hover { outline: 2px solid #1f5fa8; }
+ul.mpdp-vlegend { list-style: none; padding: 0; margin: 0.3em 0 1em 0; font-size: 0.85em;
+  display: flex; flex-wrap: wrap; gap: 2px 16px; }
+ul.mpdp-vlegend li { display: flex; align-items: center; gap: 6px; }
 .mpdp-callout { border-left: 6px solid #1f5fa8; background: #eef4fb; padding: 8px 14px;
   margin: 0.6em 0; }
 .mpdp-callout.warning { border-color: #c62828; background: #fdecea; font-weight: 600; }
@@ -129,7 +159,8 @@ def html_table(
             for rid, row in zip(row_ids, rows[1:], strict=True)
         ]
         text = head + "<tbody>" + "".join(rows)
-    return _VERDICT_CELL.sub(lambda m: f'<td class="v-{m[1]}">{m[1]}', text)
+    text = _VERDICT_CELL.sub(lambda m: f'<td class="v-{m[1]}">{m[1]}', text)
+    return f'<div class="mpdp-scroll">{text}</div>'  # a wide table scrolls inside the column
 
 
 def callout(lines: list[str] | str, kind: str = "info") -> str:

@@ -18,11 +18,12 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
+from matplotlib.lines import Line2D  # noqa: E402
 
 from mpdp.errors import InputDataError  # noqa: E402
 from mpdp.figures import style  # noqa: E402
 from mpdp.figures.bands import summarise  # noqa: E402
-from mpdp.figures.plot import save_figure  # noqa: E402
+from mpdp.figures.plot import legend_below, save_figure, wrap_title  # noqa: E402
 from mpdp.io import atomic_path  # noqa: E402
 from mpdp.mechanisms import admm as zz  # noqa: E402
 from mpdp.studies.admm.tradeoff import alpha_star, fit_g, fit_table  # noqa: E402
@@ -92,13 +93,14 @@ def plot_f3(table: pd.DataFrame, cfg: dict[str, Any], png: Path, pdf: Path) -> N
                 twin.set_yscale("log")
                 ax.set_xlabel("iteration t")
                 ax.set_ylabel("total empirical loss Σ_p (C^R/B_p) Σ_i l")
-                twin.set_ylabel("cumulative privacy loss per node (--- tα basic, ··· PLD)")
+                twin.set_ylabel("cumulative privacy loss per node")
                 twin.grid(False)
                 ax.set_title(f"{style.mechanism_label(mech)} — {top}")
-                ax.legend(loc="upper right", fontsize=7.5)
-        fig.suptitle("Zhang–Zhu Fig. 3 (replicated): convergence of DVP and PVP, Adult\n"
-                     + I11_NOTE.format(delta=a["delta"]), fontsize=9.5)
-        fig.tight_layout()
+        fig.suptitle(wrap_title("Zhang–Zhu Fig. 3 (replicated): convergence of DVP and PVP, Adult\n"
+                                + I11_NOTE.format(delta=a["delta"]), 100))
+        keys = ([Line2D([], [], color="#777777", ls="--", lw=0.8), Line2D([], [], color="#777777", ls=":", lw=1.0)],
+                ["right axis, dashed: cumulative tα (basic)", "right axis, dotted: cumulative ε (PLD)"])
+        legend_below(fig, list(axes.flat), ncol=3, extra=keys)
         save_figure(fig, png, pdf)
         plt.close(fig)
 
@@ -129,7 +131,8 @@ def plot_f4(table: pd.DataFrame, cfg: dict[str, Any], png: Path, pdf: Path) -> N
     rows = table[(table["topology"] == top) & table["mechanism"].isin(PRIVATE)]
     iters = checkpoint_iterations(a["f4_iterations"], rows["iteration"].to_numpy()) if not rows.empty else []
     with matplotlib.rc_context(style.RC):
-        fig, axes = plt.subplots(2, max(len(iters), 1), figsize=(4.6 * max(len(iters), 1), 8.4), squeeze=False)
+        fig, axes = plt.subplots(2, max(len(iters), 1), figsize=(min(4.2 * max(len(iters), 1), 12.6), 9.0),
+                                 squeeze=False)
         for r, mech in enumerate(PRIVATE):
             for c, t in enumerate(iters):
                 ax = axes[r, c]
@@ -163,9 +166,9 @@ def plot_f4(table: pd.DataFrame, cfg: dict[str, Any], png: Path, pdf: Path) -> N
                 ax.set_title(f"{style.mechanism_short(mech)}, t = {t} (cumulative tα = {t}α)")
                 h1, l1 = ax.get_legend_handles_labels()
                 h2, l2 = twin.get_legend_handles_labels()
-                ax.legend(h1 + h2, l1 + l2, fontsize=7, loc="upper right")
-        fig.suptitle(f"Zhang–Zhu Fig. 4 (replicated): privacy–accuracy trade-off, Adult, {top}\n"
-                     + I11_NOTE.format(delta=a["delta"]), fontsize=9.5)
+                ax.legend(h1 + h2, l1 + l2, loc="upper center", bbox_to_anchor=(0.5, -0.2), frameon=False)
+        fig.suptitle(wrap_title(f"Zhang–Zhu Fig. 4 (replicated): privacy–accuracy trade-off, Adult, {top}\n"
+                                + I11_NOTE.format(delta=a["delta"]), 100))
         fig.tight_layout()
         save_figure(fig, png, pdf)
         plt.close(fig)
@@ -194,11 +197,10 @@ def plot_f5(table: pd.DataFrame, cfg: dict[str, Any], png: Path, pdf: Path) -> N
             ax.set_xscale("log")
             ax.set_xlabel("α per node per iteration")
             ax.set_ylabel(label)
-            ax.legend(fontsize=7.5)
         t = int(final["iteration"].max()) if not final.empty else a["T"]
-        fig.suptitle(f"Zhang–Zhu Fig. 5 (replicated): final classifier (t = {t}), Adult, {top}; bands: 95 % CI "
-                     f"over repetitions\n" + I11_NOTE.format(delta=a["delta"]), fontsize=9.5)
-        fig.tight_layout()
+        fig.suptitle(wrap_title(f"Zhang–Zhu Fig. 5 (replicated): final classifier (t = {t}), Adult, {top}; bands: "
+                                f"95 % CI over repetitions\n" + I11_NOTE.format(delta=a["delta"]), 100))
+        legend_below(fig, list(axes), ncol=4)
         save_figure(fig, png, pdf)
         plt.close(fig)
 

@@ -45,7 +45,17 @@ SWEEPS: dict[str, tuple[str, str, bool]] = {
     "xp_m": ("m", "number of parties m", True),
     "xp_u": ("u", "size unevenness u = n_max / n_min", False),
 }
-_PALETTE = plt.get_cmap("tab20").colors
+#: one hue per paper a mechanism comes from (Okabe–Ito, at most eight; the id's first word picks
+#: it), the mechanisms of one hue told apart by their line style (:data:`_LINESTYLES`)
+_HUES: dict[str, str] = {"wddp": "#0072B2", "jayaraman": "#D55E00", "wyx": "#009E73", "dpsgd": "#CC79A7",
+                         "pathak": "#E69F00", "param": "#E69F00", "hamm": "#56B4E9", "dvp": "#000000",
+                         "pvp": "#000000"}
+_SPARE = ("#F0E442", "#777777")
+#: distinct colours of the ranking heat map, where a colour names one mechanism (not a family)
+_CELL_COLOURS = plt.get_cmap("tab20").colors
+_LINESTYLES = ("-", "--", ":", "-.")
+#: the most mechanisms' curves in one panel (issue 35: a reader can tell at most ~8 apart)
+MAX_CURVES = 7
 
 
 def read_tables(paths: Sequence[Path | str]) -> pd.DataFrame:
@@ -74,15 +84,35 @@ def catalogue(table: pd.DataFrame) -> pd.DataFrame:
     :mod:`mpdp.studies.benchmark.interface`), so a new mechanism needs no figure code.
     """
     first = table.drop_duplicates("mechanism").set_index("mechanism")
-    rows = []
+    rows, used, spare = [], {}, {}
     for i, (mech, r) in enumerate(first.iterrows()):
         marks = (["party-level ε"] if r["privacy_unit"] == "party" else []) + \
             (["public data"] if bool(r["public_data"]) else [])
         base = r["label"] if isinstance(r["label"], str) else mech
+        key = str(mech).split("_", 1)[0]
+        colour = _HUES.get(key) or spare.setdefault(key, _SPARE[len(spare) % len(_SPARE)])
         rows.append({"mechanism": mech, "label": base + (f" ({', '.join(marks)})" if marks else ""),
-                     "linestyle": "--" if r["privacy_unit"] == "party" else "-",
-                     "colour": _PALETTE[i % len(_PALETTE)], "reference": r["family"] == "reference"})
+                     "linestyle": _LINESTYLES[used.get(colour, 0) % len(_LINESTYLES)],
+                     "colour": colour, "cell_colour": _CELL_COLOURS[i % len(_CELL_COLOURS)],
+                     "reference": r["family"] == "reference", "family": r["family"]})
+        used[colour] = used.get(colour, 0) + 1
     return pd.DataFrame(rows).set_index("mechanism")
+
+
+def panel_groups(cat: pd.DataFrame, limit: int = MAX_CURVES) -> list[list[str]]:
+    """The mechanisms (no reference) split into panels of at most ``limit`` curves: each family, in
+    table order, joins the first panel it fits in whole (a family larger than ``limit`` is cut)."""
+    groups: list[list[str]] = []
+    for _family, members in cat[~cat["reference"]].groupby("family", sort=False):
+        names = list(members.index)
+        while names:
+            part, names = names[:limit], names[limit:]
+            target = next((g for g in groups if len(g) + len(part) <= limit), None)
+            if target is None:
+                groups.append(part)
+            else:
+                target.extend(part)
+    return groups or [[]]
 
 
 def _at_reference(table: pd.DataFrame, reference: Mapping[str, Any], free: str) -> pd.DataFrame:
@@ -120,14 +150,19 @@ def plot_sweep(table: pd.DataFrame, name: str, reference: Mapping[str, Any], del
     datasets = sorted(table["dataset"].unique())
     sizes = data_sizes(table, cap)
     cat = catalogue(table)
+    groups = panel_groups(cat)
     width = _PANEL_W * len(datasets) + _LEGEND_W
+    panels = [(metric, group) for group in groups for metric in ("accuracy", "optimal_gap")]
     with matplotlib.rc_context(style.RC):
-        fig, axes = plt.subplots(2, len(datasets), figsize=(width, 2 * _PANEL_H + 1.0), squeeze=False)
+        fig, axes = plt.subplots(len(panels), len(datasets), figsize=(width, len(panels) * _PANEL_H + 1.0),
+                                 squeeze=False)
         for c, ds in enumerate(datasets):
             rows = _at_reference(table[table["dataset"] == ds], reference, x)
-            for r, metric in enumerate(("accuracy", "optimal_gap")):
+            for r, (metric, group) in enumerate(panels):
                 ax = axes[r, c]
                 for mech, info in cat.iterrows():
+                    if not info["reference"] and mech not in group:
+                        continue
                     runs = rows[rows["mechanism"] == mech].dropna(subset=[metric])
                     if runs.empty:
                         continue
@@ -152,20 +187,21 @@ def plot_sweep(table: pd.DataFrame, name: str, reference: Mapping[str, Any], del
                 ax.set_ylabel("test accuracy" if metric == "accuracy" else "optimality gap L(θ) − L(θ*)")
                 held = ", ".join(f"{'ε' if k == 'epsilon' else k} = {reference[k]:g}"
                                  for k in ("epsilon", "m", "u") if k != x)
-                ax.set_title(f"{ds} ({held})\n{sizes[ds]}", fontsize=9)
+                part = f", mechanisms {r // 2 + 1} of {len(groups)}" if len(groups) > 1 else ""
+                ax.set_title(f"{ds} ({held}){part}\n{sizes[ds]}")
         handles, labels = [], []
         for ax in axes.flat:
             for h, lab in zip(*ax.get_legend_handles_labels(), strict=True):
                 if lab not in labels:
                     handles.append(h)
                     labels.append(lab)
-        fig.legend(handles, [textwrap.fill(lab, 38) for lab in labels], loc="center right", fontsize=7.5,
-                   frameon=False)
-        fig.suptitle(textwrap.fill(f"All mechanisms on one footing: replace-one record-level (ε, δ = {delta:g}), "
-                                   "whole transcript accounted; mean and 95 % band over repetitions; "
-                                   + "; ".join(f"{ds}: {n}" for ds, n in sizes.items()), int(11 * width)),
-                     fontsize=9.5)
-        fig.tight_layout(rect=(0, 0, 1 - _LEGEND_W / width, 1))  # tight_layout makes room for the suptitle
+        fig.legend(handles, [textwrap.fill(lab, 34) for lab in labels], loc="center right", frameon=False)
+        title = textwrap.fill(f"All mechanisms on one footing: replace-one record-level (ε, δ = {delta:g}), "
+                              "whole transcript accounted; mean and 95 % band over repetitions; "
+                              + "; ".join(f"{ds}: {n}" for ds, n in sizes.items()), int(9 * width))
+        fig.suptitle(title)
+        top = 1 - (0.2 * (title.count("\n") + 1) + 0.15) / fig.get_figheight()  # room for the suptitle
+        fig.tight_layout(rect=(0, 0, 1 - _LEGEND_W / width, top))
         save_figure(fig, png, pdf)
         plt.close(fig)
 
@@ -183,7 +219,7 @@ def plot_rank(ranked: pd.DataFrame, cat: pd.DataFrame, png: Path, pdf: Path,
     sizes = dict(sizes or {})
     mechs = [m for m in cat.index if m in set(ranked["best_mechanism"])]
     code = {m: i for i, m in enumerate(mechs)}
-    cmap = ListedColormap([cat.loc[m, "colour"] for m in mechs])
+    cmap = ListedColormap([cat.loc[m, "cell_colour"] for m in mechs])
     datasets = sorted(ranked["dataset"].unique())
     width = 4.6 * len(datasets) + _LEGEND_W
     with matplotlib.rc_context(style.RC):
@@ -206,14 +242,14 @@ def plot_rank(ranked: pd.DataFrame, cat: pd.DataFrame, png: Path, pdf: Path,
                         ax.add_patch(Rectangle((j - 0.5, i - 0.5), 1, 1, fill=False, hatch="///",
                                                edgecolor="#444444", linewidth=0))
                         text += " u"
-                    ax.text(j, i, text, ha="center", va="center", fontsize=7,
+                    ax.text(j, i, text, ha="center", va="center", fontsize=8,
                             bbox={"facecolor": "white", "alpha": 0.8, "linewidth": 0, "pad": 1})
-            ax.set_xticks(range(len(order)), order, rotation=60, ha="right", fontsize=7)
+            ax.set_xticks(range(len(order)), order, rotation=60, ha="right", fontsize=8)
             ax.set_yticks(range(len(grid.index)), [f"{e:g}" for e in grid.index])
             ax.set_ylabel("ε")
             ax.set_title(f"{ds}\n{sizes[ds]}" if ds in sizes else ds, fontsize=9)
             ax.grid(False)
-        patches = [Patch(color=cat.loc[m, "colour"], label=textwrap.fill(cat.loc[m, "label"], 38)) for m in mechs]
+        patches = [Patch(color=cat.loc[m, "cell_colour"], label=textwrap.fill(cat.loc[m, "label"], 38)) for m in mechs]
         patches.append(Patch(facecolor="white", edgecolor="#444444", hatch="///",
                              label="u: uninformative cell (no accuracy\nabove the majority rate)"))
         fig.legend(handles=patches, loc="center right", fontsize=7.5, frameon=False)

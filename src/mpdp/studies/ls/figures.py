@@ -22,7 +22,7 @@ import pandas as pd
 from matplotlib.axes import Axes
 
 from mpdp.figures import style
-from mpdp.figures.plot import save_figure
+from mpdp.figures.plot import legend_below, save_figure, wrap_title
 
 #: colours and legend names of the curves (Okabe–Ito, from the project palette order)
 CURVES: dict[str, tuple[str, str]] = {
@@ -71,7 +71,7 @@ def plot_ls1(table: pd.DataFrame, tail: pd.DataFrame, out_png: Path, out_pdf: Pa
     t_grid = sorted(int(t) for t in table["t"].dropna().unique())
     models = [m for m in ("independent", "write_up") if (table["noise_model"] == m).any()]
     with plt.rc_context(style.RC):
-        fig, axes = plt.subplots(2, max(len(t_grid), 3), figsize=(15.0, 8.4), dpi=style.DPI)
+        fig, axes = plt.subplots(2, max(len(t_grid), 3), figsize=(12.6, 9.4), dpi=style.DPI)
         for ax in axes[1, 3:]:
             ax.axis("off")
         for ax, t in zip(axes[0], t_grid, strict=False):
@@ -103,7 +103,7 @@ def plot_ls1(table: pd.DataFrame, tail: pd.DataFrame, out_png: Path, out_pdf: Pa
         ax.set_xlabel("number of noise draws")
         ax.set_ylabel("running mean of the excess risk")
         ax.set_title(f"heavy tail: t = {t0}, ε = {e0:g} (dashed: median)")
-        ax.legend(loc="upper left", fontsize=7)
+        ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.22), frameon=False)
         # growth with t at the smallest epsilon
         ax = axes[1, 1]
         eps_min = float(table["epsilon"].min())
@@ -124,7 +124,7 @@ def plot_ls1(table: pd.DataFrame, tail: pd.DataFrame, out_png: Path, out_pdf: Pa
         ax.set_xlabel("number of parties t")
         ax.set_ylabel("median excess risk")
         ax.set_title(f"growth with t at ε = {eps_min:g}")
-        ax.legend(fontsize=7)
+        ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.22), frameon=False)
         # sigma2 = 0 ablation
         ax = axes[1, 2]
         for model in models:
@@ -134,13 +134,11 @@ def plot_ls1(table: pd.DataFrame, tail: pd.DataFrame, out_png: Path, out_pdf: Pa
             rows = rows[rows["t"] == t_grid[-1]]
             _band(ax, rows, model, f"median, σ₂ = 0, {model}")
         neg = table[(table["mechanism"] == "ls_ssp") & (table["z2"] == False) & (table["writeup_formula"] < 0)]  # noqa: E712
-        _log_axes(ax, f"σ₂ = 0 ablation, t = {t_grid[-1]}: printed formula < 0 at {len(neg)} settings")
-        ax.legend(fontsize=7)
-        handles, labels = axes[0, 0].get_legend_handles_labels()
-        fig.legend(handles, labels, loc="lower right", bbox_to_anchor=(0.99, 0.05), fontsize=8, frameon=False)
-        fig.suptitle(f"LS-1: naive sufficient-statistics perturbation (M14), d = 1 — {data_note(table)}",
-                     fontsize=10)
-        fig.tight_layout(rect=(0, 0, 1, 0.96))
+        _log_axes(ax, f"σ₂ = 0 ablation, t = {t_grid[-1]}:\nprinted formula < 0 at {len(neg)} settings")
+        ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.22), frameon=False)
+        fig.suptitle(wrap_title(f"LS-1: naive sufficient-statistics perturbation (M14), d = 1 — {data_note(table)}",
+                                100))
+        legend_below(fig, [axes[0, 0]], ncol=2)
         save_figure(fig, out_png, out_pdf)
         plt.close(fig)
 
@@ -151,7 +149,7 @@ def plot_comparison(table: pd.DataFrame, experiment: str, out_png: Path, out_pdf
     t_grid = sorted(int(t) for t in table["t"].dropna().unique())
     sgd = table[table["mechanism"] == "ls_sgd"]
     with plt.rc_context(style.RC):
-        fig, axes = plt.subplots(1, len(t_grid), figsize=(15.0, 4.6), dpi=style.DPI, squeeze=False,
+        fig, axes = plt.subplots(1, len(t_grid), figsize=(12.6, 5.4), dpi=style.DPI, squeeze=False,
                                  sharey=True)
         for ax, t in zip(axes[0], t_grid, strict=True):
             first = t == t_grid[0]
@@ -173,11 +171,10 @@ def plot_comparison(table: pd.DataFrame, experiment: str, out_png: Path, out_pdf
             if not floor.empty and float(floor.iloc[0]) > 0:
                 ax.axhline(float(floor.iloc[0]), color=CURVES["nonprivate"][0], ls=":",
                            label=CURVES["nonprivate"][1] if first else None)
-            _log_axes(ax, f"t = {t} parties (SSP: τI fallback in {fallback:.0f} % of draws)")
-        fig.legend(loc="lower center", ncol=3, fontsize=8, frameon=False)
+            _log_axes(ax, f"t = {t} parties\n(SSP: τI fallback in {fallback:.0f} % of draws)")
         d = int(table["d"].iloc[0])
-        fig.suptitle(f"{experiment.upper().replace('_', '-')}: SSP (M14) vs noisy SGD (M15), d = {d} — "
-                     f"{data_note(table)}", fontsize=10)
-        fig.tight_layout(rect=(0, 0.1, 1, 0.94))
+        fig.suptitle(wrap_title(f"{experiment.upper().replace('_', '-')}: SSP (M14) vs noisy SGD (M15), d = {d} — "
+                                f"{data_note(table)}", 100))
+        legend_below(fig, [axes[0, 0]], ncol=3)
         save_figure(fig, out_png, out_pdf)
         plt.close(fig)

@@ -27,12 +27,13 @@ import pandas as pd
 import seaborn as sns
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
+from matplotlib.legend import Legend as MplLegend
 from matplotlib.lines import Line2D
 
 from mpdp import bounds, results
 from mpdp.errors import InputDataError
 from mpdp.figures import style
-from mpdp.figures.plot import axes_texts, message_panel, save_figure
+from mpdp.figures.plot import axes_texts, message_panel, save_figure, wrap_title
 from mpdp.studies.wddp.figure_spec import (
     ACCOUNTANT_NOTES,
     DATASET_PANELS,
@@ -356,7 +357,6 @@ def _draw_overlays(
             0.02,
             f"{hidden} mean gap(s) ≤ 0 not drawn (log scale)",
             transform=ax.transAxes,
-            fontsize=7.5,
             color="#aa0000",
         )
 
@@ -372,21 +372,18 @@ def accounted_ratios(rows: pd.DataFrame) -> dict[str, float]:
     return {m: float(medians[m]) for m in sorted(medians.index, key=style.mechanism_sort_key)}
 
 
-def _draw_accounted(ax: Axes, rows: pd.DataFrame) -> None:
-    """Annotate an ε-axis panel with each curve's median accounted/claimed ε ratio."""
+def accounted_note(rows: pd.DataFrame) -> str:
+    """Each curve's median accounted/claimed ε ratio, as two lines shown under an ε-axis panel's
+    x-axis label (outside the axes: it never covers a curve); empty when no run has a ledger value."""
     ratios = accounted_ratios(rows)
     if not ratios:
-        return
-    text = "accounted ε / plotted ε (median):\n" + ", ".join(
-        f"{style.mechanism_short(m)} {r:.3g}×" for m, r in ratios.items()
-    )
-    ax.text(0.98, 0.98, text, transform=ax.transAxes, ha="right", va="top", fontsize=6.5,
-            color="#333333", bbox={"boxstyle": "round,pad=0.2", "fc": "white", "ec": "#bbbbbb",
-                                   "alpha": 0.85})
+        return ""
+    return "accounted ÷ plotted ε (median):\n" + ", ".join(
+        f"{style.mechanism_short(m)} {r:.3g}×" for m, r in ratios.items())
 
 
-def _format_axes(ax: Axes, spec: FigureSpec, rows: pd.DataFrame) -> None:
-    ax.set_xlabel(X_LABELS[spec.x])
+def _format_axes(ax: Axes, spec: FigureSpec, rows: pd.DataFrame, note: str = "") -> None:
+    ax.set_xlabel(X_LABELS[spec.x] + (f"\n{note}" if note else ""))
     ax.set_ylabel(Y_LABELS[spec.metric])
     xs = np.unique(rows["x"].to_numpy(dtype=float))
     ax.set_xticks(xs)
@@ -433,21 +430,23 @@ def _draw_legend(
         if label in legend.references:
             handles.append(Line2D([], [], **line_style))  # type: ignore[arg-type]
             labels.append(label)
+    box = None
     if handles:
-        wrapped = ["\n".join(textwrap.wrap(label, 60)) for label in labels]
-        ax.legend(handles, wrapped, loc="upper left", frameon=False, title="Curves", fontsize=8,
-                  title_fontsize=9, borderaxespad=0.0, handlelength=2.6)
+        wrapped = ["\n".join(textwrap.wrap(label, 42)) for label in labels]
+        box = ax.legend(handles, wrapped, loc="upper left", frameon=False, title="Curves",
+                        borderaxespad=0.0, handlelength=2.6)
     notes = [BAND_NOTE] + ([OVERLAY_NOTE] if spec.overlays else [])
-    ax.text(
-        0.0,
-        0.0,
-        "\n".join("\n".join(textwrap.wrap(note, 62)) for note in notes),
-        transform=ax.transAxes,
-        va="bottom",
-        fontsize=8,
-        color="#333333",
-    )
+    _notes_below(ax, box, "\n".join("\n".join(textwrap.wrap(note, 46)) for note in notes))
     return tuple(labels)
+
+
+def _notes_below(ax: Axes, legend: MplLegend | None, text: str) -> None:
+    """Notes under the legend of a legend panel (anchored to its lower edge: they never overlap)."""
+    if legend is None:
+        ax.text(0.0, 1.0, text, transform=ax.transAxes, va="top", color="#333333")
+        return
+    ax.annotate(text, xy=(0.0, 0.0), xycoords=legend, xytext=(0, -10), textcoords="offset points",
+                va="top", ha="left", color="#333333")
 
 
 # --------------------------------------------------------------------------------------------
@@ -496,7 +495,7 @@ def render_figure(
         fig = Figure(figsize=style.PANEL_FIGSIZE, dpi=style.DPI, layout="constrained")
         grid = fig.add_gridspec(2, 3)
         axes = [fig.add_subplot(grid[i // 3, i % 3]) for i in range(6)]
-        fig.suptitle(f"{title}\n{subtitle}", fontsize=10.5)
+        fig.suptitle(wrap_title(f"{title}\n{subtitle}", 110))
         for ax, (dataset, panel) in zip(axes, DATASET_PANELS.items(), strict=False):
             panel_title = f"({panel.letter}) {panel.name}"
             problem = panel_problem(dataset, tables, unavailable)
@@ -520,9 +519,7 @@ def render_figure(
                 _draw_overlays(ax, rows, spec, panel.letter, legend)
             if spec.metric == "accuracy":
                 _draw_references(ax, tables[dataset], rows, spec, legend)  # type: ignore[arg-type]
-            if spec.x == "epsilon":
-                _draw_accounted(ax, rows)
-            _format_axes(ax, spec, rows)
+            _format_axes(ax, spec, rows, accounted_note(rows) if spec.x == "epsilon" else "")
             panels[dataset] = PanelSummary(
                 dataset, "plotted", "", mechanisms, len(rows), axes_texts(ax)
             )
@@ -654,19 +651,11 @@ def _noise_legend(ax: Axes, look: _NoiseStyle) -> tuple[str, ...]:
         )
         labels.append(f"setting {level}")
     handles.append(Line2D([], [], color="black", linestyle="--", linewidth=1.0))
-    labels.append("theory (1 + u)/2 = n/(m n_(1)) (spec B9)")
+    labels.append("theory (1 + u)/2 = n/(m n_(1))\n(spec B9)")
     handles.append(Line2D([], [], color=style.PALETTE["jayaraman"], marker="o", linestyle="none"))
     labels.append("measured σ_J/σ_WD (row 3)")
-    ax.legend(handles, labels, loc="upper left", frameon=False, title="Curves and settings")
-    ax.text(
-        0.0,
-        0.0,
-        "\n".join(textwrap.wrap(NOISE_NOTE, 40)),
-        transform=ax.transAxes,
-        va="bottom",
-        fontsize=8,
-        color="#333333",
-    )
+    box = ax.legend(handles, labels, loc="upper left", frameon=False, title="Curves and settings")
+    _notes_below(ax, box, "\n".join(textwrap.wrap(NOISE_NOTE, 34)))
     return tuple(labels)
 
 
@@ -696,9 +685,9 @@ def render_noise_diagnostics(
     panels: dict[str, PanelSummary] = {}
 
     with matplotlib.rc_context(style.RC):
-        fig = Figure(figsize=(17.0, 11.0), dpi=style.DPI, layout="constrained")
+        fig = Figure(figsize=(13.0, 10.5), dpi=style.DPI, layout="constrained")
         grid = fig.add_gridspec(3, 6, width_ratios=[1, 1, 1, 1, 1, 0.9])
-        fig.suptitle(f"{title}\n{subtitle}", fontsize=10.5)
+        fig.suptitle(wrap_title(f"{title}\n{subtitle}", 110))
         for col, (dataset, panel) in enumerate(DATASET_PANELS.items()):
             axes = [fig.add_subplot(grid[r, col]) for r in range(3)]
             panel_title = "\n".join(textwrap.wrap(f"({panel.letter}) {panel.name}", 26))
@@ -829,7 +818,7 @@ def cv_curves_png(scores: pd.DataFrame, chosen: pd.DataFrame) -> bytes:
                     key=lambda k: (style.mechanism_sort_key(k[0]), k[1]))
     colours = dict(zip(groups, sns.color_palette("colorblind", len(groups)).as_hex(), strict=True))
     with matplotlib.rc_context(style.RC):
-        fig = Figure(figsize=(15.0, 5.2 * ((len(datasets) + 2) // 3)), dpi=style.DPI,
+        fig = Figure(figsize=(12.6, 5.2 * ((len(datasets) + 2) // 3)), dpi=style.DPI,
                      layout="constrained")
         axes = fig.subplots((len(datasets) + 2) // 3, 3, squeeze=False).ravel()
         for ax, ds in zip(axes, datasets, strict=False):
@@ -851,7 +840,7 @@ def cv_curves_png(scores: pd.DataFrame, chosen: pd.DataFrame) -> bytes:
             ax.set_xlabel("learning rate η")
             ax.set_ylabel("validation accuracy (mean ± 1 SE)")
             ax.set_title(f"({DATASET_PANELS[ds].letter}) {DATASET_PANELS[ds].name}", loc="left")
-            ax.legend(fontsize=6.5, frameon=False, loc="upper center", bbox_to_anchor=(0.5, -0.2),
+            ax.legend(frameon=False, loc="upper center", bbox_to_anchor=(0.5, -0.2),
                       ncol=2)
         for ax in axes[len(datasets):]:
             ax.axis("off")

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -582,6 +582,32 @@ def ma16_ratio_sentence(tables: Tables) -> str:
         "The tight accounting of the same noise gives accounted/claimed ε (median over runs) of "
         + ", ".join(f"{r:.3g} at claimed ε = {e:g}" for e, r in ratio.items())
     )
+
+
+def printed_eps_ratio(tables: Tables) -> float:
+    """Mean over runs of accounted/claimed ε of WD-DP as printed (Algorithm 1 literally, c = 16):
+    how many times the claimed ε the ledger's bound really is (spec I-1). NaN: no such runs."""
+    table = combined(tables)
+    if table.empty:
+        return float("nan")
+    rows = table[_is(table["mechanism"], "wddp") & _is(table["mode"], "local_then_aggregate")
+                 & _is(table["accountant"], "ma16")
+                 & table["experiment"].isin(["eps_sweep", "u_sweep"]).to_numpy(dtype=bool)]
+    if rows.empty:
+        return float("nan")
+    return float((rows["eps_accounted"] / rows["eps_claimed"]).mean())
+
+
+def printed_eps_fact(tables: Tables, rounded: Callable[[float], str]) -> str:
+    """A plain sentence with :func:`printed_eps_ratio` (``rounded`` formats it for reading)."""
+    ratio = printed_eps_ratio(tables)
+    if not np.isfinite(ratio):
+        return ""
+    if ratio <= 1.0 + 1e-6:
+        return "Algorithm 1 as printed gives the privacy it claims."
+    return (f"Algorithm 1 as printed spends about {rounded(ratio)}× the privacy budget ε it claims "
+            "(mean over runs; the bound for the party it protects least), so its comparisons "
+            "are not at equal privacy.")
 
 
 def _is(column: pd.Series, value: str) -> np.ndarray:

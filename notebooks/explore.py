@@ -1,0 +1,131 @@
+# ---
+# jupyter:
+#   jupytext:
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # Explore the results of a build, study by study
+#
+# Loads every study's results tables and claims from a finished build — the folder holding
+# `data/results/` and `reports/figures/` — with the same code as the report
+# (`reports/report.html`), so that you can slice the tables yourself. Works from any working
+# directory: the build folder is `$MPDP_BUILD_DIR`, else the first folder at or above the
+# working directory that holds `data/results/`, else this repository. The config is
+# `config/config.yaml` then the files in `$MPDP_CONFIGFILES` (comma-separated, e.g.
+# `config/smoke.yaml` for the smoke profile), as Snakemake merges them.
+#
+# Run it with `jupyter lab notebooks/explore.py` (jupytext opens the percent format), or convert it:
+# `jupytext --to ipynb notebooks/explore.py && jupyter nbconvert --to html --execute notebooks/explore.ipynb`.
+# A study that the build did not run says so and is skipped.
+
+# %%
+import pandas as pd
+from IPython.display import Markdown, display
+
+from mpdp.audit import section as audit_section
+from mpdp.audit import table as audit_table
+from mpdp.report import provenance, verdicts
+from mpdp.studies import explore
+from mpdp.studies.admm import section as zz_section
+from mpdp.studies.benchmark import section as xp_section
+from mpdp.studies.ls import report as ls_report
+from mpdp.studies.ls import section as ls_section
+from mpdp.studies.voting import section as voting_section
+from mpdp.studies.wddp import report as wddp_report
+from mpdp.studies.wddp import section as wddp_section
+from mpdp.studies.wddp.claims import READINGS
+from mpdp.studies.wddp.figures import load_tables
+
+ROOT = explore.find_root()
+CFG = explore.load_config(ROOT)
+CTX = explore.build_context(ROOT, CFG)
+pd.set_option("display.max_columns", 30)
+print(f"build folder: {ROOT}; profile: {CFG.get('profile')}; data sets: {', '.join(CFG['datasets'])}")
+
+
+def show(section) -> None:
+    """A study's tables (name, rows, columns) and its claims tables, or why it did not run."""
+    if not section.ran:
+        display(Markdown(f"*Not run in this build:* {section.not_run}"))
+        return
+    if section.results:
+        display(pd.DataFrame([{"table": name, "rows": len(frame), "columns": frame.shape[1]}
+                              for name, frame in section.results.items()]))
+    for reading, claims in section.claims_tables.items():
+        display(Markdown(f"Claims{f' ({reading})' if reading else ''}:"))
+        display(claims)
+
+
+# %% [markdown]
+# ## WD-DP (Kang, Liu, Wang)
+#
+# One row per training run (`data/results/wddp/<dataset>.parquet`, columns in `mpdp.results.COLUMNS`).
+
+# %%
+TABLES = load_tables(CTX["results"])
+CARDS = provenance.read_cards(CTX["cards"])
+WDDP_CLAIMS = {r: wddp_report.claims_check(TABLES, r) for r in READINGS}
+WDDP = wddp_section.build(CTX, TABLES, CARDS, WDDP_CLAIMS)
+show(WDDP)
+if WDDP.ran:
+    runs = wddp_report.combined(TABLES)
+    display(runs.groupby(["experiment", "mechanism", "mode", "accountant"]).size().unstack("mechanism"))
+
+# %% [markdown]
+# ## ADMM with dual and primal variable perturbation (Zhang, Zhu)
+
+# %%
+ZZ = zz_section.build(CTX, CFG)
+show(ZZ)
+
+# %% [markdown]
+# ## Voting (Hamm, Cao, Belkin)
+
+# %%
+VOTING = voting_section.build(CTX["voting"], CFG)
+show(VOTING)
+
+# %% [markdown]
+# ## Least-squares write-up
+
+# %%
+LS = ls_section.build(CTX["ls"], CFG)
+show(LS)
+LS_RESULTS = ls_report.load(CTX["ls"])
+if LS_RESULTS is not None:
+    display(pd.DataFrame([{"experiment": name, "rows": len(frame)} for name, frame in LS_RESULTS.tables.items()]))
+
+# %% [markdown]
+# ## Cross-paper benchmark
+
+# %%
+XP = xp_section.build(CTX["xp"], CFG)
+show(XP)
+
+# %% [markdown]
+# ## Empirical privacy audit
+
+# %%
+AUDIT = audit_section.build(CTX["audit"])
+show(AUDIT)
+if AUDIT.ran:
+    display(audit_table.read(CTX["audit"]["table"]).head())
+
+# %% [markdown]
+# ## All verdicts
+#
+# One row per claim and reading, as on the report's first screen: from
+# `data/results/claims/verdicts.parquet` when the build wrote it, else from each study's claims table.
+
+# %%
+SECTIONS = [WDDP, ZZ, VOTING, LS, XP]
+VERDICTS, SOURCE = verdicts.load_verdicts(ROOT / verdicts.VERDICTS_PATH, SECTIONS)
+print(f"verdicts {SOURCE}")
+display(VERDICTS)

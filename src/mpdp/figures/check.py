@@ -1,0 +1,194 @@
+"""Layout checks of a drawn figure: boxes that cover data, text cut at the edge, text too small to
+read where the report shows it (issue 35).
+
+Measured on the figure's own artists after a draw, in display coordinates (pixels of the saved
+PNG at :data:`mpdp.figures.style.DPI`):
+
+* **covered data**: a data point of an axes (the vertices of its lines and markers, and points
+  along each line segment) inside a legend or an annotation box (a text with a box, an anchored
+  box) of that axes or of the figure;
+* **text over a legend**: a free text (a note, an annotation) overlapping a legend;
+* **cut text**: a text (title, label, tick label, legend, free text) reaching beyond the figure;
+* **small text**: the smallest font, at the width the report shows the figure
+  (:data:`COLUMN_PX`, never enlarged), below :data:`MIN_SHARE` of the report's body text
+  (:data:`BODY_PX`).
+
+:func:`save_figure` (mpdp.figures.plot) runs the check when ``$MPDP_FIGURE_CHECK`` is set: ``strict``
+raises :class:`FigureLayoutError`, a folder path writes one JSON record per figure there.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import numpy as np
+from matplotlib.axes import Axes
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
+from matplotlib.offsetbox import AnchoredOffsetbox
+from matplotlib.text import Text
+from matplotlib.transforms import Bbox
+
+from mpdp.errors import MpdpError
+
+#: environment variable switching the check on (``strict`` or a folder for the JSON records)
+CHECK_ENV = "MPDP_FIGURE_CHECK"
+#: width of the report's text column at a 1 400 px window (the contents sidebar at the left), px
+COLUMN_PX = 1050
+#: the report's body text, px (JupyterLab's content font size)
+BODY_PX = 14.0
+#: the smallest text must be at least this share of the body text where the figure is shown
+MIN_SHARE = 0.8
+#: points sampled along each line segment, so that a box between two vertices is seen too
+SEGMENT_SAMPLES = 12
+
+
+class FigureLayoutError(MpdpError):
+    """A figure has a box over its data, text cut at the edge, or text too small to read."""
+
+
+@dataclass
+class Layout:
+    """What :func:`check` found; ``problems`` is empty for a figure that passes."""
+
+    name: str
+    width_px: float
+    smallest_pt: float
+    shown_px: float  # the smallest text as shown in the report's column, px
+    problems: list[str] = field(default_factory=list)
+
+
+def _boxes(fig: Figure) -> list[tuple[str, Bbox]]:
+    """Every legend and annotation box of the figure and its axes (any of them may cover the data
+    of any axes: a twin axes, a neighbouring panel)."""
+    renderer = fig.canvas.get_renderer()
+    boxes: list[tuple[str, Bbox]] = []
+    axes = [ax for ax in fig.axes if ax.get_visible()]
+    legends = [a for a in (*(ax.get_legend() for ax in axes), *fig.legends) if a is not None and a.get_visible()]
+    boxes += [("legend", legend.get_window_extent(renderer)) for legend in legends]
+    for text in [*(t for ax in axes for t in ax.texts), *fig.texts]:
+        if text.get_visible() and text.get_bbox_patch() is not None and text.get_text().strip():
+            boxes.append((f"box {text.get_text()[:30]!r}", text.get_bbox_patch().get_window_extent(renderer)))
+    for ax in axes:
+        for child in ax.get_children():
+            if isinstance(child, AnchoredOffsetbox) and child.get_visible():
+                boxes.append(("anchored box", child.get_window_extent(renderer)))
+    return boxes
+
+
+def _points(ax: Axes) -> np.ndarray:
+    """Display coordinates of ``ax``'s data: line and marker vertices and points along segments."""
+    out = []
+    for line in ax.get_lines():
+        if not line.get_visible():
+            continue
+        xy = np.column_stack([np.asarray(line.get_xdata(), float), np.asarray(line.get_ydata(), float)])
+        if xy.size == 0 or _is_reference(line):
+            continue
+        disp = line.get_transform().transform(xy)
+        disp = disp[np.isfinite(disp).all(axis=1)]
+        if len(disp) > 1 and line.get_linestyle() not in ("None", "", " "):
+            t = np.linspace(0, 1, SEGMENT_SAMPLES, endpoint=False)[1:]
+            starts, ends = disp[:-1], disp[1:]
+            disp = np.vstack([disp, *(starts + (ends - starts) * s for s in t)])
+        out.append(disp)
+    for collection in ax.collections:  # scatter markers (bands and arrows are not data points)
+        offsets = np.asarray(collection.get_offsets(), float)
+        if (type(collection).__name__ == "PathCollection" and collection.get_visible()
+                and offsets.ndim == 2 and len(offsets)):
+            disp = collection.get_offset_transform().transform(offsets)
+            out.append(disp[np.isfinite(disp).all(axis=1)])
+    inside = [p[_in(ax.get_window_extent(), p, 0.5)] for p in out if len(p)]
+    return np.vstack(inside) if inside else np.empty((0, 2))
+
+
+def _is_reference(line: Line2D) -> bool:
+    """A horizontal or vertical reference line spanning the axes (axhline/axvline): not data."""
+    x, y = np.asarray(line.get_xdata(), float), np.asarray(line.get_ydata(), float)
+    return len(x) == 2 and line.get_transform() is not line.axes.transData and (x[0] == x[1] or y[0] == y[1])
+
+
+def _in(box: Bbox, points: np.ndarray, margin: float) -> np.ndarray:
+    return ((points[:, 0] > box.x0 + margin) & (points[:, 0] < box.x1 - margin)
+            & (points[:, 1] > box.y0 + margin) & (points[:, 1] < box.y1 - margin))
+
+
+def _texts(fig: Figure) -> list[Text]:
+    """Every drawn, non-empty text of the figure (titles, labels, tick labels of the ticks inside
+    the view, legends, free text)."""
+    all_ticks, drawn = set(), set()
+    for ax in fig.axes:
+        for axis in ax._axis_map.values():  # x, y (and z)
+            for tick in axis.get_major_ticks() + axis.get_minor_ticks():
+                all_ticks |= {id(tick.label1), id(tick.label2)}
+            if ax.axison:  # the ticks matplotlib draws (inside the view, of an axes with its axis on)
+                for tick in axis._update_ticks():
+                    drawn |= {id(tick.label1), id(tick.label2)}
+    return [t for t in fig.findobj(Text) if t.get_visible() and t.get_text().strip()
+            and (t.axes is None or t.axes.get_visible())
+            and (id(t) not in all_ticks or id(t) in drawn)]
+
+
+def check(fig: Figure, name: str = "figure") -> Layout:
+    """The :class:`Layout` of ``fig`` as saved (see the module docstring)."""
+    from mpdp.figures import style
+
+    fig.set_dpi(style.DPI)
+    if not hasattr(fig.canvas, "get_renderer"):  # a Figure made without pyplot: give it Agg's canvas
+        FigureCanvasAgg(fig)
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    width = fig.get_figwidth() * style.DPI
+    height = fig.get_figheight() * style.DPI
+    texts = _texts(fig)
+    smallest = min((t.get_fontsize() for t in texts), default=float("nan"))
+    scale = min(1.0, COLUMN_PX / width)
+    shown = smallest * style.DPI / 72 * scale
+    layout = Layout(name, width, float(smallest), float(shown))
+    if np.isfinite(shown) and shown < MIN_SHARE * BODY_PX - 1e-9:
+        layout.problems.append(f"smallest text {smallest:g} pt is {shown:.1f} px where the report shows the "
+                               f"figure, below {MIN_SHARE:.0%} of the {BODY_PX:g} px body text")
+    for t in texts:
+        box = t.get_window_extent(renderer)
+        if box.x0 < -1 or box.y0 < -1 or box.x1 > width + 1 or box.y1 > height + 1:
+            layout.problems.append(f"text {t.get_text()[:40]!r} is cut at the figure's edge")
+    boxes = _boxes(fig)
+    legends = [box for what, box in boxes if what == "legend"]
+    for t in texts:  # free text (notes, labels) written over a legend
+        if t.axes is not None and t in t.axes.texts or t in fig.texts:
+            extent = t.get_window_extent(renderer)
+            if any(extent.overlaps(box) for box in legends):
+                layout.problems.append(f"text {t.get_text()[:40]!r} overlaps a legend")
+    for ax in fig.axes:
+        if not ax.get_visible():
+            continue
+        points = _points(ax)
+        if not len(points):
+            continue
+        for what, box in boxes:
+            covered = int(_in(box, points, 1.0).sum())
+            if covered:
+                title = ax.get_title() or ax.get_title(loc="left") or "an axes"
+                layout.problems.append(f"{what} covers {covered} data points of {title[:40]!r}")
+    return layout
+
+
+def run(fig: Figure, out_png: str | Path) -> None:
+    """The check :func:`mpdp.figures.plot.save_figure` runs when ``$MPDP_FIGURE_CHECK`` is set."""
+    mode = os.environ.get(CHECK_ENV, "")
+    if not mode:
+        return
+    layout = check(fig, Path(out_png).stem)
+    if mode == "strict":
+        if layout.problems:
+            raise FigureLayoutError(f"{Path(out_png).name}: " + "; ".join(layout.problems))
+        return
+    folder = Path(mode)
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / f"{Path(out_png).stem}.json").write_text(json.dumps(asdict(layout), indent=1))
+
+

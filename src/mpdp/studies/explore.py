@@ -1,0 +1,104 @@
+"""A finished build, found on disk: the report context of :mod:`mpdp.report.build` from the files a
+build wrote, for the exploration notebook (``notebooks/explore.py``) and anyone who wants the
+studies' sections without running Snakemake.
+
+The paths are the workflow's own (``workflow/rules/*.smk``); a study whose files are absent gets
+the context of a study that did not run, as in the report. Knows every study, so it lives with
+them, not in the shared report layer.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from mpdp import config as mpdp_config
+from mpdp.studies.benchmark.plan import table_path as benchmark_table
+from mpdp.studies.benchmark.ranking import ranking_path
+from mpdp.studies.ls import report as ls_report
+
+#: environment variable naming the build's folder (the one holding data/ and reports/)
+ROOT_ENV = "MPDP_BUILD_DIR"
+#: environment variable naming the build's config files (comma-separated, in precedence order)
+CONFIG_ENV = "MPDP_CONFIGFILES"
+
+
+def find_root(start: str | Path | None = None) -> Path:
+    """The build folder: $MPDP_BUILD_DIR, else the first of ``start`` (default: the working
+    directory) and its parents that holds ``data/results``, else this package's repository."""
+    if os.environ.get(ROOT_ENV):
+        return Path(os.environ[ROOT_ENV]).resolve()
+    here = Path(start or Path.cwd()).resolve()
+    for folder in (here, *here.parents):
+        if (folder / "data" / "results").is_dir():
+            return folder
+    return Path(__file__).resolve().parents[3]
+
+
+def load_config(root: Path, files: list[str] | None = None) -> dict[str, Any]:
+    """The validated config of the build: ``config/config.yaml`` then ``files`` (default:
+    $MPDP_CONFIGFILES), later files overriding earlier ones key by key, as Snakemake merges them."""
+    names = files if files is not None else [f for f in os.environ.get(CONFIG_ENV, "").split(",") if f]
+    merged: dict[str, Any] = {}
+    for name in ["config/config.yaml", *names]:
+        path = Path(name) if Path(name).is_absolute() else root / name
+        merged = _merge(merged, _yaml(path))
+    return mpdp_config.validate(merged)
+
+
+def _yaml(path: Path) -> dict[str, Any]:
+    import yaml
+
+    return yaml.safe_load(path.read_text()) or {}
+
+
+def _merge(base: Mapping[str, Any], update: Mapping[str, Any]) -> dict[str, Any]:
+    out = dict(base)
+    for key, value in update.items():
+        out[key] = _merge(out[key], value) if isinstance(value, Mapping) and isinstance(out.get(key), Mapping) else value
+    return out
+
+
+def _existing(paths: list[Path]) -> list[str]:
+    return [str(p) for p in paths if p.is_file()]
+
+
+def build_context(root: Path, cfg: Mapping[str, Any]) -> dict[str, Any]:
+    """The report context (:data:`mpdp.report.build.CONTEXT_KEYS` and the studies' keys) of the
+    build in ``root``, from the files that exist there."""
+    data, figs = root / "data", root / "reports" / "figures"
+    datasets = list(cfg.get("datasets", []))
+    results = {ds: str(data / "results" / "wddp" / f"{ds}.parquet") for ds in datasets}
+    results = {ds: p if Path(p).is_file() else None for ds, p in results.items()}
+    cards = {ds: str(data / "processed" / ds / "card.json") for ds in datasets}
+    cards = {ds: p if Path(p).is_file() else None for ds, p in cards.items()}
+    figures = {p.stem: str(p) for p in sorted(figs.glob("*.png"))}
+    admm_table = data / "results" / "admm" / f"{cfg.get('admm', {}).get('dataset', 'adult')}.parquet"
+    benchmark_tables = _existing([root / benchmark_table(ds) for ds in datasets])
+    ls_files = _existing(sorted((data / "results" / "ls").glob("*.parquet"))) + _existing(
+        sorted(figs.glob("ls_*.png")))
+    return {
+        "config": dict(cfg),
+        "invocation": {"cli_configfiles": [], "config_args": [], "mirror": None},
+        "results": results,
+        "cards": cards,
+        "unavailable": {ds: "not built" for ds, p in results.items() if p is None},
+        "figures": figures,
+        "benchmarks_dir": str(data / "benchmarks"),
+        "repo_root": str(root),
+        "report_dir": str(root / "reports"),
+        "admm": {"table": str(admm_table), "fit_table": str(figs / "zz_table.csv"),
+                 "figures": {k: v for k, v in figures.items() if k.startswith("zz_")}}
+        if admm_table.is_file() else None,
+        "voting": {"tables": {p.stem: str(p) for p in sorted((data / "results" / "voting").glob("*.parquet"))},
+                   "figures": {k: v for k, v in figures.items() if k.startswith("hamm_")}},
+        "ls": ls_report.context(ls_files),
+        "xp": {"tables": benchmark_tables,
+               "hparams": _existing([Path(p.replace(".parquet", ".hparams.json")) for p in benchmark_tables]),
+               "figures": {k: v for k, v in figures.items() if k.startswith("xp_")},
+               "ranking": _existing([root / ranking_path()])},
+        "audit": {"table": str(data / "results" / "audit" / "audit.parquet"),
+                  "figure": str(figs / "audit_eps.png")},
+    }

@@ -1,0 +1,78 @@
+"""The figure layout check (issue 35): boxes over data, cut text and small text are found."""
+
+from __future__ import annotations
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+
+from mpdp.figures import check, plot  # noqa: E402
+
+
+def _figure(legend_loc: str, fontsize: float = 11.0, width: float = 8.0):
+    fig, ax = plt.subplots(figsize=(width, 4))
+    x = np.linspace(0, 1, 30)
+    ax.plot(x, np.full_like(x, 0.9), label="a line near the top")
+    ax.plot(x, 0.1 + 0.0 * x, label="a line near the bottom")
+    ax.set_ylim(0, 1)
+    ax.legend(loc=legend_loc, fontsize=fontsize)
+    ax.set_title("title", fontsize=fontsize)
+    ax.tick_params(labelsize=fontsize)
+    ax.xaxis.label.set_fontsize(fontsize)
+    return fig, ax
+
+
+def test_a_legend_over_a_line_is_found_and_one_in_empty_space_is_not():
+    fig, _ = _figure("upper center")
+    problems = check.check(fig).problems
+    assert any("legend covers" in p for p in problems), problems
+    fig, _ = _figure("center")  # between the two lines: covers nothing
+    assert check.check(fig).problems == []
+    plt.close("all")
+
+
+def test_an_annotation_box_over_a_marker_is_found():
+    fig, ax = _figure("center")
+    ax.scatter([0.5], [0.75])
+    ax.text(0.5, 0.75, "ε accounted = 3", bbox={"facecolor": "white"}, ha="center", va="center", fontsize=11)
+    assert any("box 'ε accounted = 3' covers" in p for p in check.check(fig).problems)
+    plt.close("all")
+
+
+def test_text_cut_at_the_edge_and_text_too_small_are_found():
+    fig, ax = _figure("center")
+    ax.set_ylabel("a label")
+    fig.text(0.99, 0.5, "a long right-hand label that runs out", fontsize=11)
+    assert any("cut at the figure's edge" in p for p in check.check(fig).problems)
+    fig, _ = _figure("center", fontsize=5.0)
+    layout = check.check(fig)
+    assert any("smallest text 5 pt" in p for p in layout.problems), layout
+    # a wide figure is shrunk into the report's column: the same font becomes too small
+    fig, _ = _figure("center", fontsize=9.0, width=8.0)
+    assert check.check(fig).problems == []
+    fig, _ = _figure("center", fontsize=9.0, width=16.0)
+    assert any("smallest text 9 pt" in p for p in check.check(fig).problems)
+    plt.close("all")
+
+
+def test_save_figure_refuses_a_bad_layout_when_strict(tmp_path, monkeypatch):
+    fig, _ = _figure("upper center")
+    monkeypatch.setenv(check.CHECK_ENV, "strict")
+    with pytest.raises(check.FigureLayoutError, match="legend covers"):
+        plot.save_figure(fig, tmp_path / "f.png", tmp_path / "f.pdf")
+    assert not (tmp_path / "f.png").exists()
+    monkeypatch.setenv(check.CHECK_ENV, str(tmp_path / "records"))
+    plot.save_figure(fig, tmp_path / "f.png", tmp_path / "f.pdf")
+    assert "legend covers" in (tmp_path / "records" / "f.json").read_text()
+    plt.close("all")
+
+
+def test_a_note_written_over_a_legend_is_found():
+    fig, ax = _figure("center")
+    ax.text(0.5, 0.5, "a note in the middle", transform=ax.transAxes, ha="center", fontsize=11)
+    assert any("overlaps a legend" in p for p in check.check(fig).problems)
+    plt.close("all")
