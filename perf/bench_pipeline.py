@@ -405,10 +405,13 @@ def build_kernel(workdir: Path) -> None:
             (workdir / "src" / name).write_bytes(zf.read(name))
 
 
-def prepare_clone(workdir: Path, env: dict[str, str]) -> str:
-    """Clone HEAD into ``workdir`` (unless it is already a checkout) and build the kernel there."""
+def prepare_clone(workdir: Path, env: dict[str, str], commit: str | None = None) -> str:
+    """Clone HEAD into ``workdir`` (unless it is already a checkout), check out ``commit`` if
+    given (e.g. the baseline before a change), and build the kernel there."""
     if not (workdir / "Snakefile").exists():
         subprocess.run(["git", "clone", "--quiet", str(REPO), str(workdir)], check=True)
+    if commit:
+        subprocess.run(["git", "-C", str(workdir), "checkout", "--quiet", commit], check=True)
     commit = subprocess.run(["git", "-C", str(workdir), "rev-parse", "HEAD"], check=True,
                             capture_output=True, text=True).stdout.strip()
     build_kernel(workdir)
@@ -472,6 +475,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--config", nargs="*", default=[], help="passed to snakemake --config")
     ap.add_argument("--cores", type=int, default=os.cpu_count() or 1)
     ap.add_argument("--workdir", type=Path, help="clone here (kept) instead of a temporary folder")
+    ap.add_argument("--commit", help="build this commit of the clone instead of HEAD (e.g. a baseline)")
     ap.add_argument("--mirror", default=os.environ.get(MIRROR_ENV), help=f"raw-data mirror (default ${MIRROR_ENV})")
     ap.add_argument("--out", type=Path, help="folder of bench_pipeline.json/.md (default: the clone if kept, else .)")
     ap.add_argument("--keep", action="store_true", help="keep the temporary clone")
@@ -492,7 +496,7 @@ def main(argv: list[str] | None = None) -> int:
     else:
         workdir = args.workdir or Path(tempfile.mkdtemp(prefix="mpdp-bench-"))
         env["PYTHONPATH"] = str((workdir / "src").resolve()) + os.pathsep + env.get("PYTHONPATH", "")
-        commit = prepare_clone(workdir, env)
+        commit = prepare_clone(workdir, env, args.commit)
         cmd = [sys.executable, "-m", "snakemake", *args.targets, "--cores", str(args.cores),
                "--configfile", args.configfile]
         if args.config:  # last: --config takes every word after it
