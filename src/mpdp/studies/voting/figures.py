@@ -123,9 +123,19 @@ def _at_M(table: pd.DataFrame, M: int) -> tuple[pd.DataFrame, int]:
 
 
 def _panels(n: int, rows: int = 1) -> tuple[Figure, list[list[Axes]]]:
-    fig = Figure(figsize=(4.6 * max(n, 1) + 1.0, 3.6 * rows + 0.8), dpi=style.DPI, layout="constrained")
+    # at most 12.6 in wide: the report shows it without shrinking its text below legibility
+    width = min(4.6 * max(n, 1) + 1.0, 12.6)
+    fig = Figure(figsize=(width, 3.6 * rows + 0.8 + (0.8 if n > 2 else 0)), dpi=style.DPI, layout="constrained")
     grid = fig.add_gridspec(rows, max(n, 1))
     return fig, [[fig.add_subplot(grid[r, c]) for c in range(max(n, 1))] for r in range(rows)]
+
+
+def _fit(ax: Axes, text: str) -> str:
+    """``text`` wrapped line by line to the width of ``ax``'s panel at the base font size (titles
+    and axis labels of narrow panels are not cut)."""
+    width_in = ax.get_position().width * ax.get_figure().get_figwidth()
+    chars = max(16, int(width_in * 72 / (style.RC["font.size"] * 0.6)))
+    return "\n".join(textwrap.fill(line, chars) for line in str(text).splitlines())
 
 
 def _suptitle(fig: Figure, text: str) -> None:
@@ -140,8 +150,8 @@ def _legend(fig: Figure, axes: list[Axes]) -> None:
             handles.setdefault(lab, h)
             labels[lab] = lab
     if handles:
-        ncols = 4 if fig.get_figwidth() > 12 else 2
-        fig.legend(list(handles.values()), list(labels), loc="outside lower center", ncols=ncols, fontsize=8)
+        ncols = 3 if fig.get_figwidth() > 10 else 2 if fig.get_figwidth() > 7 else 1
+        fig.legend(list(handles.values()), list(labels), loc="outside lower center", ncols=ncols)
 
 
 def _empty(ax: Axes, text: str) -> None:
@@ -179,8 +189,8 @@ def _error_vs_eps(tables: Mapping[str, pd.DataFrame], cfg: Mapping, labels: Mapp
             if not ctrl.empty:
                 _hline(ax, float(ctrl["test_error"].mean()), mech, labels[mech])
         ax.set_xscale("log")
-        ax.set_title(f"{table} (M = {M}, n_classes = {int(rows['n_classes'].iloc[0])})", loc="left")
-        ax.set_xlabel(EPS_AXIS if (private["privacy_unit"] == "record").any() else PARTY_EPS_AXIS, fontsize=7.5)
+        ax.set_title(_fit(ax, f"{table} (M = {M}, n_classes = {int(rows['n_classes'].iloc[0])})"), loc="left")
+        ax.set_xlabel(_fit(ax, EPS_AXIS if (private["privacy_unit"] == "record").any() else PARTY_EPS_AXIS))
         ax.set_ylabel("test error rate")
     _suptitle(fig, f"{title} — mean over repetitions, 95 % t-band; lines: non-private controls")
     _legend(fig, axes)
@@ -204,8 +214,8 @@ def h2(tables: Mapping[str, pd.DataFrame], cfg: Mapping) -> Figure:
             if not ctrl.empty:
                 _curve(ax, ctrl, "M", "test_error", mech, LABELS[mech], lw=1.0)
         ax.set_xscale("log")
-        ax.set_title(f"{table} (ε = {eps:g}: party level for Hamm/averaging, record level dashed)", loc="left", fontsize=8)
-        ax.set_xlabel("number of parties M")
+        ax.set_title(_fit(ax, f"{table} (ε = {eps:g}: party level for Hamm/averaging, record level dashed)"), loc="left")
+        ax.set_xlabel(_fit(ax, "number of parties M"))
         ax.set_ylabel("test error rate")
     _suptitle(fig, "H-2: test error vs M — mean over repetitions, 95 % t-band")
     _legend(fig, axes)
@@ -245,9 +255,9 @@ def h4(tables: Mapping[str, pd.DataFrame], cfg: Mapping) -> Figure:
                 ax.plot(s[x], s["expected"], "--", color=c, lw=1.5, alpha=0.6, label=f"{LABELS[mech]}: expected-gap bound")
             ax.set_xscale("log")
             ax.set_yscale("log")
-            ax.set_xlabel(xlabel)
+            ax.set_xlabel(_fit(ax, xlabel))
             ax.set_ylabel("R_S(w_p) − R_S(w_s) (log)")
-            ax.set_title(f"{table}: gap vs {'ε at M = ' + str(M) if x == 'epsilon' else 'M at ε = ' + format(v['h2_eps'], 'g')}", loc="left", fontsize=8.5)
+            ax.set_title(_fit(ax, f"{table}: gap vs {'ε at M = ' + str(M) if x == 'epsilon' else 'M at ε = ' + format(v['h2_eps'], 'g')}"), loc="left")
         ax = grid[2][col]
         soft = rows_M[rows_M["mechanism"] == "hamm_soft"]
         if not soft.empty:
@@ -258,9 +268,9 @@ def h4(tables: Mapping[str, pd.DataFrame], cfg: Mapping) -> Figure:
                     label=f"Theorem 4 bound (δ_p = δ_s = {v['delta_thm4']:g})")
         ax.set_xscale("log")
         ax.set_yscale("log")
-        ax.set_xlabel(PARTY_EPS_AXIS)
+        ax.set_xlabel(_fit(ax, PARTY_EPS_AXIS))
         ax.set_ylabel("held-out weighted risk (log)")
-        ax.set_title(f"{table}: Theorem 4 at M = {M}", loc="left", fontsize=8.5)
+        ax.set_title(_fit(ax, f"{table}: Theorem 4 at M = {M}"), loc="left")
     _suptitle(fig, "H-4: weighted empirical-risk gap with Lemma 6 and Theorem 4 (spec B6)")
     _legend(fig, [a for r in grid for a in r])
     return fig
@@ -298,9 +308,9 @@ def lambda_tradeoff(tables: Mapping[str, pd.DataFrame], cfg: Mapping) -> Figure:
             ax.axhline(float(sw["majority_error"].iloc[0]), color="#555555", ls="--", lw=1.2,
                        label="majority class (always predict it)")
             ax.set_xscale("log")
-            ax.set_xlabel("regulariser λ (global for Alg. 1/2, local for averaging)")
+            ax.set_xlabel(_fit(ax, "regulariser λ (global for Alg. 1/2, local for averaging)"))
             ax.set_ylabel("test error rate")
-            ax.set_title(f"{table}: M = {M}, ε = {eps:g} (party level)", loc="left", fontsize=8.5)
+            ax.set_title(_fit(ax, f"{table}: M = {M}, ε = {eps:g} (party level)"), loc="left")
     _suptitle(fig, "Test error vs λ: output noise ∝ 1/λ against regularisation bias — mean over repetitions, "
               "95 % t-band; star: the λ chosen on the private validation error")
     _legend(fig, [a for row in grid for a in row])
@@ -326,9 +336,9 @@ def b5(tables: Mapping[str, pd.DataFrame], cfg: Mapping) -> Figure:
         ax.set_xscale("log")
         ax.set_yscale("log")
         record = (rows["privacy_unit"] == "record").any()
-        ax.set_xlabel(EPS_AXIS if record else PARTY_EPS_AXIS, fontsize=7.5)
+        ax.set_xlabel(_fit(ax, EPS_AXIS if record else PARTY_EPS_AXIS))
         ax.set_ylabel("J(θ_p) − J* on pooled private data (log)")
-        ax.set_title(f"{table} (M = {M})", loc="left")
+        ax.set_title(_fit(ax, f"{table} (M = {M})"), loc="left")
     _suptitle(fig, "Output perturbation: excess risk of the averaging baselines (mean, min–max band) and the B5 bound")
     _legend(fig, axes)
     return fig
