@@ -135,6 +135,12 @@ def test_edge_warning_for_every_tuned_value():
         ("ring, admm", "η", "low"), ("ring, dvp", "η", "high"), ("ring, pvp", "η", "high")}
     sentence = report.edge_sentence(table, cfg)
     assert "Warning" in sentence and "one shared η for DVP and PVP" in sentence
+    # per-method footing: two references, one row each in the settings table
+    per = pd.concat([table.assign(footing="per_method_stable"), table.iloc[[3]].assign(
+        admm_penalty=0.1, reference_for="pvp", footing="per_method_stable")], ignore_index=True)
+    per.loc[3, "reference_for"] = "dvp"
+    refs = report.settings(per).query("mechanism == 'admm_ref'")
+    assert sorted(zip(refs["reference for"], refs["η (ADMM penalty)"], strict=True)) == [("dvp", 10.0), ("pvp", 0.1)]
     interior = table.assign(admm_penalty=1.0)
     assert report.edge_sentence(interior, cfg).startswith("No tuned value lies on an edge of its grid.")
 

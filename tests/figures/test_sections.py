@@ -89,6 +89,9 @@ def test_reconstructed_choices_list_config_and_card_values(cfg):
     table = wddp_report.reconstructed_choices(cfg, {"adult": card, "bank": card, "kddcup99": None})
     by_choice = table.set_index("choice")
     assert by_choice.loc["wddp.lambda", "value used"] == str(cfg["wddp"]["lambda"])
+    # issue 33: the reference's step and convergence tolerance are listed reconstructions
+    assert by_choice.loc["wddp.reference_gap_tol", "value used"] == str(cfg["wddp"]["reference_gap_tol"])
+    assert by_choice.loc["wddp.reference_step", "value used"] == "inverse_smoothness"
     assert by_choice.loc["preprocessing: intercept", "source"] == "data cards: adult, bank"
     assert "fixed in code" in set(table["source"])
 

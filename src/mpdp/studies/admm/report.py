@@ -74,10 +74,11 @@ def settings(table: pd.DataFrame) -> pd.DataFrame:
     """ρ (fixed, ``admm.rho``) and the η per (topology, mechanism) (one pair for every α: η tuned at
     ``tune_alpha``), with the footing (shared | per_method_stable | own), the mechanisms an
     ``admm_ref`` run is the reference for, the tuning loss and repetitions."""
-    out = table.groupby(["topology", "mechanism"], sort=True).agg(
+    # reference_for in the key: under per-method footing there are two admm_ref runs (one per η)
+    out = table.groupby(["topology", "mechanism", "reference_for"], sort=True).agg(
         rho=("rho", "first"), eta=("admm_penalty", "first"), tuning_loss=("tuning_loss", "first"),
-        alphas=("alpha", "nunique"), reps=("rep", "nunique"), footing=("footing", "first"),
-        reference_for=("reference_for", "first")).reset_index()
+        alphas=("alpha", "nunique"), reps=("rep", "nunique"), footing=("footing", "first")).reset_index()
+    out = out[["topology", "mechanism", "rho", "eta", "tuning_loss", "alphas", "reps", "footing", "reference_for"]]
     return out.rename(columns={"eta": "η (ADMM penalty)", "rho": "ρ", "tuning_loss": "mean final loss in tuning",
                                "alphas": "α values run", "reference_for": "reference for"})
 
@@ -88,8 +89,8 @@ def edges(table: pd.DataFrame, cfg: dict[str, Any]) -> pd.DataFrame:
     a = cfg["admm"]
     tuned = settings(table)
     tuned = tuned[tuned["mechanism"] != REFERENCE]
-    choices = [(f"{row.topology}, {row.mechanism}", "η", row[3], a["penalty_grid"])
-               for row in tuned.itertuples(index=False)]
+    choices = [(f"{top}, {mech}", "η", eta, a["penalty_grid"])
+               for top, mech, eta in zip(tuned["topology"], tuned["mechanism"], tuned["η (ADMM penalty)"], strict=True)]
     return tuning.edge_warnings("admm", choices)
 
 

@@ -693,6 +693,17 @@ CONFIG_CHOICES: dict[str, tuple[str, str]] = {
     "wddp.cv": ("E3.3, E7 #15 [REC]", "CV protocol for η"),
     "wddp.tau_frac": ("E7 #10 [REC]", "minimum party size τ = max(2, ⌊τ_frac·n/m⌋)"),
     "wddp.init_std": ("E7 #14 [REC]", "θ₀ ~ N(0, init_std² I)"),
+    "wddp.reference_step": (
+        "M1b [REC], issue 33",
+        "step of the non-private GD reference: inverse_smoothness = 1/L (L = 1/4 + λ), so that it reaches θ* "
+        "(M1b's WYX η, chosen for noisy GD, left Breast Cancer's reference at the majority rate); private = "
+        "M1b as written",
+    ),
+    "wddp.reference_gap_tol": (
+        "issue 33 [REC]",
+        "largest L_D(θ_ref) − L_D(θ*) at which the reference counts as converged; claims using an unconverged "
+        "reference are uninformative",
+    ),
     "max_records": ("E8", "cap on records per data set (null = paper sizes)"),
 }
 
