@@ -64,9 +64,10 @@ RULE_KEYS: dict[str, tuple[str, ...]] = {
     # cross-paper benchmark (spec E10): every job reads the whole section (grid, selection)
     "benchmark_job": ("root_seed", "benchmark"),
     "benchmark_collect": ("benchmark.reference", "benchmark.val_frac", "benchmark.tune_seeds",
-                          "benchmark.mechanisms"),
-    "benchmark_figure": ("benchmark.reference", "benchmark.delta", "benchmark.max_train_records"),
-    "benchmark_ranking": ("benchmark.primary_metric",),
+                          "benchmark.mechanisms", "benchmark.selection"),
+    "benchmark_figure": ("benchmark.reference", "benchmark.delta", "benchmark.max_train_records",
+                         "benchmark.selection"),
+    "benchmark_ranking": ("benchmark.primary_metric", "benchmark.selection"),
 }
 
 #: preprocessing keys that only one data set's preparation reads
