@@ -35,6 +35,7 @@ procedure is accounted).
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable
 
@@ -65,6 +66,7 @@ def tnb_mean(gamma: float, shape: float) -> float:
     return shape * (1.0 - gamma) / (gamma * (1.0 - gamma**shape))
 
 
+@functools.cache
 def tnb_gamma(shape: float, mean: float) -> float:
     """The γ whose truncated negative binomial with ``shape`` has E[K] = ``mean`` (bisection).
 
@@ -101,7 +103,7 @@ def sample_trials(gen: np.random.Generator, shape: float, mean: float) -> int:
     """One draw of K (inverse CDF of :func:`tnb_pmf` from one uniform of ``gen``)."""
     gamma = tnb_gamma(shape, mean)
     u = gen.random()
-    cdf, k, block = 0.0, 1, 4096
+    cdf, k, block = 0.0, 1, 64
     while True:
         pmf = tnb_pmf(np.arange(k, k + block), gamma, shape)
         cum = cdf + np.cumsum(pmf)
@@ -110,7 +112,7 @@ def sample_trials(gen: np.random.Generator, shape: float, mean: float) -> int:
             return int(k + hit[0])
         if not np.isfinite(cum[-1]) or cum[-1] == cdf:  # u above the float CDF's limit
             return int(k + block - 1)
-        cdf, k = float(cum[-1]), k + block
+        cdf, k, block = float(cum[-1]), k + block, 2 * block
 
 
 def repeat_and_select_rdp(trial: RdpCurve, shape: float, mean: float) -> RdpCurve:

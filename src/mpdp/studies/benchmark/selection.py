@@ -101,7 +101,7 @@ def _score_curve(eps: float, delta: float) -> np.ndarray:
 
 @functools.cache
 def _run_curve(mech: str, eps: float, delta: float, params: tuple[Any, ...]) -> np.ndarray:
-    """RDP curve of one run of ``mech`` calibrated to (ε, δ) (max over its candidates)."""
+    """RDP curve of one run of a built-in ``mech`` calibrated to (ε, δ)."""
     if mech in calib.GRADIENT:
         return _gradient_curve(eps, delta, int(params[0]))
     if mech in calib.OUTPUT:
@@ -109,29 +109,23 @@ def _run_curve(mech: str, eps: float, delta: float, params: tuple[Any, ...]) -> 
     if mech in ("dvp", "pvp"):
         T, accountant = int(params[1]), str(params[2])
         return ps.pure_dp_rdp(calib.admm_alpha(eps, T, delta, accountant), T)
-    if mech == "dpsgd":
-        from mpdp.privacy.subsampled_gaussian import calibrate_noise_multiplier
-
-        curves = [ps.poisson_replace_one_rdp(q, calibrate_noise_multiplier(eps, q, T, delta), T)
-                  for q, T in params[3]]
-        return np.max(np.stack(curves), axis=0)
-    raise ConfigError(f"benchmark.selection.protocol = 'private': mechanism {mech!r} declares no RDP curve "
-                      f"for the private selection's accounting; choose protocol 'public' or 'oracle'")
+    raise ConfigError(f"config key 'benchmark.selection.protocol' = 'private': mechanism {mech!r} declares no "
+                      f"RDP curve (Mechanism.rdp_curve) for the private selection's accounting; choose protocol "
+                      f"'public' or 'oracle', or declare one")
 
 
 def _params(cfg: Mapping[str, Any]) -> tuple[Any, ...]:
     b = cfg["benchmark"]
-    dp = tuple((float(c["q"]), int(c["T"])) for c in b["dpsgd"]["candidates"])
-    return (int(b["gradient"]["T"]), int(b["admm"]["T"]), str(b["admm"]["accountant"]), dp)
+    return (int(b["gradient"]["T"]), int(b["admm"]["T"]), str(b["admm"]["accountant"]))
 
 
 def run_curve(cfg: Mapping[str, Any], mech: str, eps: float) -> np.ndarray:
-    """RDP curve of one run of ``mech`` at (ε, ``benchmark.delta``); the mechanism's own method
-    :meth:`~mpdp.studies.benchmark.interface.BatchMechanism.rdp_curve` where it declares one."""
-    spec = registry.get(mech)
-    own = getattr(spec, "rdp_curve", None)
-    if own is not None and mech not in ("dpsgd",):
-        return np.asarray(own(cfg, float(eps)))
+    """RDP curve of one run of ``mech`` at (ε, ``benchmark.delta``): the mechanism's own
+    :meth:`~mpdp.studies.benchmark.interface.Mechanism.rdp_curve` where it declares one, else the
+    built-in family's (gradient: composed Gaussian; output: pure ε; ADMM: T pure α-steps)."""
+    own = registry.get(mech).rdp_curve(cfg, float(eps))
+    if own is not None:
+        return np.asarray(own, dtype=np.float64)
     return _run_curve(mech, float(eps), float(cfg["benchmark"]["delta"]), _params(cfg))
 
 
