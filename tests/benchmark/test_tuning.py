@@ -20,7 +20,7 @@ def test_selection_streams_are_disjoint_from_the_evaluated_ones(monkeypatch, ben
     """Under every protocol, every stream opened by the selection is a tuning stream; none after it."""
     keys: dict[str, list[tuple]] = {"tuning": [], "evaluated": []}
     phase = ["evaluated"]
-    real_seq, real_select = seeding.seed_sequence, train.select
+    real_seq, real_select, real_split = seeding.seed_sequence, train.select, train.tuning_data
 
     def recording(root_seed, *key):
         keys[phase[0]].append(tuple(key))
@@ -35,7 +35,15 @@ def test_selection_streams_are_disjoint_from_the_evaluated_ones(monkeypatch, ben
 
     monkeypatch.setattr(seeding, "seed_sequence", recording)
     monkeypatch.setattr(batch, "seed_sequence", recording)
+    def tuning_data(*args, **kwargs):
+        phase[0] = "tuning"
+        try:
+            return real_split(*args, **kwargs)
+        finally:
+            phase[0] = "evaluated"
+
     monkeypatch.setattr(train, "select", select)
+    monkeypatch.setattr(train, "tuning_data", tuning_data)
     bench_cfg["benchmark"]["tune_seeds"] = 2
     runner(bench_cfg, "synthetic", bench_data, logging.getLogger("test"))
     assert keys["tuning"] and keys["evaluated"]

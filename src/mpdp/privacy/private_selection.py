@@ -130,6 +130,18 @@ def repeat_and_select_rdp(trial: RdpCurve, shape: float, mean: float) -> RdpCurv
     return np.minimum.accumulate(out[::-1])[::-1]
 
 
+def pure_selection_epsilon(epsilon: float, shape: float) -> float:
+    """Pure ε-DP trials: the selection is ((2 + η)ε, 0)-DP for K ~ TNB(η, ·) of any mean.
+
+    Theorem 2 holds for every λ and λ̂; a pure ε-DP trial is (λ, ε)-RDP for every λ, so letting
+    λ̂ → ∞ and then λ → ∞ (D_∞ = lim D_λ) leaves (2 + η)ε (Papernot & Steinke 2022; η = 1:
+    Liu & Talwar 2019, Theorem 3.1, 3ε). Tests compare it with :func:`repeat_and_select_rdp`.
+    """
+    if not (epsilon >= 0 and shape >= 0):
+        raise ValueError(f"epsilon and shape must be >= 0, got {epsilon}, {shape}")
+    return (2.0 + float(shape)) * float(epsilon)
+
+
 def gaussian_rdp(multiplier: float, steps: int = 1) -> RdpCurve:
     """RDP of ``steps`` adaptive Gaussian releases with noise std / ℓ2 sensitivity = ``multiplier``:
     λ·steps/(2·multiplier²) (Mironov 2017, Prop. 7 and composition)."""
