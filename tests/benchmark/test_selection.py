@@ -126,9 +126,9 @@ def test_hparams_record_the_protocol_the_trials_and_the_split(default_run):
 
 def test_a_split_that_cannot_meet_the_target_stops_planning(make_small_cfg):
     cfg = make_small_cfg()
-    cfg["benchmark"]["eps_grid"] = [0.05]
+    cfg["benchmark"]["eps_grid"] = [0.005]
     cfg["benchmark"]["selection"]["trials"]["mean"] = 1000.0
-    with pytest.raises(ConfigError, match=r"benchmark\.selection.*cannot meet epsilon = 0\.05") as err:
+    with pytest.raises(ConfigError, match=r"benchmark\.selection.*cannot meet epsilon = 0\.005") as err:
         selection.check(cfg)
     assert "\n" not in str(err.value)
     cfg["benchmark"]["selection"]["protocol"] = "oracle"

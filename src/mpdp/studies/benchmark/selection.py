@@ -34,6 +34,7 @@ that the ranking can be read both ways (``privacy_reading``: ``end_to_end`` | ``
 from __future__ import annotations
 
 import functools
+import json
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
@@ -135,35 +136,94 @@ def trial_curve(cfg: Mapping[str, Any], mech: str, eps_t: float) -> np.ndarray:
 
 
 def budget(cfg: Mapping[str, Any], mech: str, eps: float) -> Budget:
-    """The private protocol's split of the target ε of ``mech`` (module docstring).
+    """The private protocol's split of the target ε of ``mech`` (module docstring); memoised per
+    (mechanism, ε, ``benchmark`` section).
 
     Raises :class:`ConfigError` naming ``benchmark.selection`` keys when no per-trial ε > 0 fits.
     """
+    key = json.dumps(cfg["benchmark"], sort_keys=True, default=str)
+    return _budget(_CfgKey(key, cfg), _curve_key(mech), float(eps))
+
+
+class _CfgKey:
+    """A config hashed by its ``benchmark`` section (the only part the budget reads)."""
+
+    def __init__(self, key: str, cfg: Mapping[str, Any]) -> None:
+        self.key, self.cfg = key, cfg
+
+    def __hash__(self) -> int:
+        return hash(self.key)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _CfgKey) and other.key == self.key
+
+
+def _curve_key(mech: str) -> str:
+    """Mechanisms whose run curves are equal share one budget (the gradient family, the output
+    family, DVP and PVP)."""
+    if mech in calib.GRADIENT:
+        return "gradient:wyx"
+    if mech in calib.OUTPUT:
+        return "output:pathak"
+    if mech in ("dvp", "pvp"):
+        return "admm:dvp"
+    return f"own:{mech}"
+
+
+@functools.cache
+def _budget(ck: _CfgKey, curve_key: str, eps: float) -> Budget:
+    cfg, mech = ck.cfg, curve_key.split(":", 1)[1]
     b, s = cfg["benchmark"], cfg["benchmark"]["selection"]
     delta, shape, mean = float(b["delta"]), float(s["trials"]["shape"]), float(s["trials"]["mean"])
-    eps_f = float(s["final_share"]) * float(eps)
+    eps_f = float(s["final_share"]) * eps
     final = run_curve(cfg, mech, eps_f)
-    eps_t = ps.calibrate_trial_epsilon(float(eps), delta, lambda e: trial_curve(cfg, mech, e), final, shape, mean)
+    eps_t = ps.calibrate_trial_epsilon(eps, delta, lambda e: trial_curve(cfg, mech, e), final, shape, mean)
     if eps_t <= 0:
-        raise ConfigError(
-            f"config key 'benchmark.selection': final_share = {s['final_share']} with trials (shape "
-            f"{shape:g}, mean {mean:g}) cannot meet epsilon = {eps:g} for mechanism {mech!r} (the final run "
-            f"and the selection's overhead alone exceed it); lower final_share or trials.mean, or raise eps_grid")
+        raise _infeasible(cfg, mech, eps)
     sel = ps.repeat_and_select_rdp(trial_curve(cfg, mech, eps_t), shape, mean)
-    return Budget(float(eps), delta, eps_t, eps_f, ps.rdp_to_epsilon(sel, delta),
-                  ps.rdp_to_epsilon(sel + final, delta), shape, mean)
+    return Budget(eps, delta, eps_t, eps_f, ps.rdp_to_epsilon(sel, delta), ps.rdp_to_epsilon(sel + final, delta),
+                  shape, mean)
+
+
+def _infeasible(cfg: Mapping[str, Any], mech: str, eps: float) -> ConfigError:
+    s = cfg["benchmark"]["selection"]
+    t = s["trials"]
+    return ConfigError(
+        f"config key 'benchmark.selection': final_share = {s['final_share']} with trials (shape {t['shape']:g}, "
+        f"mean {t['mean']:g}) cannot meet epsilon = {eps:g} for mechanism {mech!r} (the final run and the "
+        f"selection's overhead alone exceed it); lower final_share or trials.mean, or raise eps_grid")
+
+
+#: families whose run curves are closed forms: checked exactly at planning
+_CHEAP = ("gradient", "output")
 
 
 def check(cfg: Mapping[str, Any]) -> None:
-    """Planning: under ``private``, every (mechanism, ε of the grid) must have a feasible budget."""
+    """Planning: under ``private``, every (mechanism, ε of the grid) must have a feasible budget.
+
+    Exactly for the closed-form families (gradient, output: the final run's curve at ε_f plus the
+    selection's overhead with vanishing trials); for the others (ADMM, DP-SGD, added mechanisms,
+    whose curves need a numerical calibration) the mechanism-free necessary condition — the
+    overhead alone below ε — here, and the exact budget when their job starts (same message).
+    """
     b = cfg.get("benchmark")
     if not b or b["selection"]["protocol"] != "private":
         return
+    s, delta = b["selection"], float(b["delta"])
+    shape, mean = float(s["trials"]["shape"]), float(s["trials"]["mean"])
+    overhead = ps.repeat_and_select_rdp(np.zeros_like(ps.ORDERS), shape, mean)
     for mech in b["mechanisms"]:
-        if registry.get(mech).family == "reference":
+        spec = registry.get(mech)
+        if spec.family == "reference":
             continue
-        for eps in b["eps_grid"]:
-            budget(cfg, mech, float(eps))
+        for eps in (float(e) for e in b["eps_grid"]):
+            if spec.family in _CHEAP:
+                final = run_curve(cfg, mech, float(s["final_share"]) * eps)
+                ok = ps.rdp_to_epsilon(overhead + final, delta) < eps
+            else:
+                ok = ps.rdp_to_epsilon(overhead, delta) < eps
+            if not ok:
+                raise _infeasible(cfg, mech, eps)
 
 
 # ---------------------------------------------------------------------------------------------

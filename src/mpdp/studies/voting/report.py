@@ -212,7 +212,7 @@ def edges(tables: Mapping[str, pd.DataFrame], cfg: Mapping) -> pd.DataFrame:
     groups: dict[tuple[str, str, float], list[tuple[int, float]]] = {}
     for table, full in sorted(tables.items()):
         df = main_rows(full)
-        tuned = df[df["lambda_source"] == "tuned"].drop_duplicates(["M", "epsilon", "mechanism"])
+        tuned = df[df["lambda_source"].isin(["tuned", "private"])].drop_duplicates(["M", "epsilon", "mechanism"])
         for r in tuned.to_dict("records"):
             groups.setdefault((table, str(r["mechanism"]), float(r["lambda"])), []).append((r["M"], r["epsilon"]))
     choices = [(f"{t}, {m}: {len(s)} of its (M, ε) settings", "λ", lam, grid) for (t, m, lam), s in groups.items()]
