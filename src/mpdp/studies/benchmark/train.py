@@ -59,6 +59,13 @@ PROTOCOL = (
 )
 
 
+#: what the private protocol's trial record is (Papernot & Steinke 2022: the guarantee holds for the
+#: chosen knob with K hidden; publishing K, or which candidates were tried, voids it)
+DIAGNOSTIC = ("K (trials_drawn), candidates_tried and best_trial are recorded for the cost accounting of this "
+              "replication only; they are not part of the private release: publishing them voids the "
+              "random-stopping guarantee, which holds for the chosen knob with K hidden")
+
+
 class Optimum:
     """θ*(λ) of the pooled private data (spec M1a), cached per λ, with L_D and test accuracy."""
 
@@ -145,8 +152,9 @@ def tuning_data(cfg: Mapping[str, Any], dataset: str, data: plan.BenchmarkData, 
                   data.y[val][pub_val], grid, len(val))
 
 
-#: thetas(mechs, ε, seeds) -> {mechanism: array (n_candidates, seeds, p)} on the tuning fit records
-ThetaFn = Callable[[Sequence[str], float, int], dict[str, np.ndarray]]
+#: thetas(mechs, ε, seeds, needed) -> {mechanism: array (n_candidates, seeds, p)} on the tuning fit
+#: records; ``needed`` (a set of (candidate index, seed), or None for all) lets a family skip the rest
+ThetaFn = Callable[[Sequence[str], float, int, "set[tuple[int, int]] | None"], dict[str, np.ndarray]]
 
 
 def select(cfg: Mapping[str, Any], dataset: str, tun: Tuning, mechs: Sequence[str], hparam: str,
@@ -164,7 +172,7 @@ def select(cfg: Mapping[str, Any], dataset: str, tun: Tuning, mechs: Sequence[st
     hp: dict[str, Any] = {}
     if tun.protocol in ("oracle", "public"):
         _, _, eps_ref = plan.reference_cell(cfg)
-        th = thetas(mechs, eps_ref, b["tune_seeds"])
+        th = thetas(mechs, eps_ref, b["tune_seeds"], None)
         for mech in mechs:
             flat = th[mech].reshape(-1, th[mech].shape[-1]).T  # (p, n_cands·seeds)
             if tun.protocol == "oracle":
@@ -186,7 +194,7 @@ def select(cfg: Mapping[str, Any], dataset: str, tun: Tuning, mechs: Sequence[st
         for eps in grid_eps:
             bud = selection.budget(cfg, mech, eps)
             trials = selection.draw_trials(plan.stream(cfg, "tune", "selection", dataset, mech, eps), cfg, len(cands))
-            th = thetas([mech], bud.eps_trial, len(trials))[mech]
+            th = thetas([mech], bud.eps_trial, len(trials), {(c, k) for k, c in enumerate(trials)})[mech]
             picked = np.stack([th[c, k] for k, c in enumerate(trials)], axis=1)
             scores = selection.noisy_scores(picked, tun.X_val, tun.y_val, float(s["score_clip"]), bud.eps_trial,
                                             bud.delta, plan.stream(cfg, "tune", "score_noise", dataset, mech, eps),
@@ -198,6 +206,7 @@ def select(cfg: Mapping[str, Any], dataset: str, tun: Tuning, mechs: Sequence[st
                                  "candidates_tried": [float(cands[c]) for c in trials], "best_trial": best,
                                  "chosen": chosen[mech][eps]}
         hp[mech] = {"hparam": hparam, "candidates": list(cands), "selection": "private",
+                    "diagnostic": DIAGNOSTIC,
                     "label": selection.LABELS["private"], "score": "clipped validation log-loss + Gaussian noise",
                     "score_clip": float(s["score_clip"]), "final_share": float(s["final_share"]),
                     "trials": dict(s["trials"]), "by_epsilon": per_eps,
@@ -275,7 +284,8 @@ def _run_gradient(cfg: Mapping[str, Any], dataset: str, data: plan.BenchmarkData
     start = time.perf_counter()
     cands = [float(e) for e in g["eta_candidates"]]
 
-    def thetas(ms: Sequence[str], eps: float, seeds: int) -> dict[str, np.ndarray]:
+    def thetas(ms: Sequence[str], eps: float, seeds: int, needed: set[tuple[int, int]] | None
+               ) -> dict[str, np.ndarray]:  # one engine batch crosses candidates × seeds: ``needed`` unused
         keys, th, _, _, _ = _gradient_batch(cfg, dataset, tun.X_fit, tun.y_fit, m_ref, u_ref,
                                             [(mech, eps, e) for mech in ms for e in cands], seeds, "tune", noise_scale)
         out = {mech: np.zeros((len(cands), seeds, th.shape[0])) for mech in ms}
@@ -366,12 +376,15 @@ def _run_output(cfg: Mapping[str, Any], dataset: str, data: plan.BenchmarkData, 
     cands = [float(x) for x in b["output"]["lambda_candidates"]]
     start = time.perf_counter()
 
-    def thetas(ms: Sequence[str], eps: float, seeds: int) -> dict[str, np.ndarray]:
+    def thetas(ms: Sequence[str], eps: float, seeds: int, needed: set[tuple[int, int]] | None
+               ) -> dict[str, np.ndarray]:
         part = plan.partitions(cfg, dataset, len(tun.y_fit), m_ref, u_ref, seeds, "tune")
         out = {mech: np.zeros((len(cands), seeds, data.p)) for mech in ms}
         for s in range(seeds):
             parts = part.party_indices(s)
             for c, lam in enumerate(cands):
+                if needed is not None and (c, s) not in needed:
+                    continue
                 models = _output_models(data, tun.X_fit, tun.y_fit, parts, lam)
                 for mech in ms:
                     out[mech][c, s], _, _ = _output_release(cfg, dataset, mech, models[mech], eps, lam, m_ref, u_ref,
@@ -488,11 +501,13 @@ def _run_admm(cfg: Mapping[str, Any], dataset: str, data: plan.BenchmarkData, lo
     cands = [float(x) for x in a["penalty_candidates"]]
     start = time.perf_counter()
 
-    def thetas(ms: Sequence[str], eps: float, seeds: int) -> dict[str, np.ndarray]:
+    def thetas(ms: Sequence[str], eps: float, seeds: int, needed: set[tuple[int, int]] | None
+               ) -> dict[str, np.ndarray]:
         part = plan.partitions(cfg, dataset, len(tun.y_fit), m_ref, u_ref, seeds, "tune")
         out = {mech: np.zeros((len(cands), seeds, data.p)) for mech in ms}
         for s in range(seeds):
-            settings = [(mech, eps, c) for mech in ms for c in cands]
+            settings = [(mech, eps, c) for mech in ms for i, c in enumerate(cands)
+                        if needed is None or (i, s) in needed]
             theta, _, _ = _admm_batch(cfg, dataset, tun.X_fit, tun.y_fit, part.party_indices(s), m_ref, u_ref,
                                       s, settings, "tune", noise)
             for k, (mech, _, c) in enumerate(settings):
@@ -579,12 +594,14 @@ def _run_batch_mechanism(cfg: Mapping[str, Any], dataset: str, data: plan.Benchm
         return [Run(float(eps), float(h), rep, mech.ledger(cfg, float(eps), sizes, float(h), data.p),
                     rng(cfg["root_seed"], *key), key) for (eps, h), key in zip(settings, keys, strict=True)]
 
-    def thetas(ms: Sequence[str], eps: float, seeds: int) -> dict[str, np.ndarray]:
+    def thetas(ms: Sequence[str], eps: float, seeds: int, needed: set[tuple[int, int]] | None
+               ) -> dict[str, np.ndarray]:
         part = plan.partitions(cfg, dataset, len(tun.y_fit), m_ref, u_ref, seeds, "tune")
         out = np.zeros((len(cands), seeds, data.p))
         for s in range(seeds):
-            runs = runs_for("tune", part.sizes[s], m_ref, u_ref, s, [(eps, c) for c in cands])
-            out[:, s] = mech.train_batch(cfg, tun.X_fit, tun.y_fit, part.party_indices(s), runs).T
+            idx = [i for i in range(len(cands)) if needed is None or (i, s) in needed]
+            runs = runs_for("tune", part.sizes[s], m_ref, u_ref, s, [(eps, cands[i]) for i in idx])
+            out[idx, s] = mech.train_batch(cfg, tun.X_fit, tun.y_fit, part.party_indices(s), runs).T
         return {mech.id: out}
 
     chosen_by, eps_run, hp = select(cfg, dataset, tun, [mech.id], mech.hparam, cands, thetas)
