@@ -212,8 +212,8 @@ def check(cfg: Mapping[str, Any]) -> None:
     s, delta = b["selection"], float(b["delta"])
     shape, mean = float(s["trials"]["shape"]), float(s["trials"]["mean"])
     overhead = ps.repeat_and_select_rdp(np.zeros_like(ps.ORDERS), shape, mean)
-    for mech in b["mechanisms"]:
-        spec = registry.get(mech)
+    for spec in registry.configured(cfg):  # resolves (and registers) added mechanisms' files
+        mech = spec.id
         if spec.family == "reference":
             continue
         for eps in (float(e) for e in b["eps_grid"]):
