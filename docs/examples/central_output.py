@@ -16,6 +16,7 @@ import numpy as np
 
 from mpdp.audit.adapters import AuditContext, nl2_audit_row, record_pair
 from mpdp.models.logistic import solve_optimum
+from mpdp.privacy.private_selection import pure_dp_rdp
 from mpdp.privacy.samplers import l2_laplace, l2_laplace_beta
 from mpdp.studies.benchmark.calibration import Ledger
 from mpdp.studies.benchmark.interface import BatchMechanism, Run
@@ -40,6 +41,10 @@ class CentralOutput(BatchMechanism):
         beta = l2_laplace_beta(epsilon, delta_2)
         # ε of the transcript recomputed from the noise used: one release, (β·Δ₂, 0)-DP
         return Ledger("pure", delta_2, float("nan"), beta, float("nan"), beta * delta_2, 0.0, "aggregate")
+
+    def rdp_curve(self, cfg: Mapping[str, Any], epsilon: float) -> np.ndarray:
+        # for the private selection protocol: one pure ε-DP release, whatever the candidate
+        return pure_dp_rdp(epsilon)
 
     def train_batch(self, cfg: Mapping[str, Any], X: np.ndarray, y: np.ndarray,
                     parties: list[np.ndarray], runs: Sequence[Run]) -> np.ndarray:

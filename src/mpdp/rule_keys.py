@@ -82,9 +82,10 @@ RULE_KEYS: dict[str, tuple[str, ...]] = {
     # ranking's primary metric
     "benchmark_job": ("root_seed", *_section_without("benchmark", "primary_metric")),
     "benchmark_collect": ("benchmark.reference", "benchmark.val_frac", "benchmark.tune_seeds",
-                          "benchmark.mechanisms"),
-    "benchmark_figure": ("benchmark.reference", "benchmark.delta", "benchmark.max_train_records"),
-    "benchmark_ranking": ("benchmark.primary_metric",),
+                          "benchmark.mechanisms", "benchmark.selection"),
+    "benchmark_figure": ("benchmark.reference", "benchmark.delta", "benchmark.max_train_records",
+                         "benchmark.selection"),
+    "benchmark_ranking": ("benchmark.primary_metric", "benchmark.selection"),
 }
 
 #: preprocessing keys that only one data set's preparation reads

@@ -41,6 +41,17 @@ def bench_data() -> BenchmarkData:
 @pytest.fixture()
 def bench_cfg() -> dict:
     """The smoke profile's validated config with a small benchmark grid."""
+    return small_cfg()
+
+
+@pytest.fixture(scope="session")
+def make_small_cfg():
+    """:func:`small_cfg` itself, for fixtures of a wider scope than ``bench_cfg``."""
+    return small_cfg
+
+
+def small_cfg() -> dict:
+    """The smoke profile's validated config with a small benchmark grid (a fresh copy)."""
     cfg = copy.deepcopy(config.load(ROOT / "config" / "smoke.yaml"))
     b = cfg["benchmark"]
     b.update({"eps_grid": [0.5, 4.0], "m_grid": [2, 4], "u_grid": [1, 3], "reps": 2, "tune_seeds": 1,

@@ -52,7 +52,10 @@ def test_added_mechanisms_reach_tables_ranking_and_figures(workdir):
     ids = ["nonprivate", "pathak", "dvp", "central_output", "toy_first_party"]
     assert list(pd.unique(table["mechanism"])) == ids  # config order = legend order
     added = table[table["mechanism"].isin(ids[3:])]
-    assert len(added) == 2 * 2 * 4 * 2  # 2 mechanisms × 2 ε × 4 cells × R = 2
+    assert len(added) == 2 * 2 * 2 * 4 * 2  # 2 protocols × 2 mechanisms × 2 ε × 4 cells × R = 2
+    private = added[added["selection"] == "private"]  # accounted end to end through their rdp_curve
+    assert len(private) == len(added) / 2 and (private["eps_end_to_end"] <= private["epsilon"] * (1 + 1e-9)).all()
+    added = added[added["selection"] == "oracle"]
     np.testing.assert_allclose(added["eps_total"], added["epsilon"])
     assert (added["delta_total"] == 0).all() and added["test_logloss"].notna().all()
     example = added[added["mechanism"] == "central_output"]
@@ -60,6 +63,7 @@ def test_added_mechanisms_reach_tables_ranking_and_figures(workdir):
     np.testing.assert_allclose(example["beta"], example["epsilon"] * example["n"] * example["lambda"] / 2)
     ranked = pd.read_parquet(workdir / ranking.ranking_path())
     assert all({"central_output", "toy_first_party"} <= set(r.split(",")) for r in ranked["ranked"])
+    assert set(ranked["privacy_reading"]) == {"end_to_end", "final_run"}
     for name in ("xp_eps", "xp_m", "xp_u", "xp_rank"):
         assert (workdir / f"reports/figures/{name}.png").stat().st_size > 10_000
 

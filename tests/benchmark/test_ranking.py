@@ -44,7 +44,8 @@ def test_identical_columns_tie_and_a_constant_shift_is_significant():
 def test_p_values_equal_scipy_paired_t_test_and_holm_decides_ties():
     rng = np.random.default_rng(1)
     best = 0.40 + 0.03 * rng.standard_normal(10)  # log-losses: lower is better
-    close = best + 0.002 + 0.03 * np.tile([1.0, -1.0], 5)  # mean difference 0.002, sd 0.03
+    close = best.copy()
+    close[np.argmax(best)] += 0.2  # same median, one worse repetition: not significantly worse
     far = best + 0.05 + 0.01 * rng.standard_normal(10)
     ranked = ranking.cell_ranking(_table({"best": best, "close": close, "far": far})).set_index("mechanism")
     assert ranked.loc["best", "best"]
@@ -65,16 +66,44 @@ def test_leaderboard_counts_best_and_ties_per_mechanism():
 
 
 def test_ranking_uses_the_primary_metric_not_accuracy():
-    """At the majority rate accuracy cannot separate; the log-loss does, and the cell is flagged."""
+    """At the majority rate accuracy cannot separate; the log-loss does, and it beats the constant
+    base-rate predictor, so the cell is informative (issue 33: the flag uses the primary metric)."""
     loss = {"a": np.array([0.30, 0.31, 0.29, 0.30]), "b": np.array([0.50, 0.52, 0.49, 0.51])}
     flat = {"a": np.full(4, 0.887), "b": np.full(4, 0.887)}
     table = _table(loss, majority=0.887, accuracy=flat)
     row = ranking.ranking_table(table).iloc[0]
     assert row["best_mechanism"] == "a" and row["tied"] == "a" and row["n_tied"] == 1
     assert row["primary_metric"] == "test_logloss" and row["ranked"] == "a,b"
-    assert bool(row["uninformative"])
+    entropy = -(0.887 * np.log(0.887) + 0.113 * np.log(0.113))
+    assert row["baseline_value"] == pytest.approx(entropy)
+    assert not bool(row["uninformative"])
+    # accuracy far above the majority rate does not make a cell informative when no log-loss beats H(r)
+    worse = {"a": np.array([0.40, 0.41, 0.39, 0.40]), "b": loss["b"]}
     above = {"a": np.array([0.92, 0.93, 0.91, 0.92]), "b": flat["b"]}
-    assert not bool(ranking.ranking_table(_table(loss, majority=0.887, accuracy=above)).iloc[0]["uninformative"])
+    assert bool(ranking.ranking_table(_table(worse, majority=0.887, accuracy=above)).iloc[0]["uninformative"])
+
+
+def test_the_summary_is_the_median_so_one_heavy_tailed_repetition_does_not_decide():
+    a = np.array([0.30, 0.30, 0.31, 0.29, 0.30, 9.0])  # one divergent release
+    b = np.array([0.35, 0.36, 0.34, 0.35, 0.35, 0.35])
+    row = ranking.ranking_table(_table({"a": a, "b": b})).iloc[0]
+    assert a.mean() > b.mean() and row["best_mechanism"] == "a"
+    assert row["best_value"] == pytest.approx(np.median(a)) and row["summary"] == "median over repetitions"
+
+
+def test_each_protocol_is_its_own_reading_and_winner_changes_are_counted():
+    base = np.linspace(0.30, 0.32, 5)
+    e2e = pd.concat([_table({"a": base, "b": base + 0.1}, ("d", 1.0, 8, 1.0)),
+                     _table({"a": base, "b": base + 0.1}, ("d", 2.0, 8, 1.0))]).assign(selection="private")
+    final = pd.concat([_table({"a": base + 0.1, "b": base}, ("d", 1.0, 8, 1.0)),
+                       _table({"a": base, "b": base + 0.1}, ("d", 2.0, 8, 1.0))]).assign(selection="oracle")
+    ranked = ranking.ranking_table(pd.concat([e2e, final]))
+    assert sorted(set(ranked["privacy_reading"])) == ["end_to_end", "final_run"] and len(ranked) == 4
+    assert (ranking.headline(ranked)["privacy_reading"] == "end_to_end").all()
+    changes = ranking.winner_changes(ranked).set_index("dataset")
+    assert changes.loc["d", "cells"] == 2 and changes.loc["d", "changed"] == 1
+    board = ranking.leaderboard(ranked).set_index("mechanism")  # the headline reading only
+    assert board.loc["a", "best"] == 2
 
 
 def test_unknown_primary_metric_is_a_clear_error():
@@ -86,7 +115,7 @@ def test_ranking_table_is_written_atomically_with_its_columns(tmp_path, monkeypa
     from mpdp.studies.benchmark import figures
 
     table = _table({"a": np.array([0.3, 0.31]), "b": np.array([0.5, 0.52])})
-    monkeypatch.setattr(figures, "read_tables", lambda paths: table)
+    monkeypatch.setattr(figures, "read_tables", lambda paths, every_protocol=False: table)
     out = tmp_path / "ranking.parquet"
     ranking.write([tmp_path / "x.parquet"], "test_logloss", out)
     assert list(pd.read_parquet(out).columns) == ranking.RANKING_COLUMNS

@@ -10,7 +10,7 @@ from sklearn.linear_model import LogisticRegression
 
 from mpdp import results
 from mpdp.models import logistic
-from mpdp.studies.benchmark import plan, registry, train
+from mpdp.studies.benchmark import plan, registry, selection, train
 from mpdp.studies.benchmark.schema import EXTRA_COLUMNS
 
 LOG = logging.getLogger("test")
@@ -23,7 +23,8 @@ def all_rows(bench_cfg, bench_data):
     for ids in registry.job_groups(bench_cfg).values():
         r, h = registry.get(ids[0]).train_job(bench_cfg, "synthetic", bench_data, ids, LOG)
         rows += r
-        hp.update(h)
+        for protocol, mechs in h.items():
+            hp.setdefault(protocol, {}).update(mechs)
     return results.to_frame(rows, EXTRA_COLUMNS), hp
 
 
@@ -31,13 +32,16 @@ def test_every_mechanism_one_row_per_key_at_the_target(all_rows, bench_cfg):
     frame, hp = all_rows
     b = bench_cfg["benchmark"]
     assert set(frame["mechanism"]) == {m.id for m in registry.BUILTIN}
-    assert not frame.duplicated(KEY).any()
+    assert not frame.duplicated([*KEY, "selection"]).any()
     n_cells = len(b["m_grid"]) * len(b["u_grid"])
-    assert len(frame) == len(registry.BUILTIN) * len(b["eps_grid"]) * n_cells * b["reps"]
+    protocols = selection.protocols(bench_cfg)
+    assert protocols == ["private", "oracle"]
+    assert len(frame) == len(protocols) * len(registry.BUILTIN) * len(b["eps_grid"]) * n_cells * b["reps"]
     private = frame[frame["mechanism"] != "nonprivate"]
-    # the whole transcript's accounted ε equals the common target (accountant tolerance), never above
-    np.testing.assert_allclose(private["eps_total"], private["epsilon"], rtol=1e-3)
-    assert (private["eps_total"] <= private["epsilon"] * (1 + 1e-9)).all()
+    # the final run's accounted ε: the common target (oracle), its final share (private); never above
+    share = np.where(private["selection"] == "private", b["selection"]["final_share"], 1.0)
+    np.testing.assert_allclose(private["eps_total"], share * private["epsilon"], rtol=1e-3)
+    assert (private["eps_total"] <= share * private["epsilon"] * (1 + 1e-9)).all()
     gauss = private["family"] == "gradient"
     assert (private.loc[gauss, "delta_total"] == b["delta"]).all()
     assert (private.loc[private["family"] == "admm", "delta_total"] == b["delta"]).all()
@@ -52,7 +56,7 @@ def test_every_mechanism_one_row_per_key_at_the_target(all_rows, bench_cfg):
     assert (sizes == 1).all().all()
     assert frame.groupby(["m", "u"])["partition"].nunique().eq(b["reps"]).all()  # reps differ
     # one selection budget: the same candidates × seeds for every tuned mechanism
-    budgets = {len(v["candidates"]) * v["seeds"] for k, v in hp.items() if k != "nonprivate"}
+    budgets = {len(v["candidates"]) * v["seeds"] for k, v in hp["oracle"].items() if k != "nonprivate"}
     assert budgets == {2}
     assert frame.loc[frame["mechanism"] == "hamm_soft", "public_data"].all()
     assert set(frame.loc[frame["mechanism"] == "hamm_vote", "privacy_unit"]) == {"party"}

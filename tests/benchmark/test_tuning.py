@@ -17,22 +17,33 @@ def _dpsgd(cfg, dataset, data, log):
 
 @pytest.mark.parametrize("runner", [train.run_gradient, train.run_output, train.run_admm, _dpsgd])
 def test_selection_streams_are_disjoint_from_the_evaluated_ones(monkeypatch, bench_cfg, bench_data, runner):
-    """Every stream opened before the first choice (the selection) is a tuning stream; none after."""
+    """Under every protocol, every stream opened by the selection is a tuning stream; none after it."""
     keys: dict[str, list[tuple]] = {"tuning": [], "evaluated": []}
-    phase = ["tuning"]
-    real_seq, real_choose = seeding.seed_sequence, train._choose
+    phase = ["evaluated"]
+    real_seq, real_select, real_split = seeding.seed_sequence, train.select, train.tuning_data
 
     def recording(root_seed, *key):
         keys[phase[0]].append(tuple(key))
         return real_seq(root_seed, *key)
 
-    def choose(candidates, scores):
-        phase[0] = "evaluated"
-        return real_choose(candidates, scores)
+    def select(*args, **kwargs):
+        phase[0] = "tuning"
+        try:
+            return real_select(*args, **kwargs)
+        finally:
+            phase[0] = "evaluated"
 
     monkeypatch.setattr(seeding, "seed_sequence", recording)
     monkeypatch.setattr(batch, "seed_sequence", recording)
-    monkeypatch.setattr(train, "_choose", choose)
+    def tuning_data(*args, **kwargs):
+        phase[0] = "tuning"
+        try:
+            return real_split(*args, **kwargs)
+        finally:
+            phase[0] = "evaluated"
+
+    monkeypatch.setattr(train, "select", select)
+    monkeypatch.setattr(train, "tuning_data", tuning_data)
     bench_cfg["benchmark"]["tune_seeds"] = 2
     runner(bench_cfg, "synthetic", bench_data, logging.getLogger("test"))
     assert keys["tuning"] and keys["evaluated"]

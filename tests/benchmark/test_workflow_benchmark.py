@@ -44,12 +44,15 @@ def test_benchmark_tables_end_to_end(workdir):
     assert table["test_logloss"].notna().all() and table["calibration"].notna().all()
     assert table.loc[table["mechanism"] == "pvp", "calibration"].str.contains("Δp/(1−r)", regex=False).all()
     assert (table["experiment"] == "benchmark").all() and (table["dataset"] == "breast_cancer").all()
-    assert not table.duplicated(KEY).any()
-    # 13 mechanisms × 2 ε × (m ∈ {2, 4}) × (u ∈ {1, 3}) × R = 2
-    assert len(table) == len(registry.BUILTIN) * 2 * 4 * 2
+    assert not table.duplicated([*KEY, "selection"]).any()
+    # 2 protocols (private headline, oracle reading) × 13 mechanisms × 2 ε × (m ∈ {2, 4}) × (u ∈ {1, 3}) × R = 2
+    assert set(table["selection"]) == {"private", "oracle"}
+    assert len(table) == 2 * len(registry.BUILTIN) * 2 * 4 * 2
     assert set(table["m"]) == {2, 4} and set(table["u"]) == {1.0, 3.0} and set(table["rep"]) == {0, 1}
-    private = table[table["mechanism"] != "nonprivate"]
+    private = table[(table["mechanism"] != "nonprivate") & (table["selection"] == "oracle")]
     np.testing.assert_allclose(private["eps_total"], private["epsilon"], rtol=1e-3)
+    e2e = table[(table["mechanism"] != "nonprivate") & (table["selection"] == "private")]
+    assert (e2e["eps_end_to_end"] <= e2e["epsilon"] * (1 + 1e-9)).all()
     assert (private["delta_total"].isin([0.0, 1e-5])).all() and private["accountant"].notna().all()
     # paired repetitions: the same partition for every mechanism of a (m, u, rep)
     assert (table.groupby(["m", "u", "rep"])[["n", "n_min", "n_max", "partition"]].nunique() == 1).all().all()
@@ -57,8 +60,11 @@ def test_benchmark_tables_end_to_end(workdir):
     assert (table["optimal_gap"] >= -1e-7).all()
     assert (table.loc[table["mechanism"] == "nonprivate", "optimal_gap"] == 0).all()
     hp = json.loads((workdir / "data/results/benchmark/breast_cancer.hparams.json").read_text())
-    assert hp["privacy_cost_of_selection"] == "excluded"
-    assert set(hp["mechanisms"]) == {m.id for m in registry.BUILTIN}
+    assert hp["selection"] == "private"
+    assert hp["privacy_cost_of_selection"] == {"private": "included (end-to-end)", "oracle": "excluded"}
+    assert set(hp["mechanisms"]["oracle"]) == {m.id for m in registry.BUILTIN}
+    assert all(v["trials_drawn"] >= 2 for k, v in hp["mechanisms"]["private"].items()  # >= 1 per ε
+               if k != "nonprivate")
     # a second run has nothing to do
     proc = _snakemake(workdir, "benchmark_tables", "-n", *SMOKE)
     assert "benchmark_job" not in proc.stdout
@@ -76,7 +82,8 @@ def test_benchmark_target_draws_the_four_figures_from_the_tables(workdir):
 
     ranked = pd.read_parquet(workdir / ranking.ranking_path())
     assert list(ranked.columns) == ranking.RANKING_COLUMNS
-    assert len(ranked) == 2 * 4 and not ranked.duplicated(["epsilon", "m", "u"]).any()
+    assert len(ranked) == 2 * 2 * 4 and not ranked.duplicated(["privacy_reading", "epsilon", "m", "u"]).any()
+    assert set(ranked["privacy_reading"]) == {"end_to_end", "final_run"}
     assert (ranked["primary_metric"] == "test_logloss").all() and ranked["uninformative"].dtype == bool
     assert all(b in t.split(",") for b, t in zip(ranked["best_mechanism"], ranked["tied"], strict=True))
 
@@ -94,6 +101,10 @@ def test_report_section_numbers_come_from_the_tables(workdir):
     cfg = config.load(workdir / "config" / "smoke.yaml")
     footing = "\n".join(xp_report.footing(bench, cfg))
     assert "excluded" in footing and "replace one record" in footing and "Δp/(1−r)" in footing
+    assert "Equal end-to-end privacy" in footing and "trials were drawn" in footing
+    changes = ranking.winner_changes(bench.ranking)
+    assert changes["cells"].tolist() == [8] and 0 <= int(changes["changed"].iloc[0]) <= 8
+    assert f"{int(changes['changed'].iloc[0])} of 8 cells" in xp_report.reading_sentence(bench)
     assert "uninformative" in xp_report.leader_sentence(bench)
     assert "grid" in xp_report.edge_sentence(bench)
     assert all("n = " in c for c in xp_report.captions(bench, cfg).values())
@@ -102,6 +113,7 @@ def test_report_section_numbers_come_from_the_tables(workdir):
     assert len(standing) == 2 * 2 and (standing["competitors"] == len(registry.BUILTIN) - 1).all()
     board = xp_report.leaderboard(bench)
     cells = bench.table.groupby(["epsilon", "m", "u"]).ngroups
+    assert set(bench.table["selection"]) == {"private"}  # the report's table: the headline rows
     assert (board["cells"] == cells).all()
     assert board["best"].sum() == cells  # exactly one best mechanism per cell
     ranked = ranking.cell_ranking(bench.table)

@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from mpdp.models.logistic import solve_optimum
+from mpdp.privacy.private_selection import pure_dp_rdp
 from mpdp.privacy.samplers import l2_laplace
 from mpdp.studies.benchmark.calibration import Ledger
 from mpdp.studies.benchmark.interface import BatchMechanism, Run
@@ -27,6 +28,9 @@ class FirstPartyOnly(BatchMechanism):
                dim: int) -> Ledger:
         delta_2 = 2.0 / (int(sizes[0]) * hparam)
         return Ledger("pure", delta_2, float("nan"), epsilon / delta_2, float("nan"), epsilon, 0.0, "aggregate")
+
+    def rdp_curve(self, cfg: Mapping[str, Any], epsilon: float) -> np.ndarray:
+        return pure_dp_rdp(epsilon)  # one pure ε-DP release, whatever the candidate
 
     def train_batch(self, cfg: Mapping[str, Any], X: np.ndarray, y: np.ndarray,
                     parties: list[np.ndarray], runs: Sequence[Run]) -> np.ndarray:

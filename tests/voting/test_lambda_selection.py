@@ -92,19 +92,23 @@ def test_tuning_keys_are_disjoint_from_the_evaluated_ones(synthetic_dir, tuned_c
     # every reported repetition's partition and noise are among the evaluated keys
     for rep in range(2):
         assert plan.partition_key("kddcup99", 5, rep) in streams.evaluated
-        assert ("voting", "noise", table, "hamm_soft", 5, EPS[0], rep) in streams.evaluated
-    # the selection alone draws from tuning streams only, none of which a repetition uses
+        assert ("voting", "noise", table, "hamm_soft", 5, EPS[0], rep) in streams.evaluated  # oracle rows
+        assert ("voting", "noise_private", table, "hamm_soft", 5, EPS[0], rep) in streams.evaluated  # private
+    # the selection alone (either protocol) draws from tuning streams only, none of which a repetition uses
     task, _ = train.load_task(synthetic_dir, table, cfg)
-    selection = plan.Streams(cfg["root_seed"])
-    train.select_lambdas(cfg, table, task, 5, train.Pooled(task), selection, LOG)
-    assert not selection.evaluated and selection.tuning <= streams.tuning
-    assert_disjoint(selection.tuning, streams.evaluated)
+    for protocol in ("private", "oracle"):
+        selection = plan.Streams(cfg["root_seed"])
+        train.select_lambdas(cfg, table, task, 5, train.Pooled(task), selection, LOG, protocol=protocol)
+        assert not selection.evaluated and selection.tuning <= streams.tuning
+        assert_disjoint(selection.tuning, streams.evaluated)
     # a selection that reused a repetition's stream is caught
     with pytest.raises(ValueError, match="evaluated repetitions draw from tuning streams"):
         assert_disjoint(streams.tuning, streams.evaluated | {next(iter(streams.tuning))})
     private = plan.main_rows(frame)
     private = private[private["privacy_unit"] != "none"]
-    assert set(private["lambda_source"]) == {"tuned"} and private["lambda"].isin([1e-2, 1.0]).all()
+    assert set(private["lambda_source"]) == {"private"} and private["lambda"].isin([1e-2, 1.0]).all()
+    oracle = frame[(frame["experiment"] == "voting_final_run") & (frame["privacy_unit"] != "none")]
+    assert set(oracle["lambda_source"]) == {"tuned"} and len(oracle) == len(private)
 
 
 def test_evaluated_draws_do_not_depend_on_the_tuning(synthetic_dir, tuned_cfg):

@@ -48,11 +48,16 @@ def test_hamm_builds_tables_and_figures(workdir):
                                         "pooled_lr", "local_mean", "ensemble"}
     for table in (binary, multi):
         private = table[table["privacy_unit"] != "none"]
-        np.testing.assert_allclose(private["beta"], private["epsilon"] / private["sensitivity"])
+        np.testing.assert_allclose(private["beta"], private["eps_accounted"] / private["sensitivity"])
+        final = private[private["selection"] != "private"]  # the release alone is accounted at the target
+        np.testing.assert_allclose(final["eps_accounted"], final["epsilon"])
         assert set(table["M"].dropna()) == {10, 30} and set(table["rep"]) == {0, 1}
         assert table["test_error"].between(0, 1).all()
         main = table[(table["experiment"] == "voting") & (table["privacy_unit"] != "none")]
-        assert set(main["lambda_source"]) == {"tuned"}  # smoke: λ chosen with the noise in the loop
+        assert set(main["lambda_source"]) == {"private"}  # smoke: λ chosen privately with the noise in the loop
+        assert (main["eps_end_to_end"] <= main["epsilon"] * (1 + 1e-12)).all()
+        oracle = table[(table["experiment"] == "voting_final_run") & (table["privacy_unit"] != "none")]
+        assert set(oracle["lambda_source"]) == {"tuned"} and len(oracle) == len(main)  # the papers' convention
         assert set(table.loc[table["experiment"] == "voting_lambda_sweep", "M"]) == {30}  # the sweep at h1_M
     # a second run has nothing to do
     proc = _snakemake(workdir, "hamm", "-n", *SMOKE)

@@ -24,6 +24,7 @@ and :mod:`mpdp.audit.dpsgd_adapter`; this module only states how the benchmark r
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -31,6 +32,7 @@ from typing import Any
 import numpy as np
 
 from mpdp.mechanisms import dpsgd
+from mpdp.privacy import private_selection as ps
 from mpdp.privacy import subsampled_gaussian as sg
 from mpdp.studies.benchmark.calibration import Ledger
 from mpdp.studies.benchmark.interface import BatchMechanism, Run
@@ -40,6 +42,12 @@ def candidate(cfg: Mapping[str, Any], index: float) -> dict[str, float]:
     """The (q, T, η) of candidate ``index`` of ``benchmark.dpsgd.candidates``."""
     c = cfg["benchmark"]["dpsgd"]["candidates"][int(index)]
     return {"q": float(c["q"]), "T": int(c["T"]), "eta": float(c["eta"])}
+
+
+@functools.cache
+def _rdp_curve(epsilon: float, delta: float, candidates: tuple[tuple[float, int], ...]) -> np.ndarray:
+    return np.max(np.stack([ps.poisson_replace_one_rdp(q, sg.calibrate_noise_multiplier(epsilon, q, T, delta), T)
+                            for q, T in candidates]), axis=0)
 
 
 @dataclass(frozen=True)
@@ -69,6 +77,12 @@ class DPSGD(BatchMechanism):
                                    q=c["q"], T=c["T"], G=float(b["G"]), lam=float(b["lambda"]),
                                    theta0=np.zeros(X.shape[1]), root_seed=int(cfg["root_seed"]), key=run.key)[:, 0])
         return np.stack(out, axis=1)
+
+    def rdp_curve(self, cfg: Mapping[str, Any], epsilon: float) -> np.ndarray:
+        """Max over the candidates of T rounds of the replace-one Poisson pair at the σ calibrated
+        to (ε, δ) (:func:`mpdp.privacy.private_selection.poisson_replace_one_rdp`)."""
+        return _rdp_curve(float(epsilon), float(cfg["benchmark"]["delta"]),
+                          tuple((float(c["q"]), int(c["T"])) for c in cfg["benchmark"]["dpsgd"]["candidates"]))
 
     def row_fields(self, cfg: Mapping[str, Any], hparam: float) -> dict[str, Any]:
         c = candidate(cfg, hparam)

@@ -58,12 +58,25 @@ _LINESTYLES = ("-", "--", ":", "-.")
 MAX_CURVES = 7
 
 
-def read_tables(paths: Sequence[Path | str]) -> pd.DataFrame:
-    """The benchmark tables of the data sets, concatenated (schema-checked on read)."""
+def read_tables(paths: Sequence[Path | str], every_protocol: bool = False) -> pd.DataFrame:
+    """The benchmark tables of the data sets, concatenated (schema-checked on read).
+
+    By default only the headline selection protocol's rows (:func:`headline_rows`: the figures and
+    the report's sweeps show the end-to-end reading); ``every_protocol`` keeps every protocol's
+    rows (the ranking ranks each).
+    """
     frames = [results.read(p, extra=_extra(p)) for p in paths]
     if not frames:
         raise InputDataError("no benchmark tables to plot")
-    return pd.concat(frames, ignore_index=True)
+    table = pd.concat(frames, ignore_index=True)
+    return table if every_protocol else headline_rows(table)
+
+
+def headline_rows(table: pd.DataFrame) -> pd.DataFrame:
+    """The rows of the headline protocol: every non-``oracle`` row if any, else the oracle rows."""
+    if "selection" not in table.columns or not (table["selection"] != "oracle").any():
+        return table
+    return table[table["selection"] != "oracle"].reset_index(drop=True)
 
 
 def _extra(path: Path | str) -> dict[str, str]:
@@ -281,7 +294,9 @@ def build(name: str, cfg: Mapping[str, Any], tables: Sequence[Path], png: Path, 
     if name == "xp_rank":
         if not ranking_tables:
             raise InputDataError("xp_rank needs data/results/benchmark/ranking.parquet (rule benchmark_ranking)")
-        plot_rank(read_ranking(ranking_tables[0]), catalogue(table), png, pdf, data_sizes(table, cap))
+        from mpdp.studies.benchmark.ranking import headline
+
+        plot_rank(headline(read_ranking(ranking_tables[0])), catalogue(table), png, pdf, data_sizes(table, cap))
     else:
         plot_sweep(table, name, b["reference"], float(b["delta"]), png, pdf, cap)
     log.info("%s: %d rows of %d data sets", name, len(table), table["dataset"].nunique())

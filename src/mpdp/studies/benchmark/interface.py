@@ -73,6 +73,14 @@ class Mechanism:
         """An audit adapter of its own (:class:`mpdp.audit.adapters.Adapter`), or None."""
         return None
 
+    def rdp_curve(self, cfg: Mapping[str, Any], epsilon: float) -> np.ndarray | None:
+        """RDP curve ε(λ) on :data:`mpdp.privacy.private_selection.ORDERS` of one run calibrated to
+        (``epsilon``, ``benchmark.delta``), the maximum over its candidates; it is what the private
+        selection protocol accounts (issue 34, :mod:`mpdp.studies.benchmark.selection`). None: not
+        declared (the built-in families are known to :mod:`.selection`; any other mechanism without
+        a curve is refused at planning under ``benchmark.selection.protocol: private``)."""
+        return None
+
     def audit_settings(self, cfg: Mapping[str, Any]) -> list[dict[str, Any]]:
         """Settings (rows of ``audit.settings``) that attack it with its own adapter; none by default."""
         return []

@@ -4,13 +4,26 @@ The **primary metric** is declared in the config (``benchmark.primary_metric``, 
 ``test_logloss``: the mean logistic loss of the released model on the test set, the common
 objective every mechanism minimises, without its regulariser). It is lower-is-better and stays
 informative on imbalanced data, where accuracy sits at the majority rate for every private
-model. In each cell (data set, ε, m, u) the best mechanism has the lowest mean primary metric
-over repetitions; a competitor is *tied* with it when it is not significantly worse: one-sided
-paired t-test over the repetitions (rep r of every mechanism uses the same data split and
-partition), p-values Holm-corrected within the cell at level :data:`ALPHA`. Accuracy is
-secondary (reported, not ranked on). A cell is **uninformative** when no mechanism's accuracy is
-significantly above the majority rate of the test set (one-sided one-sample t-test over the
-repetitions, Holm within the cell). The non-private reference is not a competitor.
+model. Log-loss is heavy-tailed over repetitions (a few noisy releases dominate a mean), so the
+**summary is the median over repetitions** (issue 33): in each cell (data set, ε, m, u) the best
+mechanism has the lowest median primary metric; a competitor is *tied* with it when it is not
+significantly worse: one-sided paired t-test over the repetitions (rep r of every mechanism uses
+the same data split and partition), p-values Holm-corrected within the cell at level
+:data:`ALPHA`. Accuracy is secondary (reported, not ranked on). A cell is **uninformative** when
+no mechanism is significantly better than the trivial baseline *on the primary metric* (issue
+33): for ``test_logloss`` the constant base-rate predictor, whose test log-loss is the entropy
+H(r) of the test labels' base rate (r = ``majority_rate``; the best constant on the test set, a
+conservative baseline); for ``optimal_gap`` the gap of θ = 0, log 2 − L_D(θ*) (one-sided
+one-sample t-test of metric − baseline < 0 over the repetitions, Holm within the cell). The
+non-private reference is not a competitor.
+
+**Privacy readings** (issue 34): the tables hold the rows of every selection protocol
+(``selection``, :mod:`mpdp.studies.benchmark.selection`); each protocol's rows are ranked
+separately and labelled ``privacy_reading``: ``end_to_end`` (``private``/``public``: the whole
+procedure, selection included, is accounted at the cell's ε — the headline) or ``final_run``
+(``oracle``: only the released run is accounted, the papers' convention).
+:func:`winner_changes` counts, per data set, the cells whose best mechanism differs between the
+two readings.
 
 :func:`ranking_table` gives one row per cell (:data:`RANKING_COLUMNS`), written by the
 workflow to ``data/results/benchmark/ranking.parquet``, which ``xp_rank`` and the report read.
@@ -37,11 +50,15 @@ PRIMARY_METRICS: dict[str, str] = {
 #: the ``family`` of rows that are references, not competitors (excluded from the ranking)
 REFERENCE_FAMILY = "reference"
 #: columns of :func:`cell_ranking` (one row per cell and competing mechanism)
-COLUMNS = [*CELL, "mechanism", "mean_metric", "mean_accuracy", "n_reps", "rank", "best", "p_value",
-           "p_holm", "tied", "p_above_majority"]
+COLUMNS = [*CELL, "mechanism", "median_metric", "mean_metric", "mean_accuracy", "n_reps", "rank", "best",
+           "p_value", "p_holm", "tied", "p_below_baseline"]
 #: columns of :func:`ranking_table` (one row per cell; ``tied`` and ``ranked`` are comma-separated ids)
-RANKING_COLUMNS = [*CELL, "primary_metric", "best_mechanism", "best_value", "tied", "n_tied", "ranked",
-                   "best_accuracy", "majority_rate", "n_reps", "uninformative"]
+RANKING_COLUMNS = [*CELL, "privacy_reading", "selection", "primary_metric", "summary", "best_mechanism",
+                   "best_value", "baseline_value", "tied", "n_tied", "ranked", "best_accuracy", "majority_rate",
+                   "n_reps", "uninformative"]
+#: the protocol -> reading map (mirrors mpdp.studies.benchmark.selection.READING; the tables say it)
+READINGS = {"private": "end_to_end", "public": "end_to_end", "oracle": "final_run"}
+SUMMARY = "median over repetitions"
 
 
 def ranking_path() -> str:
@@ -78,33 +95,41 @@ def paired_worse_p(best: np.ndarray, other: np.ndarray) -> float:
     return float(stats.ttest_rel(best, other, alternative="greater").pvalue)
 
 
+def baseline(cell: pd.DataFrame, metric: str) -> float:
+    """The trivial baseline of ``metric`` in a cell (module docstring)."""
+    if metric == "test_logloss":
+        r = float(cell["majority_rate"].iloc[0])
+        return float(-(r * np.log(r) + (1 - r) * np.log1p(-r))) if 0 < r < 1 else 0.0
+    return float(np.log(2.0) - cell["optimal_loss"].median())
+
+
 def _rank_cell(cell: pd.DataFrame, metric: str) -> pd.DataFrame:
     wide = cell.pivot_table(index="rep", columns="mechanism", values=metric, aggfunc="mean")
     wide = wide.dropna(axis=0, how="any")  # pair on the repetitions every mechanism has
     acc = cell.pivot_table(index="rep", columns="mechanism", values="accuracy", aggfunc="mean").loc[wide.index]
-    majority = float(cell["majority_rate"].iloc[0])
-    means = wide.mean().sort_values(ascending=True, kind="stable")
-    best = str(means.index[0])
-    others = [m for m in means.index if m != best]
+    base = baseline(cell, metric)
+    medians = wide.median().sort_values(ascending=True, kind="stable")
+    best = str(medians.index[0])
+    others = [m for m in medians.index if m != best]
     # lower is better: "other worse than best" = best below other, i.e. other − best > 0
     p = np.array([paired_worse_p(wide[m].to_numpy(), wide[best].to_numpy()) for m in others])
     p_holm = holm(p) if len(p) else p
-    above = holm(np.array([paired_worse_p(acc[m].to_numpy(), np.full(len(acc), majority))
-                           for m in means.index]))
+    below = holm(np.array([paired_worse_p(np.full(len(wide), base), wide[m].to_numpy()) for m in medians.index]))
     rows = [{"mechanism": best, "p_value": np.nan, "p_holm": np.nan, "best": True, "tied": True}]
     rows += [{"mechanism": m, "p_value": float(pv), "p_holm": float(ph), "best": False, "tied": bool(ph >= ALPHA)}
              for m, pv, ph in zip(others, p, p_holm, strict=True)]
     out = pd.DataFrame(rows)
-    out["mean_metric"] = [float(means[m]) for m in out["mechanism"]]
+    out["median_metric"] = [float(medians[m]) for m in out["mechanism"]]
+    out["mean_metric"] = [float(wide[m].mean()) for m in out["mechanism"]]
     out["mean_accuracy"] = [float(acc[m].mean()) for m in out["mechanism"]]
-    out["p_above_majority"] = above
+    out["p_below_baseline"] = below
     out["n_reps"] = len(wide)
     out["rank"] = np.arange(1, len(out) + 1)
     return out
 
 
 def cell_ranking(table: pd.DataFrame, metric: str = "test_logloss") -> pd.DataFrame:
-    """One row per (cell, competing mechanism) ranked on ``metric`` (:data:`COLUMNS`)."""
+    """One row per (cell, competing mechanism) ranked on ``metric`` (:data:`COLUMNS`), one protocol's rows."""
     if metric not in PRIMARY_METRICS:
         raise ValueError(f"benchmark.primary_metric = {metric!r}; known: {sorted(PRIMARY_METRICS)}")
     runs = table[table["family"] != REFERENCE_FAMILY]
@@ -119,37 +144,78 @@ def cell_ranking(table: pd.DataFrame, metric: str = "test_logloss") -> pd.DataFr
     return pd.concat(frames, ignore_index=True)[COLUMNS]
 
 
+def _protocols(table: pd.DataFrame) -> list[str]:
+    if "selection" not in table.columns:
+        return ["oracle"]
+    return [p for p in READINGS if p in set(table["selection"])]
+
+
 def ranking_table(table: pd.DataFrame, metric: str = "test_logloss") -> pd.DataFrame:
-    """One row per cell: the best mechanism on ``metric``, its tied set, and the uninformative flag."""
-    long = cell_ranking(table, metric)
-    majority = table.groupby(CELL)["majority_rate"].first()
+    """One row per cell and privacy reading: the best mechanism on ``metric``, its tied set, the
+    uninformative flag (module docstring)."""
     rows = []
-    for key, cell in long.groupby(CELL, sort=True):
-        cell = cell.sort_values("rank")
-        best = cell.iloc[0]
-        tied = cell.loc[cell["tied"], "mechanism"].tolist()
-        rows.append({**dict(zip(CELL, key, strict=True)), "primary_metric": metric,
-                     "best_mechanism": best["mechanism"], "best_value": float(best["mean_metric"]),
-                     "tied": ",".join(tied), "n_tied": len(tied), "ranked": ",".join(cell["mechanism"]),
-                     "best_accuracy": float(best["mean_accuracy"]), "majority_rate": float(majority[key]),
-                     "n_reps": int(best["n_reps"]),
-                     "uninformative": bool(not (cell["p_above_majority"] < ALPHA).any())})
+    for protocol in _protocols(table):
+        part = table if "selection" not in table.columns else table[table["selection"] == protocol]
+        long = cell_ranking(part, metric)
+        runs = part[part["family"] != REFERENCE_FAMILY]
+        for key, cell in long.groupby(CELL, sort=True):
+            cell = cell.sort_values("rank")
+            best = cell.iloc[0]
+            tied = cell.loc[cell["tied"], "mechanism"].tolist()
+            raw = runs.set_index(CELL).loc[key]
+            rows.append({**dict(zip(CELL, key, strict=True)), "privacy_reading": READINGS[protocol],
+                         "selection": protocol, "primary_metric": metric, "summary": SUMMARY,
+                         "best_mechanism": best["mechanism"], "best_value": float(best["median_metric"]),
+                         "baseline_value": baseline(raw.reset_index(), metric),
+                         "tied": ",".join(tied), "n_tied": len(tied), "ranked": ",".join(cell["mechanism"]),
+                         "best_accuracy": float(best["mean_accuracy"]),
+                         "majority_rate": float(raw["majority_rate"].iloc[0]),
+                         "n_reps": int(best["n_reps"]),
+                         "uninformative": bool(not (cell["p_below_baseline"] < ALPHA).any())})
     return pd.DataFrame(rows, columns=RANKING_COLUMNS)
+
+
+def headline(ranking: pd.DataFrame) -> pd.DataFrame:
+    """The headline reading's rows (``end_to_end`` where present, else ``final_run``)."""
+    if "privacy_reading" not in ranking.columns:
+        return ranking
+    reading = "end_to_end" if (ranking["privacy_reading"] == "end_to_end").any() else "final_run"
+    return ranking[ranking["privacy_reading"] == reading].reset_index(drop=True)
+
+
+def winner_changes(ranking: pd.DataFrame) -> pd.DataFrame:
+    """Per data set: cells ranked under both readings, and how many change best mechanism between
+    ``end_to_end`` and ``final_run`` (and how many change among the informative ones)."""
+    cols = ["dataset", "cells", "changed", "informative_cells", "changed_informative"]
+    if "privacy_reading" not in ranking.columns or ranking["privacy_reading"].nunique() < 2:
+        return pd.DataFrame(columns=cols)
+    key = [c for c in CELL if c != "dataset"]
+    e2e = ranking[ranking["privacy_reading"] == "end_to_end"].set_index(["dataset", *key])
+    fin = ranking[ranking["privacy_reading"] == "final_run"].set_index(["dataset", *key])
+    both = e2e.join(fin, how="inner", lsuffix="_e2e", rsuffix="_final")
+    both["changed"] = both["best_mechanism_e2e"] != both["best_mechanism_final"]
+    both["informative"] = ~(both["uninformative_e2e"] & both["uninformative_final"])
+    out = both.reset_index().groupby("dataset").agg(
+        cells=("changed", "size"), changed=("changed", "sum"), informative_cells=("informative", "sum"),
+        changed_informative=("changed", lambda c: int((c & both.reset_index().loc[c.index, "informative"]).sum())))
+    return out.reset_index()[cols]
 
 
 def write(tables: Sequence[Path], metric: str, out: Path) -> pd.DataFrame:
     """Read the data sets' tables, rank every cell, write ``out`` (parquet, atomically)."""
     from mpdp.studies.benchmark.figures import read_tables
 
-    frame = ranking_table(read_tables(tables), metric)
+    frame = ranking_table(read_tables(tables, every_protocol=True), metric)
     with io.atomic_path(out) as tmp:
         frame.to_parquet(tmp, index=False)
     return frame
 
 
 def leaderboard(ranking: pd.DataFrame) -> pd.DataFrame:
-    """Per mechanism over the cells of a :func:`ranking_table`: cells, times best, times tied-best,
-    mean rank, the share of cells best or tied (the sort key), and best in informative cells."""
+    """Per mechanism over the cells of one reading of a :func:`ranking_table` (the headline when it
+    holds several): cells, times best, times tied-best, mean rank, the share of cells best or tied
+    (the sort key), and best in informative cells."""
+    ranking = headline(ranking)
     cols = ["mechanism", "cells", "best", "best_or_tied", "share_best_or_tied", "mean_rank", "best_informative"]
     rows = []
     for r in ranking.itertuples():

@@ -28,6 +28,12 @@ EXTRA_COLUMNS: dict[str, str] = {
     "sampling_rate": "float64",  # DP-SGD: Poisson sampling rate q of its tuned candidate; NaN elsewhere
     "test_logloss": "float64",  # mean logistic loss on the test set (the ranking's primary metric)
     "partition": "string",  # fingerprint of the (m, u, rep) partition: equal across mechanisms
+    # selection protocol and what the whole procedure paid (issue 34, :mod:`.selection`)
+    "selection": "string",  # private | public | oracle
+    "eps_trial": "float64",  # private: each selection trial's (ε_t, δ) target; NaN otherwise
+    "eps_selection": "float64",  # the selection alone at δ (private), 0 (public), +inf (oracle)
+    "eps_end_to_end": "float64",  # selection ∘ final run at delta_end_to_end; +inf for oracle
+    "delta_end_to_end": "float64",
 }
 
 #: the cells of the grid: the ranking compares mechanisms within each

@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from mpdp.report.scaffold import FigureItem, StudySection, bullets, md, table
+from mpdp.studies.benchmark import ranking
 from mpdp.studies.benchmark import report as xr
 
 KEY = "benchmark"
@@ -39,8 +40,11 @@ def build(ctx: Mapping[str, Any] | None, cfg: Mapping[str, Any]) -> StudySection
         return section
     comparisons = xr.paper_comparisons(bench)
     section.claims_tables = {"each paper's comparison at equal accounted privacy": comparisons}
-    section.summary_note = xr.leader_sentence(bench) + " ([leaderboard](#benchmark-method))"
-    section.method = [md("**The common footing.**"), bullets(xr.footing(bench, dict(cfg))),
+    section.summary_note = (xr.reading_sentence(bench) + " " + xr.leader_sentence(bench)
+                            + " ([leaderboard](#benchmark-method))")
+    section.method = [md("**Privacy of the whole procedure.** " + xr.reading_sentence(bench)),
+                      table(ranking.winner_changes(bench.ranking)),
+                      md("**The common footing.**"), bullets(xr.footing(bench, dict(cfg))),
                       md("**Leaderboard.** " + xr.leader_sentence(bench) + TIES), table(xr.leaderboard(bench)),
                       md("**Today's standard baseline: DP-SGD with Poisson subsampling.** "
                          + xr.baseline_sentence(bench)),

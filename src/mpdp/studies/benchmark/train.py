@@ -29,7 +29,8 @@ import functools
 import logging
 import math
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -44,7 +45,7 @@ from mpdp.models import logistic
 from mpdp.partition import PartitionSet
 from mpdp.seeding import rng
 from mpdp.studies.benchmark import calibration as calib
-from mpdp.studies.benchmark import plan, registry
+from mpdp.studies.benchmark import plan, registry, selection
 from mpdp.studies.benchmark.interface import BatchMechanism, Run
 from mpdp.studies.benchmark.schema import EXTRA_COLUMNS
 from mpdp.studies.voting import train as voting
@@ -52,10 +53,17 @@ from mpdp.studies.wddp.batch import initial_point, train_batch
 
 PROTOCOL = (
     "one knob per mechanism (gradient: step size eta; output/voting: lambda; ADMM: penalty), "
-    "the same number of candidates x tune_seeds for every mechanism, chosen by mean accuracy on a "
-    "non-private validation split of the private pool at the reference cell, frozen for the grid; "
-    "the privacy cost of this selection is excluded"
+    "the same candidates for every mechanism; selection protocols in mpdp.studies.benchmark.selection: "
+    "private (random stopping, end-to-end accounted), public (a split removed from the private pool), "
+    "oracle (non-private selection, the papers' convention)"
 )
+
+
+#: what the private protocol's trial record is (Papernot & Steinke 2022: the guarantee holds for the
+#: chosen knob with K hidden; publishing K, or which candidates were tried, voids it)
+DIAGNOSTIC = ("K (trials_drawn), candidates_tried and best_trial are recorded for the cost accounting of this "
+              "replication only; they are not part of the private release: publishing them voids the "
+              "random-stopping guarantee, which holds for the chosen knob with K hidden")
 
 
 class Optimum:
@@ -120,6 +128,101 @@ def _val_accuracy(thetas: np.ndarray, X: np.ndarray, y: np.ndarray) -> np.ndarra
     return np.asarray(logistic.accuracy(thetas, X, y))
 
 
+@dataclass(frozen=True)
+class Tuning:
+    """The records a protocol tunes on and the data its grid trains on (:mod:`.selection`)."""
+
+    protocol: str
+    X_fit: np.ndarray
+    y_fit: np.ndarray
+    X_val: np.ndarray
+    y_val: np.ndarray
+    grid: plan.BenchmarkData
+    n_public: int  # records removed from the private pool and declared public (``public`` only)
+
+
+def tuning_data(cfg: Mapping[str, Any], dataset: str, data: plan.BenchmarkData, protocol: str) -> Tuning:
+    """Split the private pool for ``protocol`` (:mod:`mpdp.studies.benchmark.selection`)."""
+    fit, val = plan.validation_split(data.n, cfg, dataset)
+    if protocol != "public":
+        return Tuning(protocol, data.X[fit], data.y[fit], data.X[val], data.y[val], data, 0)
+    pub_fit, pub_val = plan.validation_split(len(val), cfg, f"{dataset}:public")
+    grid = plan.BenchmarkData(data.X[fit], data.y[fit], data.X_aux, data.X_test, data.y_test, data.n_available)
+    return Tuning(protocol, data.X[val][pub_fit], data.y[val][pub_fit], data.X[val][pub_val],
+                  data.y[val][pub_val], grid, len(val))
+
+
+#: thetas(mechs, ε, seeds, needed) -> {mechanism: array (n_candidates, seeds, p)} on the tuning fit
+#: records; ``needed`` (a set of (candidate index, seed), or None for all) lets a family skip the rest
+ThetaFn = Callable[[Sequence[str], float, int, "set[tuple[int, int]] | None"], dict[str, np.ndarray]]
+
+
+def select(cfg: Mapping[str, Any], dataset: str, tun: Tuning, mechs: Sequence[str], hparam: str,
+           cands: Sequence[float], thetas: ThetaFn, noise: bool = True
+           ) -> tuple[dict[str, dict[float, float]], dict[str, dict[float, float]], dict[str, Any]]:
+    """Choose every mechanism's knob under ``tun.protocol``.
+
+    Returns ``chosen[mech][ε]`` (the knob for target ε), ``eps_run[mech][ε]`` (the ε the final
+    run is calibrated to) and the hparams record per mechanism (protocol, trials, budget split).
+    """
+    b = cfg["benchmark"]
+    grid_eps = [float(e) for e in b["eps_grid"]]
+    chosen: dict[str, dict[float, float]] = {}
+    eps_run: dict[str, dict[float, float]] = {}
+    hp: dict[str, Any] = {}
+    if tun.protocol in ("oracle", "public"):
+        _, _, eps_ref = plan.reference_cell(cfg)
+        th = thetas(mechs, eps_ref, b["tune_seeds"], None)
+        for mech in mechs:
+            flat = th[mech].reshape(-1, th[mech].shape[-1]).T  # (p, n_cands·seeds)
+            if tun.protocol == "oracle":
+                score = _val_accuracy(flat, tun.X_val, tun.y_val).reshape(len(cands), -1).mean(axis=1)
+                pick = _choose(cands, score)
+            else:
+                score = selection.validation_logloss(flat, tun.X_val, tun.y_val).reshape(len(cands), -1).mean(axis=1)
+                pick = selection.choose_lowest(cands, score)
+            chosen[mech] = {e: pick for e in grid_eps}
+            eps_run[mech] = {e: e for e in grid_eps}
+            key = "val_accuracy" if tun.protocol == "oracle" else "val_logloss"
+            hp[mech] = {"hparam": hparam, "candidates": list(cands), "seeds": b["tune_seeds"], key: score.tolist(),
+                        "chosen": pick, "selection": tun.protocol, "label": selection.LABELS[tun.protocol],
+                        "n_public": tun.n_public, "trials_drawn": len(cands) * b["tune_seeds"]}
+        return chosen, eps_run, hp
+    s = b["selection"]
+    for mech in mechs:
+        chosen[mech], eps_run[mech], per_eps = {}, {}, {}
+        for eps in grid_eps:
+            bud = selection.budget(cfg, mech, eps)
+            trials = selection.draw_trials(plan.stream(cfg, "tune", "selection", dataset, mech, eps), cfg, len(cands))
+            th = thetas([mech], bud.eps_trial, len(trials), {(c, k) for k, c in enumerate(trials)})[mech]
+            picked = np.stack([th[c, k] for k, c in enumerate(trials)], axis=1)
+            scores = selection.noisy_scores(picked, tun.X_val, tun.y_val, float(s["score_clip"]), bud.eps_trial,
+                                            bud.delta, plan.stream(cfg, "tune", "score_noise", dataset, mech, eps),
+                                            noise)
+            best = int(np.argmin(scores))
+            chosen[mech][eps] = float(cands[trials[best]])
+            eps_run[mech][eps] = bud.eps_final
+            per_eps[str(eps)] = {**selection.budget_record(bud), "trials_drawn": len(trials),
+                                 "candidates_tried": [float(cands[c]) for c in trials], "best_trial": best,
+                                 "chosen": chosen[mech][eps]}
+        hp[mech] = {"hparam": hparam, "candidates": list(cands), "selection": "private",
+                    "diagnostic": DIAGNOSTIC,
+                    "label": selection.LABELS["private"], "score": "clipped validation log-loss + Gaussian noise",
+                    "score_clip": float(s["score_clip"]), "final_share": float(s["final_share"]),
+                    "trials": dict(s["trials"]), "by_epsilon": per_eps,
+                    "trials_drawn": int(sum(v["trials_drawn"] for v in per_eps.values()))}
+    return chosen, eps_run, hp
+
+
+def _selection_fields(cfg: Mapping[str, Any], protocol: str, mech: str, eps: float,
+                      ledger: calib.Ledger) -> dict[str, Any]:
+    bud = selection.budget(cfg, mech, eps) if protocol == "private" else None
+    out = selection.budget_fields(bud, protocol, eps)
+    if protocol == "public":
+        out.update(eps_end_to_end=ledger.eps_total, delta_end_to_end=ledger.delta_total)
+    return out
+
+
 # ---------------------------------------------------------------------------------------------
 # gradient family
 # ---------------------------------------------------------------------------------------------
@@ -135,7 +238,7 @@ def _initial_point(cfg: Mapping[str, Any], dataset: str, rep: int, p: int, tag: 
 
 def _gradient_batch(cfg: Mapping[str, Any], dataset: str, X: np.ndarray, y: np.ndarray, m: int,
                     u: int, settings: Sequence[tuple[str, float, float]], reps: int,
-                    tag: str, noise_scale: float = 1.0) -> tuple[list[tuple[str, float, float, int]],
+                    tag: str, noise_scale: float = 1.0, experiment: str = "") -> tuple[list[tuple[str, float, float, int]],
                                                                  np.ndarray, list[calib.Ledger],
                                                                  PartitionSet, np.ndarray]:
     """Train settings (mechanism, ε, η) × reps on one cell's partitions, one engine batch.
@@ -151,7 +254,7 @@ def _gradient_batch(cfg: Mapping[str, Any], dataset: str, X: np.ndarray, y: np.n
             keys.append((mech, eps, eta, rep))
             runs.append(calib.gradient_runspec(mech, dataset, eps, b["delta"], g["T"], eta,
                                                b["lambda"], b["G"], m, u, rep,
-                                               experiment=f"benchmark_{tag}"))
+                                               experiment=f"benchmark_{experiment or tag}"))
     theta0 = {rep: _initial_point(cfg, dataset, rep, X.shape[1], tag) for rep in range(reps)}
     res = train_batch(runs, X, y, part, theta0, cfg["root_seed"], dtype=g["dtype"], dedup=True,
                       noise_scale=noise_scale, tuning=tag == "tune")
@@ -162,39 +265,55 @@ def _gradient_batch(cfg: Mapping[str, Any], dataset: str, X: np.ndarray, y: np.n
 def run_gradient(cfg: Mapping[str, Any], dataset: str, data: plan.BenchmarkData, log: logging.Logger,
                  noise_scale: float = 1.0, ids: Sequence[str] | None = None
                  ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    """Tune η at the reference cell, then train the gradient mechanisms ``ids`` on the grid."""
-    b, g = cfg["benchmark"], cfg["benchmark"]["gradient"]
+    """Select η by each configured protocol (:mod:`.selection`), then train the gradient
+    mechanisms ``ids`` on the grid."""
     mechs = tuple(ids if ids is not None else registry.job_groups(cfg)["gradient"])
-    m_ref, u_ref, eps_ref = plan.reference_cell(cfg)
-    fit, val = plan.validation_split(data.n, cfg, dataset)
+    rows: list[dict[str, Any]] = []
+    hps: dict[str, Any] = {}
+    for protocol in selection.protocols(cfg):
+        r, h = _run_gradient(cfg, dataset, data, log, noise_scale, mechs, tuning_data(cfg, dataset, data, protocol))
+        rows += r
+        hps[protocol] = h
+    return rows, hps
+
+
+def _run_gradient(cfg: Mapping[str, Any], dataset: str, data: plan.BenchmarkData, log: logging.Logger,
+                  noise_scale: float, mechs: Sequence[str], tun: Tuning) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    b, g = cfg["benchmark"], cfg["benchmark"]["gradient"]
+    m_ref, u_ref, _ = plan.reference_cell(cfg)
     start = time.perf_counter()
     cands = [float(e) for e in g["eta_candidates"]]
-    keys, thetas, _, _, _ = _gradient_batch(cfg, dataset, data.X[fit], data.y[fit], m_ref, u_ref,
-                                         [(mech, eps_ref, e) for mech in mechs for e in cands],
-                                         b["tune_seeds"], "tune", noise_scale)
-    acc = _val_accuracy(thetas, data.X[val], data.y[val])
-    frame = pd.DataFrame(keys, columns=["mechanism", "epsilon", "candidate", "seed"]).assign(acc=acc)
-    scores = frame.groupby(["mechanism", "candidate"], sort=False)["acc"].mean()
-    hp = {mech: {"hparam": "eta", "candidates": cands, "seeds": b["tune_seeds"],
-                 "val_accuracy": [float(scores[(mech, c)]) for c in cands],
-                 "chosen": _choose(cands, np.array([scores[(mech, c)] for c in cands]))}
-          for mech in mechs}
-    log.info("%s gradient: tuned eta in %.1f s: %s", dataset, time.perf_counter() - start,
-             {k: v["chosen"] for k, v in hp.items()})
+
+    def thetas(ms: Sequence[str], eps: float, seeds: int, needed: set[tuple[int, int]] | None
+               ) -> dict[str, np.ndarray]:  # one engine batch crosses candidates × seeds: ``needed`` unused
+        keys, th, _, _, _ = _gradient_batch(cfg, dataset, tun.X_fit, tun.y_fit, m_ref, u_ref,
+                                            [(mech, eps, e) for mech in ms for e in cands], seeds, "tune", noise_scale)
+        out = {mech: np.zeros((len(cands), seeds, th.shape[0])) for mech in ms}
+        for col, (mech, _, eta, seed) in enumerate(keys):
+            out[mech][cands.index(eta), seed] = th[:, col]
+        return out
+
+    chosen, eps_run, hp = select(cfg, dataset, tun, mechs, "eta", cands, thetas)
+    log.info("%s gradient (%s): selected eta in %.1f s", dataset, tun.protocol, time.perf_counter() - start)
+    data = tun.grid
+    experiment = "grid" if tun.protocol == "oracle" else f"grid_{tun.protocol}"
     opt = Optimum(data)
     base = _base_row(cfg, dataset, data)
     rows: list[dict[str, Any]] = []
     for m, u in plan.cells(cfg, data.n)[0]:
         start = time.perf_counter()
-        settings = [(mech, float(e), hp[mech]["chosen"]) for mech in mechs for e in b["eps_grid"]]
+        settings = [(mech, eps_run[mech][float(e)], chosen[mech][float(e)]) for mech in mechs for e in b["eps_grid"]]
+        target = {(mech, eps_run[mech][float(e)]): float(e) for mech in mechs for e in b["eps_grid"]}
         keys, theta, ledgers, part, flops = _gradient_batch(cfg, dataset, data.X, data.y, m, u, settings,
-                                                      b["reps"], "grid", noise_scale)
+                                                            b["reps"], "grid", noise_scale, experiment)
         seconds = (time.perf_counter() - start) / theta.shape[1]
         out = _outcome(opt, theta, b["lambda"])
         init = opt.loss(np.stack([initial_point(cfg["root_seed"], f"benchmark:{dataset}", r, data.p,
                                                 g["init_std"]) for _, _, _, r in keys], axis=1), b["lambda"])
-        for i, ((mech, eps, eta, rep), led) in enumerate(zip(keys, ledgers, strict=True)):
+        for i, ((mech, eps_f, eta, rep), led) in enumerate(zip(keys, ledgers, strict=True)):
+            eps = target[(mech, eps_f)]
             rows.append({**base, **_mech_row(mech, led, eps), **calib.size_summary(part.sizes[rep]),
+                         **_selection_fields(cfg, tun.protocol, mech, eps, led),
                          "partition": plan.fingerprint(part, rep),
                          "mode": calib.GRADIENT[mech][1], "m": m, "u": float(u), "rep": rep,
                          "eta": eta, "eta_source": "tuned", "T": g["T"], "lambda": b["lambda"],
@@ -236,33 +355,49 @@ def _output_release(cfg: Mapping[str, Any], dataset: str, mech: str, w: np.ndarr
 def run_output(cfg: Mapping[str, Any], dataset: str, data: plan.BenchmarkData, log: logging.Logger,
                noise: bool = True, ids: Sequence[str] | None = None
                ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    """Tune λ at the reference cell, then release the output/voting mechanisms ``ids`` on the grid
-    (a reference-family id among them adds the non-private θ* rows)."""
-    b = cfg["benchmark"]
+    """Select λ by each configured protocol, then release the output/voting mechanisms ``ids`` on the
+    grid (a reference-family id among them adds the non-private θ* rows)."""
     ids = tuple(ids if ids is not None else registry.job_groups(cfg)["output"])
+    rows: list[dict[str, Any]] = []
+    hps: dict[str, Any] = {}
+    for protocol in selection.protocols(cfg):
+        r, h = _run_output(cfg, dataset, data, log, noise, ids, tuning_data(cfg, dataset, data, protocol))
+        rows += r
+        hps[protocol] = h
+    return rows, hps
+
+
+def _run_output(cfg: Mapping[str, Any], dataset: str, data: plan.BenchmarkData, log: logging.Logger,
+                noise: bool, ids: Sequence[str], tun: Tuning) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    b = cfg["benchmark"]
     refs = [m for m in ids if registry.get(m).family == "reference"]
     mechs = [m for m in ids if m not in refs]
-    m_ref, u_ref, eps_ref = plan.reference_cell(cfg)
-    fit, val = plan.validation_split(data.n, cfg, dataset)
+    m_ref, u_ref, _ = plan.reference_cell(cfg)
     cands = [float(x) for x in b["output"]["lambda_candidates"]]
     start = time.perf_counter()
-    part = plan.partitions(cfg, dataset, len(fit), m_ref, u_ref, b["tune_seeds"], "tune")
-    acc = {mech: np.zeros((len(cands), b["tune_seeds"])) for mech in mechs}
-    for s in range(b["tune_seeds"]):
-        parts = part.party_indices(s)
-        for c, lam in enumerate(cands):
-            models = _output_models(data, data.X[fit], data.y[fit], parts, lam)
-            for mech in mechs:
-                theta, _, _ = _output_release(cfg, dataset, mech, models[mech], eps_ref, lam, m_ref, u_ref,
-                                              int(part.sizes[s].min()), s, "tune", noise)
-                acc[mech][c, s] = _val_accuracy(theta, data.X[val], data.y[val])
-    hp: dict[str, Any] = {mech: {"hparam": "lambda", "candidates": cands, "seeds": b["tune_seeds"],
-                                 "val_accuracy": acc[mech].mean(axis=1).tolist(),
-                                 "chosen": _choose(cands, acc[mech].mean(axis=1))} for mech in mechs}
+
+    def thetas(ms: Sequence[str], eps: float, seeds: int, needed: set[tuple[int, int]] | None
+               ) -> dict[str, np.ndarray]:
+        part = plan.partitions(cfg, dataset, len(tun.y_fit), m_ref, u_ref, seeds, "tune")
+        out = {mech: np.zeros((len(cands), seeds, data.p)) for mech in ms}
+        for s in range(seeds):
+            parts = part.party_indices(s)
+            for c, lam in enumerate(cands):
+                if needed is not None and (c, s) not in needed:
+                    continue
+                models = _output_models(data, tun.X_fit, tun.y_fit, parts, lam)
+                for mech in ms:
+                    out[mech][c, s], _, _ = _output_release(cfg, dataset, mech, models[mech], eps, lam, m_ref, u_ref,
+                                                            int(part.sizes[s].min()), s, "tune", noise)
+        return out
+
+    chosen, eps_run, hp = select(cfg, dataset, tun, mechs, "lambda", cands, thetas)
     for ref in refs:
-        hp[ref] = {"hparam": "none", "candidates": [], "seeds": 0, "val_accuracy": [], "chosen": float(b["lambda"])}
-    log.info("%s output: tuned lambda in %.1f s: %s", dataset, time.perf_counter() - start,
-             {k: v["chosen"] for k, v in hp.items()})
+        hp[ref] = {"hparam": "none", "candidates": [], "seeds": 0, "val_accuracy": [], "chosen": float(b["lambda"]),
+                   "selection": "none (non-private reference)"}
+    log.info("%s output (%s): selected lambda in %.1f s", dataset, tun.protocol, time.perf_counter() - start)
+    data = tun.grid
+    noise_tag = "grid" if tun.protocol == "oracle" else f"grid_{tun.protocol}"
     opt = Optimum(data)
     base = _base_row(cfg, dataset, data)
     rows: list[dict[str, Any]] = []
@@ -280,20 +415,25 @@ def run_output(cfg: Mapping[str, Any], dataset: str, data: plan.BenchmarkData, l
                       "T": 0, "dtype": "float64"}
             for ref, eps in ((ref, eps) for ref in refs for eps in b["eps_grid"]):
                 cell_rows.append({**common, **_mech_row(ref, calib.NONPRIVATE, eps),
+                                  **selection.budget_fields(None, tun.protocol, eps),
                                   "mode": "central", "lambda": lam_np, "hparam": "none",
                                   "hparam_value": math.nan, **{k: float(v[0]) for k, v in np_out.items()}})
-            for lam in sorted({hp[mech]["chosen"] for mech in mechs}):
+            lams = sorted({lam for mech in mechs for lam in chosen[mech].values()})
+            for lam in lams:
                 models = _output_models(data, data.X, data.y, parts, lam)
-                for mech in [x for x in mechs if hp[x]["chosen"] == lam]:
+                for mech in mechs:
                     released, info = [], []
-                    for eps in b["eps_grid"]:
-                        theta, led, norm = _output_release(cfg, dataset, mech, models[mech], float(eps), lam,
-                                                           m, u, sizes["n_min"], rep, "grid", noise)
+                    for eps in (float(e) for e in b["eps_grid"] if chosen[mech][float(e)] == lam):
+                        theta, led, norm = _output_release(cfg, dataset, mech, models[mech], eps_run[mech][eps], lam,
+                                                           m, u, sizes["n_min"], rep, noise_tag, noise)
                         released.append(theta)
-                        info.append((float(eps), led, norm))
+                        info.append((eps, led, norm))
+                    if not released:
+                        continue
                     out = _outcome(opt, np.stack(released, axis=1), lam)
                     for i, (eps, led, norm) in enumerate(info):
                         cell_rows.append({**common, **_mech_row(mech, led, eps), "lambda": lam,
+                                          **_selection_fields(cfg, tun.protocol, mech, eps, led),
                                           "hparam": "lambda", "hparam_value": lam, "noise_norm": norm,
                                           **{k: float(v[i]) for k, v in out.items()}})
         seconds = (time.perf_counter() - start) / max(len(cell_rows), 1)
@@ -315,7 +455,8 @@ def _admm_run_alpha(mech: str, alpha: float, rho: float, P: int, penalty: float,
 
 def _admm_batch(cfg: Mapping[str, Any], dataset: str, X: np.ndarray, y: np.ndarray,
                 parts: list[np.ndarray], m: int, u: int, rep: int, settings: Sequence[tuple[str, float, float]],
-                tag: str, noise: bool = True) -> tuple[np.ndarray, zz.BatchResult, list[calib.Ledger]]:
+                tag: str, noise: bool = True, noise_tag: str = "") -> tuple[np.ndarray, zz.BatchResult,
+                                                                            list[calib.Ledger]]:
     """DVP/PVP runs ``settings`` = (mechanism, ε, penalty) on the parties as ring nodes.
 
     ρ = λ·C^R·m so that CR-ERM's minimiser is θ*(λ) for equal node sizes (spec M8: J/(C^R m) =
@@ -331,7 +472,7 @@ def _admm_batch(cfg: Mapping[str, Any], dataset: str, X: np.ndarray, y: np.ndarr
     nodes = [(np.ascontiguousarray(X[idx]), y[idx]) for idx in parts]
 
     def rng_for(run: zz.ADMMRun) -> np.random.Generator:
-        return plan.stream(cfg, tag, "admm_noise", dataset, run.mechanism, m, u, float(run.alpha),
+        return plan.stream(cfg, noise_tag or tag, "admm_noise", dataset, run.mechanism, m, u, float(run.alpha),
                            float(run.penalty), run.rep)
 
     res = zz.run_batch(nodes, a["topology"], runs, a["T"], rng_for, lambda rel: {}, [a["T"]], a["C_R"],
@@ -342,27 +483,41 @@ def _admm_batch(cfg: Mapping[str, Any], dataset: str, X: np.ndarray, y: np.ndarr
 def run_admm(cfg: Mapping[str, Any], dataset: str, data: plan.BenchmarkData, log: logging.Logger,
              noise: bool = True, ids: Sequence[str] | None = None
              ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    """Tune the ADMM penalty at the reference cell, then run DVP/PVP (``ids``) on the grid."""
-    b, a = cfg["benchmark"], cfg["benchmark"]["admm"]
+    """Select the ADMM penalty by each configured protocol, then run DVP/PVP (``ids``) on the grid."""
     mechs = tuple(ids if ids is not None else registry.job_groups(cfg)["admm"])
-    m_ref, u_ref, eps_ref = plan.reference_cell(cfg)
-    fit, val = plan.validation_split(data.n, cfg, dataset)
+    rows: list[dict[str, Any]] = []
+    hps: dict[str, Any] = {}
+    for protocol in selection.protocols(cfg):
+        r, h = _run_admm(cfg, dataset, data, log, noise, mechs, tuning_data(cfg, dataset, data, protocol))
+        rows += r
+        hps[protocol] = h
+    return rows, hps
+
+
+def _run_admm(cfg: Mapping[str, Any], dataset: str, data: plan.BenchmarkData, log: logging.Logger,
+              noise: bool, mechs: Sequence[str], tun: Tuning) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    b, a = cfg["benchmark"], cfg["benchmark"]["admm"]
+    m_ref, u_ref, _ = plan.reference_cell(cfg)
     cands = [float(x) for x in a["penalty_candidates"]]
     start = time.perf_counter()
-    part = plan.partitions(cfg, dataset, len(fit), m_ref, u_ref, b["tune_seeds"], "tune")
-    acc = {mech: np.zeros((len(cands), b["tune_seeds"])) for mech in mechs}
-    for s in range(b["tune_seeds"]):
-        settings = [(mech, eps_ref, c) for mech in mechs for c in cands]
-        theta, _, _ = _admm_batch(cfg, dataset, data.X[fit], data.y[fit], part.party_indices(s), m_ref, u_ref,
-                                  s, settings, "tune", noise)
-        scores = _val_accuracy(theta, data.X[val], data.y[val])
-        for k, (mech, _, c) in enumerate(settings):
-            acc[mech][cands.index(c), s] = scores[k]
-    hp = {mech: {"hparam": "admm_penalty", "candidates": cands, "seeds": b["tune_seeds"],
-                 "val_accuracy": acc[mech].mean(axis=1).tolist(),
-                 "chosen": _choose(cands, acc[mech].mean(axis=1))} for mech in mechs}
-    log.info("%s admm: tuned penalty in %.1f s: %s", dataset, time.perf_counter() - start,
-             {k: v["chosen"] for k, v in hp.items()})
+
+    def thetas(ms: Sequence[str], eps: float, seeds: int, needed: set[tuple[int, int]] | None
+               ) -> dict[str, np.ndarray]:
+        part = plan.partitions(cfg, dataset, len(tun.y_fit), m_ref, u_ref, seeds, "tune")
+        out = {mech: np.zeros((len(cands), seeds, data.p)) for mech in ms}
+        for s in range(seeds):
+            settings = [(mech, eps, c) for mech in ms for i, c in enumerate(cands)
+                        if needed is None or (i, s) in needed]
+            theta, _, _ = _admm_batch(cfg, dataset, tun.X_fit, tun.y_fit, part.party_indices(s), m_ref, u_ref,
+                                      s, settings, "tune", noise)
+            for k, (mech, _, c) in enumerate(settings):
+                out[mech][cands.index(c), s] = theta[:, k]
+        return out
+
+    chosen, eps_run, hp = select(cfg, dataset, tun, mechs, "admm_penalty", cands, thetas)
+    log.info("%s admm (%s): selected penalty in %.1f s", dataset, tun.protocol, time.perf_counter() - start)
+    data = tun.grid
+    noise_tag = "grid" if tun.protocol == "oracle" else f"grid_{tun.protocol}"
     opt = Optimum(data)
     base = _base_row(cfg, dataset, data)
     lam = float(b["lambda"])
@@ -370,20 +525,23 @@ def run_admm(cfg: Mapping[str, Any], dataset: str, data: plan.BenchmarkData, log
     for m, u in plan.cells(cfg, data.n)[0]:
         start = time.perf_counter()
         part = plan.partitions(cfg, dataset, data.n, m, u, b["reps"], "grid")
-        settings = [(mech, float(eps), hp[mech]["chosen"]) for mech in mechs for eps in b["eps_grid"]]
+        settings = [(mech, eps_run[mech][float(eps)], chosen[mech][float(eps)]) for mech in mechs
+                    for eps in b["eps_grid"]]
+        targets = [float(eps) for _ in mechs for eps in b["eps_grid"]]
         cell_rows = []
         for rep in range(b["reps"]):
             theta, res, ledgers = _admm_batch(cfg, dataset, data.X, data.y, part.party_indices(rep), m, u, rep,
-                                              settings, "grid", noise)
+                                              settings, "grid", noise, noise_tag)
             out = _outcome(opt, theta, lam)
             sizes = calib.size_summary(part.sizes[rep])
-            for k, ((mech, eps, pen), led) in enumerate(zip(settings, ledgers, strict=True)):
+            for k, ((mech, _, pen), led, eps) in enumerate(zip(settings, ledgers, targets, strict=True)):
                 # PVP: the sensitivity its noise is calibrated to, Δ_p/(1 − r) (spec I-20)
                 sens = float(res.sensitivity[k]) / (1.0 - calib.pvp_hidden_gain_max(
                     float(b["lambda"]) * a["C_R"] * m, m, pen, a["topology"]) if mech == "pvp" else 1.0)
                 led = calib.Ledger(led.accountant, sens, math.nan, float(res.zeta[k]),
                                    led.alpha_step, led.eps_total, led.delta_total, led.scope)
                 cell_rows.append({**base, **sizes, **_mech_row(mech, led, eps), "mode": "decentralised",
+                                  **_selection_fields(cfg, tun.protocol, mech, eps, led),
                                   "partition": plan.fingerprint(part, rep),
                                   "m": m, "u": float(u), "rep": rep, "T": a["T"], "lambda": lam,
                                   "dtype": "float64", "hparam": "admm_penalty", "hparam_value": pen,
@@ -403,54 +561,77 @@ def run_batch_mechanism(cfg: Mapping[str, Any], dataset: str, data: plan.Benchma
                         log: logging.Logger) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """The whole job of a :class:`~mpdp.studies.benchmark.interface.BatchMechanism` (spec E10).
 
-    Selection by the common protocol: the mechanism's candidates × ``tune_seeds`` at the reference
-    cell on the validation split, tuning streams only, best mean validation accuracy frozen; then
-    every cell, repetition and ε of the grid, one :meth:`train_batch` call per (cell, repetition)
-    on the same partitions as every other mechanism, each run with its own noise stream.
+    Selection by each configured protocol (:mod:`.selection`; the candidates on the tuning fit
+    records at the reference cell, tuning streams only); then every cell, repetition and ε of the
+    grid, one :meth:`train_batch` call per (cell, repetition) on the same partitions as every other
+    mechanism, each run with its own noise stream.
     """
-    b = cfg["benchmark"]
-    m_ref, u_ref, eps_ref = plan.reference_cell(cfg)
-    fit, val = plan.validation_split(data.n, cfg, dataset)
     cands = [float(c) for c in mech.candidates(cfg)]
-    budget = len(b["gradient"]["eta_candidates"])
+    budget = len(cfg["benchmark"]["gradient"]["eta_candidates"])
     if len(cands) != budget:
         raise ConfigError(f"benchmark mechanism {mech.id!r} has {len(cands)} candidates of {mech.hparam}; every "
                           f"mechanism gets the same selection budget, {budget} (benchmark.gradient.eta_candidates)")
+    rows: list[dict[str, Any]] = []
+    hps: dict[str, Any] = {}
+    for protocol in selection.protocols(cfg):
+        r, h = _run_batch_mechanism(cfg, dataset, data, mech, log, cands, tuning_data(cfg, dataset, data, protocol))
+        rows += r
+        hps[protocol] = h
+    return rows, hps
+
+
+def _run_batch_mechanism(cfg: Mapping[str, Any], dataset: str, data: plan.BenchmarkData, mech: BatchMechanism,
+                         log: logging.Logger, cands: list[float], tun: Tuning
+                         ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    b = cfg["benchmark"]
+    m_ref, u_ref, _ = plan.reference_cell(cfg)
     start = time.perf_counter()
-    part = plan.partitions(cfg, dataset, len(fit), m_ref, u_ref, b["tune_seeds"], "tune")
-    acc = np.zeros((len(cands), b["tune_seeds"]))
 
     def runs_for(tag: str, sizes: np.ndarray, m: int, u: int, rep: int,
-                 settings: Sequence[tuple[float, float]]) -> list[Run]:
-        keys = [plan.stream_key(tag, "noise", dataset, mech.id, m, u, float(eps), float(h), rep) for eps, h in settings]
+                 settings: Sequence[tuple[float, float]], noise_tag: str = "") -> list[Run]:
+        keys = [plan.stream_key(noise_tag or tag, "noise", dataset, mech.id, m, u, float(eps), float(h), rep)
+                for eps, h in settings]
         return [Run(float(eps), float(h), rep, mech.ledger(cfg, float(eps), sizes, float(h), data.p),
                     rng(cfg["root_seed"], *key), key) for (eps, h), key in zip(settings, keys, strict=True)]
 
-    for s in range(b["tune_seeds"]):
-        runs = runs_for("tune", part.sizes[s], m_ref, u_ref, s, [(eps_ref, c) for c in cands])
-        theta = mech.train_batch(cfg, data.X[fit], data.y[fit], part.party_indices(s), runs)
-        acc[:, s] = _val_accuracy(theta, data.X[val], data.y[val])
-    chosen = _choose(cands, acc.mean(axis=1))
-    hp = {mech.id: {"hparam": mech.hparam, "candidates": cands, "seeds": b["tune_seeds"],
-                    "val_accuracy": acc.mean(axis=1).tolist(), "chosen": chosen}}
-    log.info("%s %s: tuned %s in %.1f s: %g", dataset, mech.id, mech.hparam, time.perf_counter() - start, chosen)
+    def thetas(ms: Sequence[str], eps: float, seeds: int, needed: set[tuple[int, int]] | None
+               ) -> dict[str, np.ndarray]:
+        part = plan.partitions(cfg, dataset, len(tun.y_fit), m_ref, u_ref, seeds, "tune")
+        out = np.zeros((len(cands), seeds, data.p))
+        for s in range(seeds):
+            idx = [i for i in range(len(cands)) if needed is None or (i, s) in needed]
+            runs = runs_for("tune", part.sizes[s], m_ref, u_ref, s, [(eps, cands[i]) for i in idx])
+            out[idx, s] = mech.train_batch(cfg, tun.X_fit, tun.y_fit, part.party_indices(s), runs).T
+        return {mech.id: out}
+
+    chosen_by, eps_run, hp = select(cfg, dataset, tun, [mech.id], mech.hparam, cands, thetas)
+    log.info("%s %s (%s): selected %s in %.1f s", dataset, mech.id, tun.protocol, mech.hparam,
+             time.perf_counter() - start)
+    data = tun.grid
+    noise_tag = "grid" if tun.protocol == "oracle" else f"grid_{tun.protocol}"
     opt = Optimum(data)
     base = _base_row(cfg, dataset, data)
-    lam = mech.lam(cfg, chosen)
     rows: list[dict[str, Any]] = []
+    grid_eps = [float(e) for e in b["eps_grid"]]
     for m, u in plan.cells(cfg, data.n)[0]:
         start = time.perf_counter()
         part = plan.partitions(cfg, dataset, data.n, m, u, b["reps"], "grid")
         cell_rows = []
         for rep in range(b["reps"]):
-            runs = runs_for("grid", part.sizes[rep], m, u, rep, [(float(e), chosen) for e in b["eps_grid"]])
-            out = _outcome(opt, mech.train_batch(cfg, data.X, data.y, part.party_indices(rep), runs), lam)
-            common = {**base, **calib.size_summary(part.sizes[rep]), "mode": mech.family, "m": m, "u": float(u),
-                      "rep": rep, "partition": plan.fingerprint(part, rep), "T": 0, "dtype": "float64",
-                      "lambda": lam, "hparam": mech.hparam, "hparam_value": chosen, **mech.row_fields(cfg, chosen)}
-            for k, run in enumerate(runs):
-                cell_rows.append({**common, **_mech_row(mech.id, run.ledger, run.epsilon),
-                                  **{key: float(v[k]) for key, v in out.items()}})
+            for chosen in sorted(set(chosen_by[mech.id].values())):
+                eps_list = [e for e in grid_eps if chosen_by[mech.id][e] == chosen]
+                runs = runs_for("grid", part.sizes[rep], m, u, rep, [(eps_run[mech.id][e], chosen) for e in eps_list],
+                                noise_tag)
+                lam = mech.lam(cfg, chosen)
+                out = _outcome(opt, mech.train_batch(cfg, data.X, data.y, part.party_indices(rep), runs), lam)
+                common = {**base, **calib.size_summary(part.sizes[rep]), "mode": mech.family, "m": m,
+                          "u": float(u), "rep": rep, "partition": plan.fingerprint(part, rep), "T": 0,
+                          "dtype": "float64", "lambda": lam, "hparam": mech.hparam, "hparam_value": chosen,
+                          **mech.row_fields(cfg, chosen)}
+                for k, (run, eps) in enumerate(zip(runs, eps_list, strict=True)):
+                    cell_rows.append({**common, **_mech_row(mech.id, run.ledger, eps),
+                                      **_selection_fields(cfg, tun.protocol, mech.id, eps, run.ledger),
+                                      **{key: float(v[k]) for key, v in out.items()}})
         seconds = (time.perf_counter() - start) / max(len(cell_rows), 1)
         rows += [{**r, "seconds": seconds} for r in cell_rows]
     return rows, hp
@@ -487,16 +668,26 @@ def collect(dataset: str, cfg: Mapping[str, Any], parts: Sequence[Path], hparams
     """Concatenate a data set's job parts into its table and one hyper-parameter record."""
     frame = pd.concat([results.read(p, EXTRA_COLUMNS) for p in parts], ignore_index=True)
     order = {m.id: i for i, m in enumerate(registry.configured(cfg))}
-    frame = (frame.assign(_o=frame["mechanism"].map(order))
-             .sort_values(["_o", "epsilon", "m", "u", "rep"], kind="stable").drop(columns="_o"))
+    porder = {p: i for i, p in enumerate(selection.protocols(cfg))}
+    frame = (frame.assign(_o=frame["mechanism"].map(order), _p=frame["selection"].map(porder))
+             .sort_values(["_p", "_o", "epsilon", "m", "u", "rep"], kind="stable").drop(columns=["_o", "_p"]))
     results.write(frame.reset_index(drop=True), out, EXTRA_COLUMNS)
     records = [io.read_json(h) for h in hparams]
+    by_protocol: dict[str, dict[str, Any]] = {}
+    for r in records:
+        for protocol, mechs in r["mechanisms"].items():
+            by_protocol.setdefault(protocol, {}).update(mechs)
     m_ref, u_ref, eps_ref = plan.reference_cell(cfg)
+    s = cfg["benchmark"]["selection"]
     io.write_json({
-        "dataset": dataset, "protocol": PROTOCOL, "privacy_cost_of_selection": "excluded",
+        "dataset": dataset, "protocol": PROTOCOL, "selection": s["protocol"],
+        "protocols": {p: selection.LABELS[p] for p in selection.protocols(cfg)},
+        "privacy_cost_of_selection": {p: ("included (end-to-end)" if p != "oracle" else "excluded")
+                                      for p in selection.protocols(cfg)},
+        "trials": dict(s["trials"]), "final_share": s["final_share"], "score_clip": s["score_clip"],
         "reference_cell": {"m": m_ref, "u": u_ref, "epsilon": eps_ref},
         "val_frac": cfg["benchmark"]["val_frac"], "tune_seeds": cfg["benchmark"]["tune_seeds"],
-        "mechanisms": {k: v for r in records for k, v in r["mechanisms"].items()},
+        "mechanisms": by_protocol,
         "skipped_cells": records[0]["skipped_cells"] if records else [],
         "n_private": records[0]["n_private"] if records else None,
         "n_private_before_cap": records[0]["n_private_before_cap"] if records else None,

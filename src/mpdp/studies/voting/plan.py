@@ -53,6 +53,12 @@ EXTRA_COLUMNS: dict[str, str] = {
     "N_aux": "int64",  # auxiliary pool size N
     "lambda_source": "string",  # tuned (private validation) | config | local | sweep
     "majority_error": "float64",  # test error of always predicting the private pool's majority class
+    # λ selection protocol and what the whole procedure paid (issue 34, mpdp.studies.voting.selection)
+    "selection": "string",  # private | oracle | none (λ configured or ε = ∞)
+    "eps_trial": "float64",  # private: each selection trial's ε_t; NaN otherwise
+    "eps_selection": "float64",  # the selection alone (pure), +inf for oracle
+    "eps_end_to_end": "float64",  # selection + release (basic composition of pure DP); +inf for oracle
+    "delta_end_to_end": "float64",
 }
 
 

@@ -40,12 +40,15 @@ def build(ctx: Mapping[str, Any] | None, cfg: Mapping[str, Any]) -> StudySection
     v = cfg["voting"]
     claims = vr.claims_table(loaded.tables, cfg)
     section.claims_tables = {"": claims}
+    section.summary_note = vr.reading_sentence(loaded.tables, cfg)
     section.method = [
+        md("**Privacy of the whole procedure.** " + vr.reading_sentence(loaded.tables, cfg)),
+        table(vr.reading_changes(loaded.tables, cfg)),
         md("**Methods, privacy units and sensitivities.**"), table(vr.methods_table()),
         md("**Pools.**"), table(vr.pools(loaded.tables)),
         md(f"**λ chosen with the noise in the loop (M = {v['h1_M']}).** Per (M, ε, method), the λ of "
-           "the grid with the lowest validation error of the *private* release, averaged over noise "
-           "draws from tuning streams disjoint from the repetitions. " + vr.SELECTION_PRIVACY
+           "the grid with the lowest validation error of *private* releases, drawn from tuning streams "
+           "disjoint from the repetitions. " + vr.SELECTION_PRIVACY
            + " Grid edges: see [Deviations](#voting-deviations)."),
         table(vr.lambdas(loaded.tables, cfg)),
         md(f"**When each method beats the majority class (M = {v['h1_M']}).** The smallest ε whose "

@@ -8,10 +8,13 @@ B.1's pooled ERM) are solved once per λ they need; the ε grid only draws noise
 used (spec I-12).
 
 **λ with the noise in the loop [REC].** The output noise scales with 1/λ, so λ is chosen per
-(M, ε, mechanism) by the test error of the *private* release on a validation split, averaged
-over ``tune_draws`` noise draws, on a partition of its own (:func:`select_lambdas`). Every
-draw of the selection comes from a tuning stream (:meth:`Streams.tuning_rng`), disjoint from
-the reported repetitions; the selection's own privacy cost is not accounted (like E7 #16).
+(M, ε, mechanism) on a validation split removed from the private pool, on a partition of its
+own, under the protocol ``voting.selection.protocol`` (:mod:`mpdp.studies.voting.selection`):
+``private`` (random stopping, the selection accounted in the row's ε, :func:`select_private`) or
+``oracle`` (every λ scored by the test error of the private release averaged over ``tune_draws``
+noise draws, :func:`select_lambdas`; its privacy cost is not accounted, like E7 #16). Every draw
+of the selection comes from a tuning stream (:meth:`Streams.tuning_rng`), disjoint from the
+reported repetitions.
 The votes do not depend on the global λ, so a λ grid only adds curator ERM solves; the
 averaging baselines need their local classifiers refitted at each λ they use.
 """
@@ -40,6 +43,8 @@ from mpdp.models.batched_erm import (
     predict_class,
     stack_problems,
 )
+from mpdp.privacy import private_selection
+from mpdp.studies.voting import selection
 from mpdp.studies.voting.plan import (
     CONTROLS,
     CURATOR,
@@ -258,7 +263,8 @@ Choice = dict[tuple[str, float], tuple[float, str]]
 
 
 def select_lambdas(cfg: Mapping[str, Any], table: str, task: Task, M: int, pooled: Pooled, streams: Streams,
-                   log: logging.Logger, record: list[dict[str, Any]] | None = None) -> Choice:
+                   log: logging.Logger, record: list[dict[str, Any]] | None = None,
+                   protocol: str = "oracle") -> Choice:
     """(mechanism, ε) -> (λ, source) at M; ε = inf is the noise-free choice (the ``*_np`` controls).
 
     ``voting.lambda`` set: Alg. 1/2 use it and the averaging baselines ``lambda_local`` (source
@@ -266,6 +272,7 @@ def select_lambdas(cfg: Mapping[str, Any], table: str, task: Task, M: int, poole
     of ``lambda_grid`` is scored by the validation error of the private release, averaged over
     ``tune_draws`` noise draws from tuning streams; the lowest wins (ties: the larger λ).
     ``record`` (optional) receives one row per (mechanism, λ, ε) with the validation error.
+    ``protocol = "private"``: the finite ε are chosen by :func:`select_private` instead.
     """
     v = cfg["voting"]
     mechs = mechanisms(task.n_classes)
@@ -279,6 +286,9 @@ def select_lambdas(cfg: Mapping[str, Any], table: str, task: Task, M: int, poole
     models = Partition(task, parts, lam_loc, pooled)
     grid = sorted(float(x) for x in v["lambda_grid"])
     choice: Choice = {}
+    if protocol == "private":
+        choice.update(select_private(cfg, table, task, M, models, streams, record))
+        eps_all = [math.inf]  # the noise-free controls' λ, as before
     for mech in mechs:
         errs = np.empty((len(grid), len(eps_all)))
         for i, lam in enumerate(grid):
@@ -290,6 +300,8 @@ def select_lambdas(cfg: Mapping[str, Any], table: str, task: Task, M: int, poole
                 W_p = w[None] + np.stack([op.draw_noise(gen, cal, w.shape) for _ in range(draws)])
                 errs[i, j] = float(error(predict(W_p, task.X_val, task.n_classes), task.y_val).mean())
         for j, eps in enumerate(eps_all):
+            if protocol == "private" and math.isfinite(eps):
+                continue
             best = min(range(len(grid)), key=lambda i, j=j: (errs[i, j], -grid[i]))
             choice[(mech, eps)] = (grid[best], "tuned")
             if record is not None:
@@ -297,6 +309,39 @@ def select_lambdas(cfg: Mapping[str, Any], table: str, task: Task, M: int, poole
                                "chosen": i == best} for i, lam in enumerate(grid))
         log.info("%s: M=%d %s: lambda per eps %s", table, M, mech,
                  {e: choice[(mech, e)][0] for e in eps_all})
+    return choice
+
+
+def select_private(cfg: Mapping[str, Any], table: str, task: Task, M: int, models: Partition, streams: Streams,
+                   record: list[dict[str, Any]] | None = None) -> Choice:
+    """(mechanism, ε) -> (λ, "private") for the finite ε: random stopping (:mod:`.selection`).
+
+    K ~ TNB trials on the tuning partition ``models``; trial k draws λ uniformly from the grid and
+    releases the mechanism's model at ε_t with its own noise (tuning streams); its score is the
+    error on the public validation split; the lowest score wins (ties: the earlier trial).
+    """
+    v, s = cfg["voting"], cfg["voting"]["selection"]
+    grid = sorted(float(x) for x in v["lambda_grid"])
+    shape, mean = float(s["trials"]["shape"]), float(s["trials"]["mean"])
+    choice: Choice = {}
+    for mech in mechanisms(task.n_classes):
+        for eps in (float(e) for e in v["eps_grid"]):
+            eps_t = selection.budget(cfg, eps)["eps_trial"]
+            gen = streams.tuning_rng("voting", "selection", table, mech, M, eps)
+            k = private_selection.sample_trials(gen, shape, mean)
+            lams = [grid[int(i)] for i in gen.integers(0, len(grid), size=k)]
+            errs = []
+            for lam in lams:
+                w = models.released(mech, lam)
+                cal = models.calibrate(cfg, mech, eps_t, w, lam, M)
+                W_p = w + op.draw_noise(gen, cal, w.shape)
+                errs.append(float(error(predict(W_p, task.X_val, task.n_classes), task.y_val)))
+            best = int(np.argmin(errs))
+            choice[(mech, eps)] = (lams[best], "private")
+            if record is not None:
+                record.extend({"M": M, "mechanism": mech, "epsilon": eps, "lambda": lam, "val_error": e,
+                               "chosen": t == best, "trial": t, "eps_trial": eps_t}
+                              for t, (lam, e) in enumerate(zip(lams, errs, strict=True)))
     return choice
 
 
@@ -333,12 +378,17 @@ def table_rows(cfg: Mapping[str, Any], table: str, processed_dir: Path, log: log
     }
     sweep_M = max([m for m in Ms if m <= v["h1_M"]] or Ms[:1])  # the M of figures H-1 and hamm_lambda
     rows: list[dict[str, Any]] = []
-    for M in Ms:
-        choice = select_lambdas(cfg, table, task, M, pooled, streams, log)
-        for rep in range(v["reps"]):
-            start = time.perf_counter()
-            rows.extend(_setting_rows(cfg, table, task, M, rep, choice, pooled, streams, base, sweep_M == M))
-            log.info("%s: M=%d rep=%d in %.2f s", table, M, rep, time.perf_counter() - start)
+    protocols = selection.protocols(cfg)
+    for protocol in protocols:
+        experiment = MAIN if protocol == protocols[0] else selection.FINAL_RUN
+        for M in Ms:
+            choice = select_lambdas(cfg, table, task, M, pooled, streams, log, protocol=protocol)
+            for rep in range(v["reps"]):
+                start = time.perf_counter()
+                rows.extend(_setting_rows(cfg, table, task, M, rep, choice, pooled, streams,
+                                          {**base, "experiment": experiment}, sweep_M == M and experiment == MAIN,
+                                          protocol))
+                log.info("%s (%s): M=%d rep=%d in %.2f s", table, protocol, M, rep, time.perf_counter() - start)
     return rows
 
 
@@ -352,8 +402,13 @@ def _private_row(setting: dict[str, Any], mech: str, eps: float, cal: op.OutputC
 
 
 def _setting_rows(cfg, table: str, task: Task, M: int, rep: int, choice: Choice, pooled: Pooled,
-                  streams: Streams, base: dict[str, Any], sweep: bool) -> list[dict[str, Any]]:
-    """Rows of one (M, repetition): controls once, private mechanisms for every ε, the λ sweep."""
+                  streams: Streams, base: dict[str, Any], sweep: bool, protocol: str = "oracle") -> list[dict[str, Any]]:
+    """Rows of one (M, repetition): controls once, private mechanisms for every ε, the λ sweep.
+
+    Under the private protocol each release is calibrated to the final share ε_f of its target ε
+    (:func:`mpdp.studies.voting.selection.budget`), its own noise stream, and every noise-dependent
+    bound (B6) is evaluated at ε_f; the row's ``epsilon`` stays the target.
+    """
     v = cfg["voting"]
     dataset, _ = dataset_of(table)
     K = task.n_classes
@@ -384,18 +439,22 @@ def _setting_rows(cfg, table: str, task: Task, M: int, rep: int, choice: Choice,
     for mech in CONTROLS:
         err, lam_m, src = controls[mech]
         rows.append({**setting, "mechanism": mech, "accountant": "none", "epsilon": math.inf,
+                     **selection.fields(cfg, protocol, math.inf, math.inf),
                      "eps_claimed": math.inf, "eps_accounted": math.inf, "privacy_unit": "none",
                      "beta": math.inf, "noise": "none", "noise_norm": 0.0, "test_error": err,
                      "accuracy": 1.0 - err, "lambda": lam_m, "lambda_source": src, "seconds": shared_seconds})
     t_priv = pooled.t
     w0: dict[float, np.ndarray] = {}  # Theorem 4: held-out pool = test inputs labelled by the ensemble's α [REC]
     for mech in mechanisms(K):
-        for eps in (float(e) for e in v["eps_grid"]):
+        for target in (float(e) for e in v["eps_grid"]):
             t0 = time.perf_counter()
-            lam, src = choice[(mech, eps)]
+            lam, src = choice[(mech, target)]
+            private = protocol == "private" and v["lambda"] is None
+            eps = selection.budget(cfg, target)["eps_final"] if private else target  # the release's own ε
             w = models.released(mech, lam)
             cal = models.calibrate(cfg, mech, eps, w, lam, M)
-            noise = op.draw_noise(streams.rng("voting", "noise", table, mech, M, eps, rep), cal, w.shape)
+            key = ("voting", "noise_private" if private else "noise", table, mech, M, target, rep)
+            noise = op.draw_noise(streams.rng(*key), cal, w.shape)
             W_p = w + noise
             extra: dict[str, float] = {}
             if mech in CURATOR:  # B6: weighted empirical risk gap on the auxiliary pool
@@ -423,8 +482,8 @@ def _setting_rows(cfg, table: str, task: Task, M: int, rep: int, choice: Choice,
                 extra["b5_bound"] = (float(bounds.b5_output_perturbation(w.size, cal.beta, L_J, bias))
                                      if math.isfinite(cal.beta) else bias)
             err = float(test_error(W_p))
-            rows.append({**_private_row(setting, mech, eps, cal, noise, err, lam, src, time.perf_counter() - t0),
-                         **extra})
+            rows.append({**_private_row(setting, mech, target, cal, noise, err, lam, src, time.perf_counter() - t0),
+                         **selection.fields(cfg, protocol, target, cal.eps_accounted), **extra})
     if sweep:
         rows.extend(_sweep_rows(cfg, table, task, M, rep, models, streams, setting))
     return rows

@@ -1,0 +1,71 @@
+"""λ selection protocols of the voting study (issue 34; spec experiments.md E5 "λ with the noise in the loop").
+
+``voting.selection.protocol`` names the protocol of the study's rows (``experiment = voting``);
+``voting.selection.final_run_reading`` adds the ``oracle`` rows under ``experiment =
+voting_final_run`` (the papers' convention), which the study's claims and figures do not read.
+
+- ``private`` (default): per (table, M, ε, mechanism), **random stopping** (Papernot & Steinke 2022;
+  :mod:`mpdp.privacy.private_selection`): K ~ truncated negative binomial (``trials.shape`` η,
+  ``trials.mean``) trials on the tuning partition of the private pool, each drawing λ uniformly
+  from ``voting.lambda_grid`` and releasing that mechanism's model with N-L2 noise at ε_t; each is
+  scored by its error on the validation split, which is **removed from the private pool** and
+  declared public (no noise needed). Every release is pure ε_t-DP in the mechanism's own unit, so
+  the selection is ((2 + η)ε_t, 0)-DP (:func:`~mpdp.privacy.private_selection.pure_selection_epsilon`).
+  The chosen λ is then used by the row's release at ε_f = ``final_share``·ε, and by basic
+  composition the whole procedure is (ε_sel + ε_f, 0)-DP with ε_t = (1 − share)·ε/(2 + η), i.e.
+  exactly ε. Columns: ``eps_trial``, ``eps_selection``, ``eps_accounted`` (the release alone),
+  ``eps_end_to_end``, ``delta_end_to_end`` (0).
+- ``oracle``: today's selection, **non-private (the papers' convention)**: every λ of the grid
+  scored over ``tune_draws`` private releases at ε (120 unaccounted releases per cell at the
+  defaults); ``eps_selection`` = ``eps_end_to_end`` = +inf.
+
+The controls at ε = ∞ (``*_np``) are not private under either protocol; their λ is chosen without
+noise on the validation split as before.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any
+
+from mpdp.privacy.private_selection import pure_selection_epsilon
+
+LABELS = {
+    "private": "private selection (random stopping, Papernot & Steinke 2022), end-to-end accounted",
+    "oracle": "non-private selection (the papers' convention)",
+}
+#: the ``experiment`` of the oracle rows written next to private ones
+FINAL_RUN = "voting_final_run"
+
+
+def protocols(cfg: Mapping[str, Any]) -> list[str]:
+    """The protocols a table is trained under: the headline one, then ``oracle`` if read too."""
+    s = cfg["voting"]["selection"]
+    out = [s["protocol"]]
+    if s["final_run_reading"] and s["protocol"] != "oracle" and cfg["voting"]["lambda"] is None:
+        out.append("oracle")
+    return out
+
+
+def budget(cfg: Mapping[str, Any], epsilon: float) -> dict[str, float]:
+    """The private protocol's split of a target ε (module docstring)."""
+    s = cfg["voting"]["selection"]
+    shape, share = float(s["trials"]["shape"]), float(s["final_share"])
+    eps_t = (1.0 - share) * float(epsilon) / (2.0 + shape)
+    eps_sel = pure_selection_epsilon(eps_t, shape)
+    eps_f = share * float(epsilon)
+    return {"eps_trial": eps_t, "eps_final": eps_f, "eps_selection": eps_sel, "eps_end_to_end": eps_sel + eps_f,
+            "delta_end_to_end": 0.0}
+
+
+def fields(cfg: Mapping[str, Any], protocol: str, epsilon: float, eps_accounted: float) -> dict[str, Any]:
+    """The selection columns of a row (private, oracle, or λ configured: nothing selected)."""
+    if cfg["voting"]["lambda"] is not None or not math.isfinite(epsilon):
+        return {"selection": "none", "eps_trial": math.nan, "eps_selection": 0.0,
+                "eps_end_to_end": float(eps_accounted), "delta_end_to_end": 0.0}
+    if protocol == "private":
+        b = budget(cfg, epsilon)
+        return {"selection": protocol, **{k: v for k, v in b.items() if k != "eps_final"}}
+    return {"selection": protocol, "eps_trial": math.nan, "eps_selection": math.inf, "eps_end_to_end": math.inf,
+            "delta_end_to_end": math.nan}
