@@ -51,7 +51,7 @@ MECHANISM_ORDER = ("wddp", "jayaraman", "wyx", "nonprivate")
 
 #: fixed output geometry: every figure has the same size in pixels
 DPI = 110
-PANEL_FIGSIZE = (12.6, 9.4)
+PANEL_FIGSIZE = (12.6, 10.6)
 
 #: PNG and PDF metadata without dates or library versions (byte-reproducible output)
 PNG_METADATA: dict[str, Any] = {"Software": None}
