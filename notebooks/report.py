@@ -35,7 +35,7 @@ from IPython.display import HTML, Markdown, display
 from mpdp import config as mpdp_config
 from mpdp import planning
 from mpdp.audit import section as audit_section
-from mpdp.report import provenance, scaffold, sections, verdicts
+from mpdp.report import claims_view, provenance, scaffold, sections, verdicts
 from mpdp.report.build import CONTEXT_ENV
 from mpdp.studies.admm import report as zz_report
 from mpdp.studies.admm import section as zz_section
@@ -44,6 +44,7 @@ from mpdp.studies.ls import section as ls_section
 from mpdp.studies.voting import section as voting_section
 from mpdp.studies.wddp import report as wddp_report
 from mpdp.studies.wddp import section as wddp_section
+from mpdp.studies.wddp.claims import FIGURES as WDDP_FIGURES
 from mpdp.studies.wddp.claims import READINGS
 from mpdp.studies.wddp.figure_spec import VARIANT_NAMES
 from mpdp.studies.wddp.figures import load_tables
@@ -58,12 +59,14 @@ display(HTML(sections.REPORT_CSS))
 warnings = wddp_report.data_warnings(CFG, CARDS, TABLES, UNAVAILABLE)
 if warnings:
     display(HTML(sections.callout(warnings, "warning")))
-CLAIMS = {reading: wddp_report.claims_check(TABLES, reading) for reading in READINGS}
-WDDP = wddp_section.build(CTX, TABLES, CARDS, CLAIMS)
-ZZ = zz_section.build(CTX, CFG)
-VOTING = voting_section.build(CTX.get("voting"), CFG)
-LS = ls_section.build(CTX.get("ls"), CFG)
-XP = xp_section.build(CTX.get("xp"), CFG)
+# every verdict comes from the claims tables (data/results/claims/, rule claims_tables; docs/claims.md)
+CLAIMS_TABLES = claims_view.load(CTX.get("claims"))
+CLAIMS = claims_view.study_readings(CLAIMS_TABLES, "wddp", names={r: r for r in READINGS}, figures=WDDP_FIGURES)
+WDDP = wddp_section.build(CTX, TABLES, CARDS, CLAIMS, CLAIMS_TABLES)
+ZZ = zz_section.build(CTX, CFG, CLAIMS_TABLES)
+VOTING = voting_section.build(CTX.get("voting"), CFG, CLAIMS_TABLES)
+LS = ls_section.build(CTX.get("ls"), CFG, CLAIMS_TABLES)
+XP = xp_section.build(CTX.get("xp"), CFG, CLAIMS_TABLES)
 AUDIT = audit_section.build(CTX.get("audit"))
 PAPERS = [WDDP, ZZ, VOTING, LS]
 SECTIONS = [*PAPERS, XP, AUDIT]
@@ -72,10 +75,8 @@ ZZ.facts.append(audit_section.pvp_fact(CTX.get("audit"), verdicts.round_for_read
 
 # %%
 display(scaffold.heading(2, "verdicts-heading", "Verdicts: what replicates and what does not"))
-# one frame with the columns of data/results/claims/verdicts.parquet: the file where the claims
-# engine wrote it, else each study's claims table (verdicts.verdicts_from_claims_tables)
-VERDICTS_FILE = CTX.get("verdicts") or str(Path(CTX["repo_root"]) / verdicts.VERDICTS_PATH)
-VERDICTS, VERDICTS_SOURCE = verdicts.load_verdicts(VERDICTS_FILE, SECTIONS)
+# one row per claim and reading: the claims engine's data/results/claims/verdicts.parquet
+VERDICTS = CLAIMS_TABLES.verdicts
 BY_KEY = {study.key: study for study in SECTIONS}
 
 
@@ -90,8 +91,9 @@ def claim_anchor(study: str, reading: str, claim_id: str) -> str:
 
 
 display(Markdown(
-    f"One cell per claim of each paper (verdicts {VERDICTS_SOURCE}); a claim that fails on any "
-    "data set or setting is shown as failing or mixed, never hidden by a majority. Click a cell "
+    "One cell per claim of each paper, over every cell of the grid where the claim is defined (the "
+    "claims engine's `data/results/claims/verdicts.parquet`); a claim that fails on any data set or "
+    "setting is shown as failing or mixed, never hidden by a majority. Click a cell "
     "for the claim's details; hover for its text."))
 display(HTML(verdicts.verdict_matrix_html(
     VERDICTS, {s.key: s.paper for s in [*PAPERS, XP]}, claim_anchor)))
@@ -135,9 +137,9 @@ display(HTML(sections.details("The inconsistency register: where each entry is r
 # %%
 display(scaffold.heading(3, "glance", "Claims at a glance"))
 display(Markdown(
-    "Every claim of every study, per reading: how many data sets or settings PASS, FAIL, are "
-    "INCONCLUSIVE or UNINFORMATIVE (95 % t-interval over repetitions, paired within a "
-    "repetition). Each id links to the claim's row in its section."
+    "Every claim of every study, per reading: its verdict (HOLDS, FAILS, MIXED, VACUOUS, INCONCLUSIVE, "
+    "UNINFORMATIVE; docs/claims.md), the number of cells, informative cells, cells for and against, and "
+    "where they lie. Each id links to the claim's row in its section."
 ))
 display(HTML(sections.details("Counts per claim and data set", scaffold.glance(SECTIONS))))
 

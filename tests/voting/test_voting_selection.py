@@ -12,7 +12,9 @@ import pytest
 from dp_accounting.rdp import rdp_privacy_accountant as rdp_acc
 
 from mpdp import bounds, config, results
+from mpdp.claims import engine as claims_engine
 from mpdp.privacy import private_selection as ps
+from mpdp.studies.voting import claims as voting_claims
 from mpdp.studies.voting import plan, selection, train
 from mpdp.studies.voting import report as vr
 
@@ -76,10 +78,19 @@ def test_every_private_row_is_end_to_end_private_at_its_target(default_rows):
 
 
 def test_verdicts_are_given_under_both_readings(default_rows):
+    """The claims engine evaluates every voting claim under both readings (end-to-end: the private
+    main rows; final run: the oracle rows), and the report compares the two from its verdicts."""
     cfg, frame = default_rows
-    changes = vr.reading_changes({"kddcup99": frame}, cfg)
+    tables = {"kddcup99": frame}
+    obs = voting_claims.observations(tables)
+    assert set(obs["reading"]) == {"end_to_end", "final_run"}
+    declared = voting_claims.claims(cfg)
+    verdicts = claims_engine.verdicts(declared, claims_engine.evaluate(
+        declared, claims_engine.Inputs(obs, voting_claims.baselines(tables))))
+    assert set(verdicts["reading"]) == {"end_to_end", "final_run"}
+    changes = vr.reading_changes(verdicts)
     assert set(changes["claim_id"]) >= {"V1", "V2"} and changes["changed"].dtype == bool
-    text = vr.reading_sentence({"kddcup99": frame}, cfg)
+    text = vr.reading_sentence(tables, verdicts)
     assert "end-to-end privacy" in text and f"{int(changes['changed'].sum())} of {len(changes)}" in text
 
 

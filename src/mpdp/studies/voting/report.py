@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from mpdp.studies.voting import claims
+from mpdp.claims import t_interval
 from mpdp.studies.voting.figures import FIGURE_IDS, LABELS, MULTICLASS_LABELS, load_tables
 from mpdp.studies.voting.plan import CURATOR, main_rows, sweep_rows
 from mpdp.tuning import edge_sentence, edge_warnings
@@ -93,46 +93,32 @@ def methods_table() -> pd.DataFrame:
     )
 
 
-def final_run_tables(tables: Mapping[str, pd.DataFrame]) -> dict[str, pd.DataFrame]:
-    """The oracle rows (``voting_final_run``) of each table relabelled as the study's rows, with the
-    λ sweep, so that the claims can be evaluated on the papers' convention too."""
-    from mpdp.studies.voting.plan import MAIN, SWEEP
-    from mpdp.studies.voting.selection import FINAL_RUN
-
-    out = {}
-    for name, df in tables.items():
-        if (df["experiment"] == FINAL_RUN).any():
-            fin = df[df["experiment"].isin([FINAL_RUN, SWEEP])]
-            out[name] = fin.assign(experiment=fin["experiment"].replace({FINAL_RUN: MAIN}))
-    return out
-
-
-def reading_changes(tables: Mapping[str, pd.DataFrame], cfg: Mapping) -> pd.DataFrame:
-    """Per claim and table: the verdict at end-to-end privacy (headline) and at the final run only."""
-    final = final_run_tables(tables)
-    cols = ["claim_id", "dataset", "verdict (end-to-end)", "verdict (final run)", "changed"]
-    if not final:
+def reading_changes(verdicts: pd.DataFrame) -> pd.DataFrame:
+    """Per claim and table: the verdict at end-to-end privacy (headline) and at the final run only,
+    from the claims engine's verdicts of the two readings (data/results/claims/verdicts.parquet)."""
+    cols = ["claim_id", "verdict (end-to-end)", "verdict (final run)", "changed"]
+    v = verdicts[verdicts["study"] == "voting"] if "study" in verdicts else verdicts.iloc[0:0]
+    if not {"end_to_end", "final_run"} <= set(v.get("reading", pd.Series(dtype=str))):
         return pd.DataFrame(columns=cols)
-    e2e = claims.evaluate({k: tables[k] for k in final}, cfg).set_index(["claim_id", "dataset"])["verdict"]
-    fin = claims.evaluate(final, cfg).set_index(["claim_id", "dataset"])["verdict"]
-    both = pd.concat([e2e.rename(cols[2]), fin.rename(cols[3])], axis=1).reset_index()
-    both["changed"] = both[cols[2]] != both[cols[3]]
+    wide = v.pivot_table(index="claim_id", columns="reading", values="verdict", aggfunc="first")
+    both = pd.DataFrame({cols[1]: wide["end_to_end"], cols[2]: wide["final_run"]}).dropna().reset_index()
+    both["changed"] = both[cols[1]] != both[cols[2]]
     return both[cols]
 
 
-def reading_sentence(tables: Mapping[str, pd.DataFrame], cfg: Mapping) -> str:
+def reading_sentence(tables: Mapping[str, pd.DataFrame], verdicts: pd.DataFrame) -> str:
     """How much the end-to-end reading changes the voting verdicts (computed from the tables)."""
     heads = {str(p) for df in tables.values() for p in main_rows(df).get("selection", pd.Series(dtype=str)).dropna()}
     if "private" not in heads:
         return ("The verdicts below are at the privacy of the released model only: the λ selection's own privacy "
                 "cost is excluded (non-private selection, the papers' convention).")
-    changes = reading_changes(tables, cfg)
+    changes = reading_changes(verdicts)
     lead = ("The verdicts below are at **end-to-end privacy**: the λ selection is charged to each row's ε "
             "(headline).")
     if changes.empty:
         return lead + " The final-run reading was not computed in this build."
-    per = "; ".join(f"{ds}: {int(g['changed'].sum())} of {len(g)}" for ds, g in changes.groupby("dataset"))
-    return lead + f" Against the papers' convention (non-private selection), the verdict changes for — {per} claims."
+    return (lead + f" Against the papers' convention (non-private selection), the verdict changes for "
+            f"{int(changes['changed'].sum())} of {len(changes)} claims (each over every table and cell).")
 
 
 def ledger(tables: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
@@ -169,9 +155,11 @@ def error_summary(tables: Mapping[str, pd.DataFrame], M: int, eps: float) -> pd.
     return frame.loc[order].rename(index=LABELS)
 
 
-def claims_table(tables: Mapping[str, pd.DataFrame], cfg: Mapping) -> pd.DataFrame:
-    """The claims of S-004 / E5 with verdicts and intervals (:mod:`mpdp.studies.voting.claims`)."""
-    return claims.evaluate(tables, cfg)
+def below_majority(errors: np.ndarray, majority: float) -> bool:
+    """Whether test errors over repetitions are significantly below the majority-class error
+    (the upper end of the 95 % t-interval; with one repetition, the mean)."""
+    mean, _, high = t_interval(np.asarray(errors, dtype=float))
+    return bool((high if np.isfinite(high) else mean) < majority)
 
 
 def _h1_rows(df: pd.DataFrame, M: int) -> tuple[pd.DataFrame, int]:
@@ -226,7 +214,7 @@ def edge_text(tables: Mapping[str, pd.DataFrame], cfg: Mapping) -> str:
 
 def beats_majority(tables: Mapping[str, pd.DataFrame], cfg: Mapping) -> pd.DataFrame:
     """Per table and private method at M = h1_M: the smallest ε whose test error is significantly below the
-    majority-class error (95 % t-interval over repetitions, :func:`claims.below_majority`)."""
+    majority-class error (95 % t-interval over repetitions, :func:`below_majority`)."""
     out = []
     for table, full in sorted(tables.items()):
         rows, M = _h1_rows(main_rows(full), int(cfg["voting"]["h1_M"]))
@@ -236,7 +224,7 @@ def beats_majority(tables: Mapping[str, pd.DataFrame], cfg: Mapping) -> pd.DataF
             g = private[private["mechanism"] == mech]
             first, err = None, float("nan")
             for eps, sub in sorted(g.groupby("epsilon"), key=lambda kv: kv[0]):
-                if claims.below_majority(sub["test_error"].to_numpy(), maj):
+                if below_majority(sub["test_error"].to_numpy(), maj):
                     first, err = float(eps), float(sub["test_error"].mean())
                     break
             out.append({"table": table, "M": M, "method": mech, "unit": str(g["privacy_unit"].iloc[0]),
@@ -307,20 +295,6 @@ def figure_findings(tables: Mapping[str, pd.DataFrame], cfg: Mapping) -> str:
     return "\n".join(lines)
 
 
-def claims_text(claims_frame: pd.DataFrame) -> str:
-    """V1–V4 in words: verdict and estimate [95 % interval], or why a claim is uninformative."""
-    lines = []
-    for r in claims_frame.itertuples():
-        if r.verdict == "UNINFORMATIVE":
-            lines.append(f"- **{r.claim_id}, {r.dataset}: UNINFORMATIVE** — {r.note.removeprefix('uninformative: ')}.")
-        elif np.isfinite(r.estimate):
-            ci = f" [{r.ci_low:.3g}, {r.ci_high:.3g}]" if np.isfinite(r.ci_low) else ""
-            lines.append(f"- **{r.claim_id}, {r.dataset}: {r.verdict}** — {r.statistic}: {r.estimate:.3g}{ci}.")
-        else:
-            lines.append(f"- **{r.claim_id}, {r.dataset}: {r.verdict}** — {r.note}.")
-    return "\n".join(lines)
-
-
-__all__ = ["DEVIATIONS", "FIGURE_IDS", "METHODS", "SELECTION_PRIVACY", "Section", "beats_majority", "claims_table",
-           "claims_text", "edge_text", "edges", "error_summary", "figure_findings", "lambdas", "ledger", "load",
+__all__ = ["DEVIATIONS", "FIGURE_IDS", "METHODS", "SELECTION_PRIVACY", "Section", "beats_majority", "below_majority",
+           "edge_text", "edges", "error_summary", "figure_findings", "lambdas", "ledger", "load",
            "methods_table", "pools"]
