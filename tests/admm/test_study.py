@@ -190,3 +190,22 @@ def test_footing_note_says_whether_dvp_and_pvp_share_their_knobs():
     table.loc[table["mechanism"] == "pvp", "rho"] = 0.1
     note = claims.footing_note(table, _cfg())
     assert "not on equal footing" in note and "PVP ρ = 0.1" in note
+
+
+def test_z5_is_net_of_non_private_admm_at_dvps_own_step():
+    """Issue 33: Z5 subtracts non-private ADMM run at DVP's own (ρ, η) (``admm_ref``), so where DVP
+    follows that reference exactly the drift is 0, whatever ADMM at its own tuned η does."""
+    def loss(mech, alpha, t, rep):
+        return 1.0 + 1.0 / t  # DVP at negligible noise: exactly the reference's trajectory
+    table = _table(loss, admm=lambda t: 1.0 + 0.2 / t)  # ADMM at its own η converges faster
+    ref = [{"topology": "ring", "mechanism": "admm_ref", "alpha": np.nan, "rep": 0, "iteration": t,
+            "train_loss": 1.0 + 1.0 / t, "mer": 0.15, "reference_for": "dvp+pvp"} for t in range(1, 31)]
+    with_ref = pd.concat([table.assign(reference_for=""), pd.DataFrame(ref)], ignore_index=True)
+    assert set(claims.reference(with_ref)["mechanism"]) == {"admm_ref"}
+    cfg = _cfg()
+    cfg["admm"] = {**cfg["admm"], "f4_iterations": [1, 30]}
+    drift = claims.observations(with_ref, cfg).query("metric == 'g_drift'")["value"]
+    assert len(drift) and np.allclose(drift, 0.0)
+    # the old reference (ADMM at its own η) puts convergence into the statistic
+    old = claims.observations(table, cfg).query("metric == 'g_drift'")["value"]
+    assert np.all(np.abs(old) > 0.1)
