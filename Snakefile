@@ -22,6 +22,7 @@ include: "workflow/rules/audit.smk"
 include: "workflow/rules/benchmark.smk"
 include: "workflow/rules/benchmark_figures.smk"
 include: "workflow/rules/report.smk"
+include: "workflow/rules/multiverse.smk"
 
 
 rule all:

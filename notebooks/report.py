@@ -35,6 +35,8 @@ from IPython.display import HTML, Markdown, display
 from mpdp import config as mpdp_config
 from mpdp import planning
 from mpdp.audit import section as audit_section
+from mpdp.multiverse import section as multiverse_section
+from mpdp.multiverse import spec as multiverse_spec
 from mpdp.report import provenance, scaffold, sections
 from mpdp.report.build import CONTEXT_ENV
 from mpdp.studies.admm import report as zz_report
@@ -69,6 +71,8 @@ PVP_HEADLINE = audit_section.pvp_headline(CTX.get("audit"))  # a headline: also 
 if ZZ.ran and PVP_HEADLINE:
     ZZ.summary_note = " ".join(filter(None, [ZZ.summary_note, f"Privacy audit ([§ audit](#audit)): {PVP_HEADLINE}"]))
 SECTIONS = [*PAPERS, XP, AUDIT]
+# robustness to the [REC] choices (issue 38): only when `snakemake multiverse` has been run
+MULTIVERSE = multiverse_section.read(Path(CTX["repo_root"]) / multiverse_spec.TABLE_PATH)
 
 # %%
 display(scaffold.heading(2, "summary", "What replicates, paper by paper"))
@@ -79,11 +83,15 @@ display(Markdown(
 ))
 for study in PAPERS:
     display(Markdown(scaffold.paper_summary(study)))
+    if FRAGILE := multiverse_section.fragile_note(MULTIVERSE, study.key):
+        display(Markdown(FRAGILE))
 
 # %%
 display(scaffold.heading(2, "findings", "Cross-paper findings"))
 for study in (XP, AUDIT):
     display(Markdown(scaffold.paper_summary(study)))
+    if FRAGILE := multiverse_section.fragile_note(MULTIVERSE, study.key):
+        display(Markdown(FRAGILE))
 if PVP_HEADLINE:
     display(audit_section.headline_note(PVP_HEADLINE))
 REGISTER = []
@@ -120,6 +128,16 @@ display(HTML(scaffold.glance(SECTIONS)))
 for study in SECTIONS:
     for block in scaffold.render(study):
         display(block)
+
+# %%
+if MULTIVERSE is not None:
+    display(scaffold.heading(2, multiverse_section.ANCHOR, multiverse_section.TITLE))
+    display(Markdown(multiverse_section.markdown(MULTIVERSE)))
+    display(HTML(scaffold.figure_html(scaffold.FigureItem(
+        "multiverse", "Each claim's verdict under each alternative value of a reconstructed choice, one at a "
+        "time, against the multiverse's default run.",
+        path=str(Path(CTX["repo_root"]) / multiverse_spec.FIGURE_PNG),
+        missing="The multiverse figure was not built: run `snakemake multiverse`."))))
 
 # %%
 display(scaffold.heading(2, "data", "Data cards"))

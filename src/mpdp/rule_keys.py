@@ -67,6 +67,11 @@ RULE_KEYS: dict[str, tuple[str, ...]] = {
                           "benchmark.mechanisms"),
     "benchmark_figure": ("benchmark.reference", "benchmark.delta", "benchmark.max_train_records"),
     "benchmark_ranking": ("benchmark.primary_metric",),
+    # the multiverse (issue 38): the collection reads the declared choices; each universe job
+    # also gets its whole config as a param (mpdp.multiverse.spec.universe_config), so any key
+    # of it reruns that universe
+    "multiverse": ("multiverse",),
+    "multiverse_universe": ("multiverse",),
 }
 
 #: preprocessing keys that only one data set's preparation reads
