@@ -10,6 +10,13 @@ from mpdp.multiverse import spec as multiverse_spec
 MULTIVERSE = {u.id: u for u in multiverse_spec.universes(CFG)}
 
 
+def multiverse_raw(wildcards):
+    """The raw data of a universe's data sets, fetched once here: the universes share data/raw
+    (linked), so none of their nested runs fetches (or replaces) a file another one reads."""
+    ucfg = multiverse_spec.universe_config(CFG, MULTIVERSE[wildcards.universe])
+    return [f"data/raw/{ds}/manifest.json" for ds in ucfg["datasets"] if ds in AVAILABLE]
+
+
 rule multiverse:
     input:
         status=expand("data/multiverse/{universe}/status.json", universe=list(MULTIVERSE)),
@@ -30,6 +37,8 @@ rule multiverse:
 
 
 rule multiverse_universe:
+    input:
+        multiverse_raw,
     output:
         status="data/multiverse/{universe}/status.json",
     log:
