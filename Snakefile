@@ -21,6 +21,7 @@ include: "workflow/rules/admm.smk"
 include: "workflow/rules/audit.smk"
 include: "workflow/rules/benchmark.smk"
 include: "workflow/rules/benchmark_figures.smk"
+include: "workflow/rules/claims.smk"
 include: "workflow/rules/report.smk"
 include: "workflow/rules/multiverse.smk"
 

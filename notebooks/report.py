@@ -37,7 +37,7 @@ from mpdp import planning
 from mpdp.audit import section as audit_section
 from mpdp.multiverse import section as multiverse_section
 from mpdp.multiverse import spec as multiverse_spec
-from mpdp.report import provenance, scaffold, sections
+from mpdp.report import claims_view, provenance, scaffold, sections
 from mpdp.report.build import CONTEXT_ENV
 from mpdp.studies.admm import report as zz_report
 from mpdp.studies.admm import section as zz_section
@@ -46,6 +46,7 @@ from mpdp.studies.ls import section as ls_section
 from mpdp.studies.voting import section as voting_section
 from mpdp.studies.wddp import report as wddp_report
 from mpdp.studies.wddp import section as wddp_section
+from mpdp.studies.wddp.claims import FIGURES as WDDP_FIGURES
 from mpdp.studies.wddp.claims import READINGS
 from mpdp.studies.wddp.figure_spec import VARIANT_NAMES
 from mpdp.studies.wddp.figures import load_tables
@@ -59,12 +60,14 @@ display(HTML(sections.REPORT_CSS))
 warnings = wddp_report.data_warnings(CFG, CARDS, TABLES, UNAVAILABLE)
 if warnings:
     display(HTML(sections.callout(warnings, "warning")))
-CLAIMS = {reading: wddp_report.claims_check(TABLES, reading) for reading in READINGS}
-WDDP = wddp_section.build(CTX, TABLES, CARDS, CLAIMS)
-ZZ = zz_section.build(CTX, CFG)
-VOTING = voting_section.build(CTX.get("voting"), CFG)
-LS = ls_section.build(CTX.get("ls"), CFG)
-XP = xp_section.build(CTX.get("xp"), CFG)
+# every verdict comes from the claims tables (data/results/claims/, rule claims_tables; docs/claims.md)
+CLAIMS_TABLES = claims_view.load(CTX.get("claims"))
+CLAIMS = claims_view.study_readings(CLAIMS_TABLES, "wddp", names={r: r for r in READINGS}, figures=WDDP_FIGURES)
+WDDP = wddp_section.build(CTX, TABLES, CARDS, CLAIMS, CLAIMS_TABLES)
+ZZ = zz_section.build(CTX, CFG, CLAIMS_TABLES)
+VOTING = voting_section.build(CTX.get("voting"), CFG, CLAIMS_TABLES)
+LS = ls_section.build(CTX.get("ls"), CFG, CLAIMS_TABLES)
+XP = xp_section.build(CTX.get("xp"), CFG, CLAIMS_TABLES)
 AUDIT = audit_section.build(CTX.get("audit"))
 PAPERS = [WDDP, ZZ, VOTING, LS]
 PVP_HEADLINE = audit_section.pvp_headline(CTX.get("audit"))  # a headline: also in the ADMM summary and the findings
@@ -77,9 +80,10 @@ MULTIVERSE = multiverse_section.read(Path(CTX["repo_root"]) / multiverse_spec.TA
 # %%
 display(scaffold.heading(2, "summary", "What replicates, paper by paper"))
 display(Markdown(
-    "Per paper, from its claims table: how many claims pass, fail or stay undecided, which ones "
-    "replicate, and for each claim that does not, the failing statistic and the reason the check "
-    "records; every claim links to its row in the study's claims table and to its figure."
+    "Per paper, from the claims tables (data/results/claims/verdicts.parquet): every claim's verdict over "
+    "all the cells where it is defined, worst first — a claim that FAILS or is MIXED anywhere is listed "
+    "before any that HOLDS, with where its cells against lie (no majority vote over data sets); every "
+    "claim links to its row in the study's claims table, to its figure and to the study's verdict map."
 ))
 for study in PAPERS:
     display(Markdown(scaffold.paper_summary(study)))
@@ -118,9 +122,9 @@ if ZZ.ran:
 # %%
 display(scaffold.heading(2, "glance", "Claims at a glance"))
 display(Markdown(
-    "Every claim of every study, per reading: how many data sets or settings PASS, FAIL, are "
-    "INCONCLUSIVE or UNINFORMATIVE (95 % t-interval over repetitions, paired within a "
-    "repetition). Each id links to the claim's row in its section."
+    "Every claim of every study, per reading: its verdict (HOLDS, FAILS, MIXED, VACUOUS, INCONCLUSIVE, "
+    "UNINFORMATIVE; docs/claims.md), the number of cells, informative cells, cells for and against, and "
+    "where they lie. Each id links to the claim's row in its section."
 ))
 display(HTML(scaffold.glance(SECTIONS)))
 

@@ -46,15 +46,15 @@ def test_edge_warnings_lists_edges_only_and_skips_untuned_grids():
 
 
 def test_uninformative_check_is_not_scored():
-    claim = claims.Claim("A beats B", "Fig. 1", "greater", float("nan"))
-
-    def check(_runs):
-        raise claims.Uninformative("both at the majority rate 0.887")
-
-    row = claims.evaluate_one("V1", claim, check, None, "bank", "reading")
-    assert row["verdict"] == "UNINFORMATIVE"
-    assert "majority rate" in row["note"]
-
-    ok = claims.evaluate_one("V1", claim, lambda _r: claims.Result(pd.Series([1.0, 1.1, 0.9, 1.05]), "s", ""),
-                             None, "bank", "reading")
-    assert ok["verdict"] == "PASS"
+    """A comparison at the trivial baseline is UNINFORMATIVE (the engine's guard), not scored."""
+    claim = claims.Claim("t", "V1", "A beats B", "Fig. 1", "accuracy", ("a", "b"), "compare", "greater")
+    rows = [{"dataset": "bank", "reading": "-", "cell": "c", "rep": r, "method": m, "metric": "accuracy",
+             "value": v + 0.001 * r, "x": float("nan"), "bound": float("nan")}
+            for r in range(4) for m, v in (("a", 0.88), ("b", 0.86))]
+    base = pd.DataFrame([{"dataset": "bank", "cell": "*", "metric": "accuracy", "value": 0.887,
+                          "baseline": "majority rate"}])
+    cells = claims.evaluate([claim], claims.Inputs(pd.DataFrame(rows), base))
+    assert claims.verdicts([claim], cells).iloc[0]["verdict"] == "UNINFORMATIVE"
+    assert "majority rate" in cells["note"].iloc[0]
+    cells = claims.evaluate([claim], claims.Inputs(pd.DataFrame(rows), base.assign(value=0.5)))
+    assert claims.verdicts([claim], cells).iloc[0]["verdict"] == "HOLDS"

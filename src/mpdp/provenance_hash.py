@@ -28,7 +28,7 @@ STAGE_SOURCES: dict[str, tuple[str, ...]] = {
               "partition.py", "seeding.py", "results.py"),
     "figures": ("figures", "studies/wddp/figures.py", "studies/wddp/figure_spec.py", "bounds.py",
                 "results.py"),
-    "report": ("report", "claims.py", "studies/wddp/claims.py", "studies/wddp/report.py",
+    "report": ("report", "claims", "studies/wddp/claims.py", "studies/wddp/report.py",
                "studies/wddp/figures.py", "studies/wddp/section.py", "tuning.py", "figures",
                "studies/wddp/figure_spec.py", "bounds.py", "results.py", "studies/ls",
                "studies/voting", "studies/admm", "audit/report.py", "audit/figure.py", "audit/section.py",
@@ -36,9 +36,9 @@ STAGE_SOURCES: dict[str, tuple[str, ...]] = {
                "studies/benchmark", "planning.py", "studies/wddp/tuning_report.py"),
     # least-squares study (issue 9): experiment tables, then figures and claims
     "ls": ("studies/ls/__init__.py", "studies/ls/data.py", "studies/ls/experiment.py",
-           "studies/ls/theory.py", "mechanisms/least_squares.py", "privacy", "claims.py",
+           "studies/ls/theory.py", "mechanisms/least_squares.py", "privacy", "claims/intervals.py",
            "seeding.py"),
-    "ls_figures": ("studies/ls", "figures", "claims.py"),
+    "ls_figures": ("studies/ls", "figures", "claims"),
     # the empirical privacy audit (spec audit.md): its adapters reuse the mechanisms' code
     # and the trainer and calibrations that produce the tables (wddp batch, benchmark calibration)
     "audit": ("audit", *ENGINE, "models", "mechanisms", "privacy", "partition.py",
@@ -48,16 +48,21 @@ STAGE_SOURCES: dict[str, tuple[str, ...]] = {
     "voting_train": ("studies/voting/plan.py", "studies/voting/train.py", "models", "data/prepare.py",
                      "mechanisms/output_perturbation.py", "privacy/samplers.py", "bounds.py",
                      "seeding.py", "results.py"),
-    "voting_figures": ("studies/voting/figures.py", "studies/voting/plan.py", "figures", "claims.py",
+    "voting_figures": ("studies/voting/figures.py", "studies/voting/plan.py", "figures", "claims",
                        "results.py"),
     "admm_train": ("mechanisms/admm.py", "models", "privacy", "studies/admm/train.py",
                    "studies/admm/schema.py", "seeding.py", "results.py", "data/prepare.py"),
-    "admm_figures": ("figures/style.py", "figures/bands.py", "studies/admm", "claims.py", "results.py"),
+    "admm_figures": ("figures/style.py", "figures/bands.py", "studies/admm", "claims", "results.py"),
     # cross-paper benchmark tables (issue 10): reuses the gradient, voting and ADMM training code
     "benchmark_train": ("studies/benchmark",
                         "studies/wddp/batch.py", "studies/voting/train.py", "studies/voting/plan.py",
                         *ENGINE, "models", "mechanisms", "privacy", "partition.py", "seeding.py",
                         "results.py", "data/prepare.py", "bounds.py"),
+    # the claims tables (issue 33): the engine and every study's declarations and observations
+    "claims": ("claims", "studies/wddp/claims.py", "studies/admm/claims.py", "studies/admm/figures.py",
+               "studies/voting/claims.py", "studies/voting/plan.py", "studies/ls/claims.py",
+               "studies/benchmark/claims.py", "results.py", "io.py"),
+    "claims_map": ("claims/maps.py", "claims/tables.py", "figures/style.py", "io.py"),
     # the per-cell ranking table: a statistic of the tables, no plot code
     "benchmark_ranking": ("studies/benchmark/ranking.py", "studies/benchmark/schema.py", "io.py"),
     "benchmark_figures": ("studies/benchmark/figures.py", "studies/benchmark/ranking.py",
@@ -66,17 +71,25 @@ STAGE_SOURCES: dict[str, tuple[str, ...]] = {
     # the multiverse (issue 38): one universe reruns on any package change (its nested run then
     # redoes only what changed); the collection is a comparison of claims tables and a figure
     "multiverse_universe": (".",),
-    "multiverse": ("multiverse", "figures/plot.py", "figures/style.py"),
+    "multiverse": ("multiverse", "claims/tables.py", "figures/plot.py", "figures/style.py"),
 }
+
+
+#: files inside a stage's folders that its output does not depend on (the benchmark's claim
+#: declarations are read by the claims rule, never by its training jobs)
+STAGE_EXCLUDES: dict[str, tuple[str, ...]] = {"benchmark_train": ("studies/benchmark/claims.py",)}
 
 
 def source_hash(stage: str) -> str:
     """SHA-256 (12 hex digits) over the stage's source files, in a stable order."""
     digest = hashlib.sha256()
+    skip = {PACKAGE_ROOT / rel for rel in STAGE_EXCLUDES.get(stage, ())}
     for rel in STAGE_SOURCES[stage]:
         path = PACKAGE_ROOT / rel
         files = sorted(path.rglob("*.py")) if path.is_dir() else [path]
         for file in files:
+            if file in skip:
+                continue
             digest.update(str(file.relative_to(PACKAGE_ROOT)).encode())
             digest.update(file.read_bytes())
     return digest.hexdigest()[:12]

@@ -72,6 +72,16 @@ RULE_KEYS: dict[str, tuple[str, ...]] = {
     # of it reruns that universe
     "multiverse": ("multiverse",),
     "multiverse_universe": ("multiverse",),
+    # the claims tables (issue 33); keys_for adds those of the optional studies' sections present
+    "claims_tables": (),
+    "claims_map": (),
+}
+
+#: per optional study section: the keys the claims engine reads of it (mpdp.studies.<study>.claims)
+_CLAIMS_KEYS: dict[str, tuple[str, ...]] = {
+    "admm": ("admm.dataset", "admm.main_topology", "admm.settle_tol", "admm.f4_iterations", "admm.g_margin",
+             "admm.P", "admm.C_R"),
+    "voting": ("voting.delta_p",),
 }
 
 #: preprocessing keys that only one data set's preparation reads
@@ -101,6 +111,8 @@ def keys_for(rule: str, cfg: Mapping[str, Any], dataset: str | None = None,
     if rule == "audit_table" and cfg.get("benchmark"):  # δ of the Gaussian audits (spec A0)
         # and the benchmark mechanisms' own audit settings (mpdp.studies.benchmark.registry)
         keys = (*keys, "benchmark.delta", "benchmark.mechanisms", "benchmark.reference", "benchmark.dpsgd")
+    if rule == "claims_tables":
+        keys = (*keys, *(k for section, ks in _CLAIMS_KEYS.items() if cfg.get(section) for k in ks))
     if rule == "prepare":
         if dataset is None:
             raise ValueError("prepare keys depend on the data set")

@@ -7,6 +7,7 @@ import pandas as pd
 import pytest
 
 from mpdp import config, results
+from mpdp.claims import engine
 from mpdp.errors import InputDataError
 from mpdp.studies.admm import claims, report, tradeoff
 from mpdp.studies.admm.schema import EXTRA_COLUMNS
@@ -68,21 +69,46 @@ def _cfg():
     return config.load("config/smoke.yaml") | {}
 
 
-def _claims(table, **admm):
+#: a data card whose base-rate predictor every synthetic run beats (with C_R = 100 below)
+CARD = {"positive_rate_train": 0.5, "positive_rate": 0.5}
+
+
+def _run(table, card=CARD, **admm):
     cfg = _cfg()
-    cfg["admm"] = {**cfg["admm"], "f4_iterations": [1, table["iteration"].max()], **admm}
-    return claims.evaluate(table, cfg).set_index("claim_id")
+    cfg["admm"] = {**cfg["admm"], "f4_iterations": [1, table["iteration"].max()], "C_R": 100.0, **admm}
+    declared = claims.claims(cfg)
+    cells = engine.evaluate(declared, engine.Inputs(claims.observations(table, cfg), claims.baselines(cfg, card),
+                                                    claims.unusable(table, cfg)))
+    return cells, engine.verdicts(declared, cells).set_index("claim_id")
+
+
+def _claims(table, **admm):
+    return _run(table, **admm)[1]
 
 
 def test_claims_verdicts_follow_the_data():
-    out = _claims(_synthetic_table(dvp_better_mer=True))
-    assert list(out.reset_index().columns) == list(__import__("mpdp.claims", fromlist=["COLUMNS"]).COLUMNS)
-    assert out.loc["Z2", "verdict"] == "PASS"
-    assert out.loc["Z3", "verdict"] == "PASS"
+    cells, out = _run(_synthetic_table(dvp_better_mer=True))
+    assert out.loc["Z2", "verdict"] == "HOLDS"
+    assert out.loc["Z3", "verdict"] == "HOLDS"
+    # every α is a cell of its own: nothing is averaged over α
+    assert set(cells.loc[cells["claim_id"] == "Z4", "cell"]) == {"α=0.1", "α=1", "α=10"}
     flipped = _claims(_synthetic_table(dvp_better_mer=False))
-    assert flipped.loc["Z3", "verdict"] == "FAIL"
-    few = claims.evaluate(_synthetic_table(reps=1), _cfg() | {"admm": {**_cfg()["admm"], "f4_iterations": [1, 5]}})
+    assert flipped.loc["Z3", "verdict"] == "FAILS"
+    few = _claims(_synthetic_table(reps=1))
     assert set(few["verdict"]) == {"INCONCLUSIVE"}
+
+
+def test_claims_at_the_base_rate_are_uninformative():
+    # the constant base-rate predictor beats every run: no comparison of the losses says anything
+    out = _claims(_synthetic_table(), C_R=0.01)
+    assert (out.loc[["Z2", "Z4", "Z6"], "verdict"] == "UNINFORMATIVE").all()
+
+
+def test_an_unconverged_reference_makes_z5_uninformative():
+    table = _synthetic_table().assign(optimal_loss=1.0)  # ADMM ends at 1.1: 10 % above L(θ*)
+    assert _claims(table).loc["Z5", "verdict"] == "UNINFORMATIVE"
+    converged = table.assign(optimal_loss=1.1 / (1 + 1e-4))
+    assert _claims(converged).loc["Z5", "verdict"] != "UNINFORMATIVE"
 
 
 def _table(loss, mer=lambda mech, alpha, t, rep: 0.2, reps=8, T=30, admm=lambda t: 1.0):
@@ -111,9 +137,9 @@ def test_z1_measures_speed_not_level():
             return level * (1 + 3 * np.exp(-rate * t)) * (1 + 1e-3 * rng.normal())
         return f
 
-    assert _claims(_table(loss(True, False))).loc["Z1-DVP", "verdict"] == "PASS"
+    assert _claims(_table(loss(True, False))).loc["Z1-DVP", "verdict"] == "HOLDS"
     # lower loss at larger α but the same speed: the level alone must not pass
-    assert _claims(_table(loss(False, True))).loc["Z1-DVP", "verdict"] != "PASS"
+    assert _claims(_table(loss(False, True))).loc["Z1-DVP", "verdict"] != "HOLDS"
 
 
 def test_z3_is_taken_over_the_iterations_not_only_at_T():
@@ -122,20 +148,20 @@ def test_z3_is_taken_over_the_iterations_not_only_at_T():
     def mer(m, a, t, r):  # DVP better at every own release, worse at t = T (PVP's DVP step)
         return 0.2 + (0.0 if m == "dvp" else 0.03) * (t < T) + (0.1 if m == "dvp" and t == T else 0.0) + 1e-3 * r
     out = _claims(_table(lambda m, a, t, r: 1.0, mer=mer, T=T))
-    assert out.loc["Z3", "verdict"] == "PASS"
+    assert out.loc["Z3", "verdict"] == "HOLDS"
     worse = _claims(_table(lambda m, a, t, r: 1.0, mer=lambda m, a, t, r: 0.2 + (0.03 if m == "dvp" else 0) + 1e-3 * r,
                            T=T))
-    assert worse.loc["Z3", "verdict"] == "FAIL"
+    assert worse.loc["Z3", "verdict"] == "FAILS"
 
 
 def test_z5_nets_out_non_private_convergence():
     rng = np.random.default_rng(4)
     admm = lambda t: 1.0 + 2.0 / t  # noqa: E731  non-private ADMM converging strongly
     constant = _table(lambda m, a, t, r: admm(t) * (1 + 0.5 / a) * (1 + 1e-3 * rng.normal()), admm=admm)
-    assert _claims(constant).loc["Z5", "verdict"] == "PASS"  # the raw log(L100/L1) would be far outside ±0.1
+    assert _claims(constant).loc["Z5", "verdict"] == "HOLDS"  # the raw log(L100/L1) would be far outside ±0.1
     growing = _table(lambda m, a, t, r: admm(t) * (1 + 0.5 / a) * (1 + 0.02 * t) * (1 + 1e-3 * rng.normal()),
                      admm=admm)
-    assert _claims(growing).loc["Z5", "verdict"] == "FAIL"
+    assert _claims(growing).loc["Z5", "verdict"] == "FAILS"
 
 
 def test_z6_compares_the_spread_over_repetitions():
@@ -144,8 +170,8 @@ def test_z6_compares_the_spread_over_repetitions():
     def loss(sd_dvp, sd_pvp):
         return lambda m, a, t, r: (1 + 1 / a) * np.exp((sd_dvp if m == "dvp" else sd_pvp) * rng.normal())
     out = _claims(_table(loss(0.01, 0.1)))
-    assert out.loc["Z6", "verdict"] == "PASS" and "100 %" in out.loc["Z6", "note"]
-    assert _claims(_table(loss(0.1, 0.01))).loc["Z6", "verdict"] == "FAIL"
+    assert out.loc["Z6", "verdict"] == "HOLDS" and out.loc["Z6", "n_for"] == 3
+    assert _claims(_table(loss(0.1, 0.01))).loc["Z6", "verdict"] == "FAILS"
 
 
 def test_report_helpers_without_and_with_results():

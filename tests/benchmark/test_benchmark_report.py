@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
+import pytest
 
 from mpdp.studies.benchmark import registry, report
 
@@ -42,17 +44,28 @@ def test_baseline_standing_is_computed_from_the_ranking():
     assert standing.loc[3.0, "highest-ranked paper mechanism"] == "Pathak parameter averaging"
 
 
-def test_paper_comparison_at_the_majority_rate_is_uninformative():
-    from mpdp.studies.benchmark.report import Benchmark
+def test_paper_comparison_at_the_base_rate_log_loss_is_uninformative():
+    """Each paper's comparison is a declared claim on the primary metric (log-loss): cells where a
+    mechanism does not beat the constant base-rate predictor are uninformative (issue 33)."""
+    from mpdp.claims import engine
+    from mpdp.studies.benchmark import claims as xp_claims
 
+    card = {"positive_rate_train": 0.113, "positive_rate": 0.113, "n_train": 800, "n_test": 200, "n_total": 1000}
+    base = xp_claims.base_rate_logloss(card)
+    assert base == pytest.approx(-(0.113 * np.log(0.113) + 0.887 * np.log(0.887)))
     rows = []
     for rep in range(5):
-        for mech, acc in (("dvp", 0.887), ("pvp", 0.880 + 0.001 * rep)):
+        for mech, loss in (("dvp", base * 1.01), ("pvp", base * (1.2 + 0.01 * rep))):
             rows.append({"dataset": "bank", "epsilon": 1.0, "m": 2, "u": 1.0, "rep": rep, "mechanism": mech,
-                         "accuracy": acc, "majority_rate": 0.887})
+                         "test_logloss": loss})
     table = pd.DataFrame(rows)
-    zz = report.paper_comparisons(Benchmark(table, [], {}, pd.DataFrame())).set_index("claim_id").loc["XP-ZZ"]
-    assert zz["verdict"] == "UNINFORMATIVE" and "majority rate" in zz["note"]
-    table.loc[table["mechanism"] == "dvp", "accuracy"] = [0.93, 0.94, 0.92, 0.95, 0.93]
-    zz = report.paper_comparisons(Benchmark(table, [], {}, pd.DataFrame())).set_index("claim_id").loc["XP-ZZ"]
-    assert zz["verdict"] == "PASS"
+
+    def verdict(t):
+        cells = engine.evaluate(xp_claims.CLAIMS, engine.Inputs(xp_claims.observations(t),
+                                                                xp_claims.baselines({"bank": card})))
+        return engine.verdicts(xp_claims.CLAIMS, cells).set_index("claim_id").loc["XP-ZZ"]
+    zz = verdict(table)
+    assert zz["verdict"] == "UNINFORMATIVE" and zz["n_cells"] == 1
+    table.loc[table["mechanism"] == "dvp", "test_logloss"] = base * np.array([0.5, 0.52, 0.49, 0.51, 0.5])
+    table.loc[table["mechanism"] == "pvp", "test_logloss"] = base * np.array([0.8, 0.82, 0.79, 0.81, 0.8])
+    assert verdict(table)["verdict"] == "HOLDS"

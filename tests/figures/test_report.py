@@ -12,13 +12,23 @@ from pathlib import Path
 import pytest
 
 from mpdp import config, results
+from mpdp.claims import tables as claims_tables
 from mpdp.errors import MpdpError
 from mpdp.report.build import CONTEXT_KEYS, render_report
+from mpdp.studies.claims_build import Paths, build
 from mpdp.studies.wddp.figures import render_figure, render_noise_diagnostics
 
 ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOK = ROOT / "notebooks" / "report.py"
 FIGURES_SHOWN = ("fig03", "fig12-pr")
+
+
+def claims_context(root: Path, paths: Paths, cfg: dict) -> dict:
+    """The claims tables of ``paths`` (the rule claims_tables in-process) as the report's context key."""
+    cells, verdicts = build(paths, cfg)
+    claims_tables.write(cells, root / "cells.parquet")
+    claims_tables.write(verdicts, root / "verdicts.parquet")
+    return {"cells": str(root / "cells.parquet"), "verdicts": str(root / "verdicts.parquet"), "maps": {}}
 
 
 @pytest.fixture(scope="module")
@@ -58,11 +68,14 @@ def context(tmp_path_factory, tables, unavailable):
         "synthetic": True,
     }
     (root / "card.json").write_text(json.dumps(card))
+    cfg = config.load(ROOT / "config" / "smoke.yaml")
+    claims = claims_context(root, Paths(wddp=list(paths.values())), cfg)
     bench = root / "benchmarks" / "train"
     bench.mkdir(parents=True)
     (bench / "adult.tsv").write_text("s\th:m:s\tmax_rss\n2.5\t0:00:02\t150.0\n")
     return {
-        "config": config.load(ROOT / "config" / "smoke.yaml"),
+        "config": cfg,
+        "claims": claims,
         "invocation": {"cli_configfiles": ["config/smoke.yaml"], "config_args": ["root_seed=0"],
                        "mirror": None},
         "results": {**paths, "credit_card": None},

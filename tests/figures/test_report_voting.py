@@ -8,8 +8,9 @@ import pytest
 
 from mpdp import results
 from mpdp.report.build import render_report
+from mpdp.studies.claims_build import Paths
 from mpdp.studies.voting import figures, plan, train
-from tests.figures.test_report import NOTEBOOK, ROOT, context  # noqa: F401  (fixture)
+from tests.figures.test_report import NOTEBOOK, ROOT, claims_context, context  # noqa: F401  (fixture)
 from tests.voting.conftest import write_synthetic
 
 
@@ -35,7 +36,8 @@ def voting_context(tmp_path_factory, context):  # noqa: F811
     for fig in figures.FIGURE_IDS:
         figures.render(fig, tables, cfg, root / f"{fig}.png", root / f"{fig}.pdf")
         figs[fig] = str(root / f"{fig}.png")
-    return {**context, "config": cfg, "voting": {"tables": paths, "figures": figs}}
+    claims = claims_context(root, Paths(wddp=[p for p in context["results"].values() if p], voting=paths), cfg)
+    return {**context, "config": cfg, "voting": {"tables": paths, "figures": figs}, "claims": claims}
 
 
 def test_report_shows_the_voting_section(tmp_path, voting_context):
@@ -46,7 +48,7 @@ def test_report_shows_the_voting_section(tmp_path, voting_context):
     for item in ("hamm_soft", "jayaraman_output", "Lemma 6", "Clopper", "record", "party", "hamm_h4",
                  "pooled_output", "hamm_lambda", "λ chosen with the noise in the loop", "its own privacy cost is excluded",
                  "first ε below it", "What the figures show", "H-1, kddcup99", "H-3, kddcup99_multiclass",
-                 "V1, kddcup99"):
+                 'id="claim-voting-v1"', 'id="claim-voting-v4"', "Alg. 1 worse than a coin"):
         assert item in text, item
     assert "on an edge of" in text  # mpdp.tuning.edge_sentence: a warning or "No tuned value lies on an edge…"
     assert "<td>voting/kddcup99_multiclass</td>" in text  # provenance: the engine paths of the voting tables

@@ -10,23 +10,22 @@ import pandas as pd
 import pytest
 from PIL import Image
 
-from mpdp.claims import COLUMNS
+from mpdp.claims.tables import VERDICT_COLUMNS
 from mpdp.figures import style
 from mpdp.report import images, scaffold
 from mpdp.report.build import table_of_contents
 from mpdp.tuning import edge_warnings
 
 
-def _claims(rows: list[tuple[str, str, str, str, str]]) -> pd.DataFrame:
-    """(claim_id, claim, dataset, figures, verdict) rows as a claims table."""
+def _claims(rows: list[tuple[str, str, str, str, int, int, int]]) -> pd.DataFrame:
+    """(claim_id, claim, figures, verdict, n_informative, n_for, n_against) rows as verdict rows."""
     frame = pd.DataFrame([
-        {"claim_id": cid, "claim": text, "dataset": ds, "figures": figs, "statistic": "diff",
-         "estimate": -0.05 if verdict == "FAIL" else 0.05, "ci_low": -0.08 if verdict == "FAIL" else 0.01,
-         "ci_high": -0.02 if verdict == "FAIL" else 0.09, "n_reps": 5, "margin": np.nan,
-         "verdict": verdict, "note": "the noise is larger than claimed" if verdict == "FAIL" else ""}
-        for cid, text, ds, figs, verdict in rows
+        {"study": "s", "claim_id": cid, "reading": "-", "claim": text, "source": "seed", "verdict": verdict,
+         "n_cells": 6, "n_informative": inf, "n_for": n_for, "n_against": n_against,
+         "where": "against: d1 (m=8)" if n_against else "for: d2 (m=4)", "figures": figs}
+        for cid, text, figs, verdict, inf, n_for, n_against in rows
     ])
-    return frame[COLUMNS]
+    return frame[[*VERDICT_COLUMNS, "figures"]]
 
 
 @pytest.fixture
@@ -53,10 +52,9 @@ def png() -> bytes:
 @pytest.fixture
 def section(png) -> scaffold.StudySection:
     claims = _claims([
-        ("A", "A beats B.", "d1", "f1", "PASS"), ("A", "A beats B.", "d2", "f1", "PASS"),
-        ("B", "B is stable.", "d1", "f2", "FAIL"), ("B", "B is stable.", "d2", "f2", "PASS"),
-        ("B", "B is stable.", "d3", "f2", "FAIL"),
-        ("C", "C converges.", "d1", "f1", "INCONCLUSIVE"),
+        ("A", "A beats B.", "f1", "HOLDS", 4, 3, 0),
+        ("B", "B is stable.", "f2", "MIXED", 5, 3, 1),
+        ("C", "C converges.", "f1", "INCONCLUSIVE", 2, 0, 0),
     ])
     edges = edge_warnings("s", [("d1", "eta", 1.0, [1.0, 2.0, 4.0])])
     return scaffold.StudySection(
@@ -92,21 +90,25 @@ def test_a_study_that_did_not_run_says_why_and_has_no_parts(section):
     assert "Not run in this build" in scaffold.paper_summary(section)
 
 
-def test_paper_summary_is_computed_from_the_claims_table(section):
+def test_paper_summary_lists_every_failing_claim_before_any_that_holds(section):
     text = scaffold.paper_summary(section)
-    assert "3 claims checked" in text and "1 PASS, 1 FAIL, 1 INCONCLUSIVE" in text
-    assert "Replicates: [A](#claim-s-a) (A beats B), [f1](#fig-f1)." in text
-    assert "Does not replicate: [B](#claim-s-b) (B is stable), FAIL in 2 of 3" in text
-    assert "the noise is larger than claimed; see [f2](#fig-f2)." in text  # its anchor says it was not built
-    assert "[C](#claim-s-c)" in text.split("Not decided by the data")[1]
-    # the summary follows the table: B passing everywhere makes it replicate
+    assert "3 claims checked" in text and "1 MIXED, 1 INCONCLUSIVE, 1 HOLDS" in text
+    # B holds in 3 cells and fails in one: it is listed first, with where it fails, never outvoted
+    assert text.index("[B](#claim-s-b)") < text.index("[C](#claim-s-c)") < text.index("[A](#claim-s-a)")
+    assert "Does not replicate everywhere: [B](#claim-s-b) (B is stable) — MIXED, 3 cells for, 1 against" in text
+    assert "against: d1 (m=8)); see [f2](#fig-f2)." in text  # its anchor says it was not built
+    assert "[C](#claim-s-c) (INCONCLUSIVE)" in text.split("Not decided by the data")[1]
+    assert "Replicates: [A](#claim-s-a) (A beats B) — HOLDS" in text and "see [f1](#fig-f1)" in text
+    # the summary follows the verdicts: B holding makes it replicate
     claims = section.claims_tables[""]
-    claims.loc[claims["claim_id"] == "B", "verdict"] = "PASS"
+    claims.loc[claims["claim_id"] == "B", ["verdict", "n_against"]] = ["HOLDS", 0]
     assert "Does not replicate" not in scaffold.paper_summary(section)
-    assert "2 PASS, 1 INCONCLUSIVE" in scaffold.paper_summary(section)
-    # a claims table without a figures column (the benchmark's) summarises without figure links
+    assert "1 INCONCLUSIVE, 2 HOLDS" in scaffold.paper_summary(section)
+    # verdict rows without a figures column (the benchmark's) summarise without figure links
     section.claims_tables[""] = claims.drop(columns="figures")
-    assert "Replicates: [A](#claim-s-a) (A beats B); [B](#claim-s-b)" in scaffold.paper_summary(section)
+    assert "see [f" not in scaffold.paper_summary(section)
+    section.claims_map = "map.png"
+    assert "[verdict map](#fig-claims_map_s)" in scaffold.paper_summary(section)
 
 
 def test_glance_covers_every_study_and_links_each_claim(section):

@@ -8,8 +8,10 @@ import pandas as pd
 import pytest
 
 from mpdp import config
+from mpdp.claims import engine
 from mpdp.figures import style
 from mpdp.report import sections
+from mpdp.studies.wddp import claims as wddp_claims
 from mpdp.studies.wddp import report as wddp_report
 from mpdp.studies.wddp.claims import survival_sentence
 from mpdp.studies.wddp.figure_spec import FIGURES
@@ -24,7 +26,13 @@ def cfg():
 
 @pytest.fixture(scope="module")
 def claims(tables):
-    return wddp_report.claims_check(tables, "paper")
+    """The paper reading's verdict rows of the synthetic tables (the claims engine, figures column added)."""
+    table = pd.concat([t for t in tables.values() if t is not None], ignore_index=True)
+    cells = engine.evaluate(wddp_claims.CLAIMS, engine.Inputs(wddp_claims.observations(table),
+                                                              wddp_claims.baselines(table)))
+    verdicts = engine.verdicts(wddp_claims.CLAIMS, cells)
+    paper = verdicts[verdicts["reading"] == "paper"].reset_index(drop=True)
+    return paper.assign(figures=paper["claim_id"].map(wddp_claims.FIGURES))
 
 
 def test_warnings_flag_synthetic_subsampled_smoke_and_missing(cfg, tables, unavailable):
@@ -35,15 +43,14 @@ def test_warnings_flag_synthetic_subsampled_smoke_and_missing(cfg, tables, unava
     assert "NOT AVAILABLE: (e) Credit Card Fraud" in text
 
 
-def test_claims_matrix_has_one_cell_per_claim_and_data_set(claims):
+def test_claims_matrix_shows_each_claims_verdict_over_all_cells(claims):
     matrix = wddp_report.claims_matrix(claims)
-    assert list(matrix["id"]) == list(dict.fromkeys(claims["claim_id"]))
-    assert list(matrix.columns[2:]) == ["(a) KDDCup99", "(b) Adult"]
-    c2 = matrix.set_index("id").loc["C2", "(b) Adult"]
-    row = claims[(claims["claim_id"] == "C2") & (claims["dataset"] == "adult")].iloc[0]
-    assert c2.startswith(f"{row['verdict']}: ") and f"{row['estimate']:+.3g}" in c2
+    assert list(matrix["id"]) == [c.claim_id for c in wddp_claims.CLAIMS]
+    assert list(matrix.columns) == ["id", "claim", "verdict", "cells", "informative", "for", "against", "where",
+                                    "source"]
     summary = sections.verdict_summary(claims)
-    assert (summary[["PASS", "FAIL", "INCONCLUSIVE"]].sum(axis=1) == 2).all()
+    assert (summary["cells"] >= summary["informative"]).all()
+    assert (summary["informative"] >= summary["for"] + summary["against"]).all()
 
 
 def test_figure_claims_use_the_companion_for_gap_vs_u(claims):
@@ -148,17 +155,15 @@ def test_delta_at_zero_is_the_gaussian_tv_distance():
 def test_survival_sentence_is_computed_from_both_readings(claims):
     paper = claims.copy()
     other = claims.copy()
-    paper["verdict"] = "PASS"
-    other["verdict"] = "FAIL"
-    other.loc[other["claim_id"] == "C1", "verdict"] = "PASS"
+    paper["verdict"] = "HOLDS"
+    other["verdict"] = "FAILS"
+    other.loc[other["claim_id"] == "C1", "verdict"] = "HOLDS"
     sentence = survival_sentence(paper, other, "equal privacy")
-    assert sentence.startswith(f"Of the {paper['claim_id'].nunique()} claims")
-    assert "still pass on every data set where they passed: C1;" in sentence
-    assert "pass on none of them: C2" in sentence
-    other.loc[(other["claim_id"] == "C2") & (other["dataset"] == "adult"), "verdict"] = "PASS"
-    assert "C2 (1/2 data sets)" in survival_sentence(paper, other, "equal privacy")
+    assert sentence.startswith(f"Of the {paper['claim_id'].nunique()} claims that HOLD")
+    assert "these still hold: C1;" in sentence and "C2 (FAILS)" in sentence
     table = wddp_report.survival_table(paper, other)
     assert table.set_index("id").loc["C1", "status"] == "survives"
+    assert table.set_index("id").loc["C2", "status"] == "lost"
 
 
 def test_cv_curves_and_choices_from_the_eta_tables(tmp_path):
@@ -186,17 +191,13 @@ def test_cv_curves_and_choices_from_the_eta_tables(tmp_path):
     assert wddp_report.cv_scores({"adult": str(tmp_path / "bank.parquet")})[0].empty
 
 
-def test_studies_at_a_glance_counts_verdicts_and_names_missing_studies() -> None:
-    claims = pd.DataFrame(
-        {
-            "claim_id": ["Z1", "Z1", "Z2"],
-            "claim": ["faster with larger α", "faster with larger α", "DVP oscillates less"],
-            "verdict": ["PASS", "FAIL", "INCONCLUSIVE"],
-        }
-    )
+def test_studies_at_a_glance_shows_verdicts_and_names_missing_studies() -> None:
+    claims = pd.DataFrame({"claim_id": ["Z1", "Z2"], "claim": ["faster with larger α", "DVP oscillates less"],
+                           "verdict": ["MIXED", "INCONCLUSIVE"], "n_cells": [3, 3], "n_informative": [3, 1],
+                           "n_for": [1, 0], "n_against": [1, 0], "where": ["against: adult (α=10)", ""]})
     table = sections.studies_at_a_glance({"ADMM": claims, "voting": None, "ls": claims.iloc[:0]})
     admm = table[table["study"] == "ADMM"].set_index("id")
-    assert admm.loc["Z1", ["PASS", "FAIL", "INCONCLUSIVE"]].tolist() == [1, 1, 0]
-    assert admm.loc["Z2", ["PASS", "FAIL", "INCONCLUSIVE"]].tolist() == [0, 0, 1]
+    assert admm.loc["Z1", ["verdict", "for", "against"]].tolist() == ["MIXED", 1, 1]
+    assert admm.loc["Z2", "informative"] == 1
     missing = table[table["study"].isin(["voting", "ls"])]
     assert len(missing) == 2 and (missing["claim"] == "not run in this build").all()

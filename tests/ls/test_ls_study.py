@@ -4,7 +4,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from mpdp.claims import COLUMNS, median_interval, ratio_interval
+from mpdp.claims import engine, median_interval, ratio_interval
 from mpdp.studies.ls import claims, experiment, report
 
 
@@ -54,31 +54,56 @@ def test_tables_have_the_issue_columns_and_reproduce(tables, ls_cfg):
     assert (private["eps_accounted"] <= private["epsilon"]).all()
 
 
-def test_claims_rows(tables):
-    rows = claims.evaluate({"ls_1": tables["ls_1"], "ls_2": tables["ls_2"]})
-    assert list(rows.columns) == COLUMNS
-    formula = rows[rows["claim_id"] == "LS1-formula"]
-    negative = formula[formula["note"].str.contains("NEGATIVE")]
-    assert len(negative) > 0 and (negative["verdict"] == "FAIL").all()
-    by_id = rows.set_index("claim_id")
-    assert by_id.loc["LS1-t", "verdict"] == "PASS"  # independent noise: excess ∝ t
-    assert by_id.loc["LS1-t2", "verdict"] == "FAIL"  # … not t²
-    assert by_id.loc["LS1-t-writeup", "verdict"] != "FAIL"  # 3 ε values: wide t-interval
-    assert set(rows["claim_id"]) >= {"LS1-delta", "LS-sgd"}
-    delta = rows[rows["claim_id"] == "LS1-delta"]
-    assert (delta["verdict"] != "FAIL").all()
+def _verdicts(tables: dict) -> tuple[pd.DataFrame, pd.DataFrame]:
+    cells = engine.evaluate(claims.CLAIMS, engine.Inputs(claims.observations(tables), claims.baselines(tables)))
+    return cells, engine.verdicts(claims.CLAIMS, cells).set_index("claim_id")
+
+
+def test_claims_through_the_engine(tables):
+    cells, verdicts = _verdicts({"ls_1": tables["ls_1"], "ls_2": tables["ls_2"]})
+    formula = cells[cells["claim_id"] == "LS1-formula"]
+    negative = formula[formula["estimate"] < -1]  # formula/mean − 1 < −1: a negative printed closed form
+    assert len(negative) > 0 and (negative["cell_verdict"] == "against").sum() >= len(negative) - 1
+    assert not (formula["cell_verdict"] == "for").any()
+    assert verdicts.loc["LS1-formula", "verdict"] in ("FAILS", "MIXED")
+    assert verdicts.loc["LS1-t", "verdict"] == "HOLDS"  # independent noise: excess ∝ t
+    assert verdicts.loc["LS1-t2", "verdict"] == "FAILS"  # … not t²
+    assert verdicts.loc["LS1-t-writeup", "verdict"] != "FAILS"  # 3 ε values: wide t-interval
+    assert verdicts.loc["LS1-delta", "n_against"] == 0
+    assert {"LS1-delta", "LS-sgd"} <= set(verdicts.index)
+
+
+def test_sgd_vs_ssp_is_uninformative_when_both_are_worse_than_releasing_zero(tables):
+    """The guard of issue 33: an SGD-vs-SSP cell where either estimator's median excess is not below
+    that of releasing θ = 0 is uninformative, never scored."""
+    t2 = tables["ls_2"]
+    cells, verdicts = _verdicts({"ls_2": t2})
+    sgd = cells[cells["claim_id"] == "LS-sgd"]
+    zero = float(t2["zero_excess"].iloc[0])
+    assert zero > 0 and len(sgd) > 0
+    worse = t2[(t2["mechanism"] == "ls_sgd") & (t2["excess_median_hi"] >= zero)]
+    if not worse.empty:
+        assert (sgd["cell_verdict"] == "uninformative").any()
+    # a θ = 0 release far better than any estimator: every cell uninformative, the claim too
+    cheap = t2.assign(zero_excess=1e-12 * zero)
+    cells, verdicts = _verdicts({"ls_2": cheap})
+    assert (cells.loc[cells["claim_id"] == "LS-sgd", "cell_verdict"] == "uninformative").all()
+    assert verdicts.loc["LS-sgd", "verdict"] == "UNINFORMATIVE"
+    # and no guard at all (no zero_excess column) scores the same comparison
+    _, scored = _verdicts({"ls_2": t2.drop(columns="zero_excess")})
+    assert scored.loc["LS-sgd", "n_informative"] > 0
 
 
 def test_claims_detect_a_wrong_growth():
     """A table whose independent-noise excess grows as t² makes LS1-t fail."""
     rows = []
-    for eps in (0.1, 0.5):
+    for eps in (0.1, 0.5, 0.9):
         for t in (1, 2, 4, 8):
             rows.append({"mechanism": "ls_ssp", "noise_model": "independent", "z2": True, "t": t,
-                         "epsilon": eps, "excess_median": t**2 / eps, "dataset": "x"})
-    out = claims.growth_claims(pd.DataFrame(rows)).__iter__()
-    verdicts = {r["claim_id"]: r["verdict"] for r in out}
-    assert verdicts["LS1-t"] == "FAIL" and verdicts["LS1-t2"] == "PASS"
+                         "epsilon": eps, "excess_median": t**2 / eps * (1 + 0.01 * eps), "dataset": "x"})
+    _, verdicts = _verdicts({"ls_1": pd.DataFrame(rows).assign(
+        writeup_formula=np.nan, delta_method_median=np.nan, in_validity=False)})
+    assert verdicts.loc["LS1-t", "verdict"] == "FAILS" and verdicts.loc["LS1-t2", "verdict"] == "HOLDS"
 
 
 def test_report_helpers(tables, tmp_path, ls_cfg):
@@ -91,11 +116,11 @@ def test_report_helpers(tables, tmp_path, ls_cfg):
     ctx = report.context(paths + [str(tmp_path / "ls_3.parquet"), str(tmp_path / "ls_1.png")])  # absent
     assert ctx["tables"]["ls_1"].endswith("ls_1.parquet") and "ls_1" in ctx["figures"]
     res = report.load(ctx)
-    assert set(res.tables) == {"ls_1", "ls_2"} and res.claims is None
+    assert set(res.tables) == {"ls_1", "ls_2"}
     lines = report.findings(res)
     assert any("negative" in line for line in lines) and any("ls_2" in line for line in lines)
     assert any("synthetic by design" in line for line in report.data_lines(res))
-    assert report.negative_table(res).empty and report.claims_summary(res).empty
+    assert report.negative_table(res).empty
     assert not report.ledger(res).empty
     assert report.load(None) is None and report.context([]) is None
     assert not report.reconstructed_choices({"ls": ls_cfg}).empty

@@ -8,7 +8,7 @@ import pytest
 from scipy import stats
 
 from mpdp import results
-from mpdp.claims import binomial_interval
+from mpdp.claims import binomial_interval, engine
 from mpdp.errors import InputDataError
 from mpdp.studies.voting import claims, plan, train
 
@@ -78,13 +78,15 @@ def test_table_rows_ledger_and_claims(synthetic_dir, voting_cfg):
     assert private[private["mechanism"] == "pathak"]["excess_risk"].gt(0).all()
     again = results.to_frame(train.table_rows(voting_cfg, "kddcup99", synthetic_dir, _NullLog()), plan.EXTRA_COLUMNS)
     pd.testing.assert_frame_equal(frame.drop(columns="seconds"), again.drop(columns="seconds"))  # bit-reproducible
-    table = claims.evaluate({"kddcup99": frame}, voting_cfg)
+    cells, table = evaluate({"kddcup99": frame}, voting_cfg)
     assert set(table["claim_id"]) == {"V1", "V2", "V3", "V4"}
-    assert set(table["verdict"]) <= {"PASS", "FAIL", "INCONCLUSIVE", "UNINFORMATIVE"}
-    v4 = table[table["claim_id"] == "V4"].iloc[0]
-    # the Lemma 6 line is never crossed here, but 8 draws cannot show a rate below δ_p = 0.05
-    assert v4["estimate"] == 0.0 and v4["ci_high"] == pytest.approx(1 - 0.025 ** (1 / 8))
-    assert v4["verdict"] == "INCONCLUSIVE"
+    assert set(table["verdict"]) <= {"HOLDS", "FAILS", "MIXED", "VACUOUS", "INCONCLUSIVE", "UNINFORMATIVE"}
+    v4 = cells[cells["claim_id"] == "V4"]
+    # every (M, ε) cell is scored, not one configured point
+    assert len(v4) == len(voting_cfg["voting"]["M_grid"]) * len(voting_cfg["voting"]["eps_grid"])
+    # the Lemma 6 line is never crossed here, by far: the bound cannot fail
+    assert (v4["estimate"] == 0.0).all() and (v4["slack"] > 10).all()
+    assert table.set_index("claim_id").loc["V4", "verdict"] == "VACUOUS"
 
 
 class _NullLog:
@@ -108,17 +110,35 @@ def _claims_frame(err_soft: float, err_other: float, majority: float = 0.2, reps
                         lemma6_bound=np.nan, risk_gap=np.nan)
 
 
+def evaluate(tables: dict, cfg: dict) -> tuple[pd.DataFrame, pd.DataFrame]:
+    declared = claims.claims(cfg)
+    cells = engine.evaluate(declared, engine.Inputs(claims.observations(tables), claims.baselines(tables)))
+    return cells, engine.verdicts(declared, cells)
+
+
 def test_comparisons_at_the_majority_rate_are_uninformative():
     cfg = {"voting": {"h1_M": 10, "h2_eps": 0.1, "delta_p": 0.05}}
-    at_majority = claims.evaluate({"bank": _claims_frame(0.205, 0.205)}, cfg).set_index("claim_id")
+    cells, at_majority = evaluate({"bank": _claims_frame(0.205, 0.205)}, cfg)
+    at_majority = at_majority.set_index("claim_id")
     assert (at_majority.loc[["V1", "V2", "V3"], "verdict"] == "UNINFORMATIVE").all()
-    assert at_majority.loc["V1", "note"].startswith("uninformative: neither param_avg nor hamm_soft")
-    # above the majority error (worse than always predicting it) is no better
-    assert (claims.evaluate({"bank": _claims_frame(0.35, 0.3)}, cfg)["verdict"] == "UNINFORMATIVE").all()
-    informative = claims.evaluate({"bank": _claims_frame(0.08, 0.2)}, cfg).set_index("claim_id")
-    assert informative.loc["V1", "verdict"] == "PASS" and informative.loc["V2", "verdict"] == "PASS"
-    assert informative.loc["V1", "estimate"] == pytest.approx(0.12, abs=0.01)
-    worse = claims.evaluate({"bank": _claims_frame(0.15, 0.08)}, cfg).set_index("claim_id")
-    assert worse.loc["V1", "verdict"] == "FAIL"
-    assert claims.below_majority(np.array([0.1, 0.11, 0.12]), 0.2)
-    assert not claims.below_majority(np.array([0.1, 0.3, 0.12]), 0.2)  # interval reaches the majority rate
+    assert "not significantly below the trivial baseline" in cells.loc[cells["claim_id"] == "V1", "note"].iloc[0]
+    # above the majority error (worse than always predicting it, Alg. 1 worse than a coin) is no better
+    assert (evaluate({"bank": _claims_frame(0.35, 0.3)}, cfg)[1].set_index("claim_id").loc[
+        ["V1", "V2", "V3"], "verdict"] == "UNINFORMATIVE").all()
+    # one of the two at the majority error: still uninformative (each compared method must beat it)
+    assert evaluate({"bank": _claims_frame(0.08, 0.2)}, cfg)[1].set_index("claim_id").loc["V2", "verdict"] == (
+        "UNINFORMATIVE")
+    cells, informative = evaluate({"bank": _claims_frame(0.08, 0.15)}, cfg)
+    informative = informative.set_index("claim_id")
+    assert informative.loc["V1", "verdict"] == "HOLDS" and informative.loc["V2", "verdict"] == "HOLDS"
+    assert informative.loc["V1", "n_cells"] == 4 and informative.loc["V1", "n_for"] == 4  # every (M, ε)
+    assert cells.loc[cells["claim_id"] == "V1", "estimate"].to_numpy() == pytest.approx(-0.07, abs=0.01)
+    worse = evaluate({"bank": _claims_frame(0.15, 0.08)}, cfg)[1].set_index("claim_id")
+    assert worse.loc["V1", "verdict"] == "FAILS"
+
+
+def test_below_majority_of_the_report_table():
+    from mpdp.studies.voting import report
+
+    assert report.below_majority(np.array([0.1, 0.11, 0.12]), 0.2)
+    assert not report.below_majority(np.array([0.1, 0.3, 0.12]), 0.2)  # interval reaches the majority rate

@@ -1,4 +1,4 @@
-"""Tests of the claims evaluator on synthetic results tables (spec experiments.md E3.4)."""
+"""WD-DP claims through the claims engine on synthetic results tables (spec E3.4, issue 33)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from mpdp import claims as engine
+from mpdp.claims import engine, t_interval
 from mpdp.errors import InputDataError
 from mpdp.results import COLUMNS, to_frame
 from mpdp.studies.wddp import claims
@@ -35,6 +35,8 @@ def make_table(
     mode: str = "local_then_aggregate",
     accountant: str = "ma16",
     jay_accountant: str | None = None,
+    majority: float = 0.5,
+    jay_shift: float = 0.0,
     seed: int = 0,
 ) -> pd.DataFrame:
     """A synthetic results table with controlled effects (WD-DP relative to Jayaraman).
@@ -42,7 +44,8 @@ def make_table(
     Accuracy = 0.8 + eps_slope * eps + repetition effect (shared by all mechanisms, paired
     design) + method effect + independent noise of std ``noise``. Gaps are 10^(-1 - 4 eps ...).
     In the u-sweep, Jayaraman's accuracy moves by ``jay_u_slope`` per unit u and zig-zags by
-    ``± jay_u_zigzag``; WD-DP's by ``wd_u_slope``.
+    ``± jay_u_zigzag``; WD-DP's by ``wd_u_slope``. ``majority`` is the majority rate (the trivial
+    baseline of accuracy); ``jay_shift`` moves Jayaraman's ε-sweep accuracy; θ₀'s gap is 1.
     """
     rng = np.random.default_rng(seed)
     jay_accountant = jay_accountant or accountant
@@ -75,6 +78,9 @@ def make_table(
                 "p": 10,
                 "accuracy": acc + rng.normal(0, noise),
                 "optimal_gap": 10 ** (log_gap + rng.normal(0, 0.05)),
+                "init_loss": 1.5,
+                "optimal_loss": 0.5,
+                "majority_rate": majority,
                 "synthetic": True,
             }
         )
@@ -89,7 +95,7 @@ def make_table(
             row("wyx", "eps_sweep", None, None, eps, rep, base + wyx_acc, base_gap)
             for m in M_GRID:
                 row("wddp", "eps_sweep", m, None, eps, rep, base + wd_acc, base_gap + wd_log_gap)
-                row("jayaraman", "eps_sweep", m, None, eps, rep, base, base_gap)
+                row("jayaraman", "eps_sweep", m, None, eps, rep, base + jay_shift, base_gap)
         for m, eps in U_SETTINGS:
             base = 0.8 + rep_effect
             for u in U_GRID:
@@ -101,115 +107,133 @@ def make_table(
     return to_frame(rows)
 
 
-def result(table: pd.DataFrame, claim_id: str, **kwargs: object) -> pd.Series:
-    out = claims.evaluate_claims(table, **kwargs)
-    return out.set_index(["claim_id", "dataset"]).loc[(claim_id, "adult")]
+def run(table: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    cells = engine.evaluate(claims.CLAIMS, engine.Inputs(claims.observations(table), claims.baselines(table)))
+    return cells, engine.verdicts(claims.CLAIMS, cells)
 
 
-# ---------------------------------------------------------------------------- helpers
+def result(table: pd.DataFrame, claim_id: str, reading: str = "paper") -> pd.Series:
+    """The verdict row of one claim and reading."""
+    _, verdicts = run(table)
+    return verdicts.set_index(["claim_id", "reading"]).loc[(claim_id, reading)]
+
+
+def cells_of(table: pd.DataFrame, claim_id: str, reading: str = "paper") -> pd.DataFrame:
+    cells, _ = run(table)
+    return cells[(cells["claim_id"] == claim_id) & (cells["reading"] == reading)]
 
 
 def test_t_interval_matches_formula() -> None:
-    mean, low, high = engine.t_interval(np.array([1.0, 2.0, 3.0]))
+    mean, low, high = t_interval(np.array([1.0, 2.0, 3.0]))
     half = stats.t.ppf(0.975, 2) * 1.0 / math.sqrt(3)  # sd = 1
     assert mean == 2.0
     assert (low, high) == pytest.approx((2 - half, 2 + half))
-    assert half == pytest.approx(4.302653 / math.sqrt(3), rel=1e-6)
-    mean, low, high = engine.t_interval(np.array([0.5]))
+    mean, low, high = t_interval(np.array([0.5]))
     assert mean == 0.5 and math.isnan(low) and math.isnan(high)
 
 
-def test_verdict_rules() -> None:
-    assert engine.verdict(0.01, 0.02, "greater") == "PASS"
-    assert engine.verdict(-0.02, -0.01, "greater") == "FAIL"
-    assert engine.verdict(-0.01, 0.02, "greater") == "INCONCLUSIVE"
-    assert engine.verdict(-0.02, -0.01, "less") == "PASS"
-    assert engine.verdict(0.01, 0.02, "less") == "FAIL"
-    assert engine.verdict(-0.005, 0.005, "equivalence", 0.01) == "PASS"
-    assert engine.verdict(0.02, 0.03, "equivalence", 0.01) == "FAIL"
-    assert engine.verdict(-0.03, -0.02, "equivalence", 0.01) == "FAIL"
-    assert engine.verdict(0.005, 0.02, "equivalence", 0.01) == "INCONCLUSIVE"
-    assert engine.verdict(-0.02, 0.02, "equivalence", 0.01) == "INCONCLUSIVE"
-    assert engine.verdict(float("nan"), float("nan"), "greater") == "INCONCLUSIVE"
-    with pytest.raises(ValueError, match="margin"):
-        engine.verdict(0.0, 0.1, "equivalence")
-
-
 def test_claims_catalogue() -> None:
-    assert set(claims.CLAIMS) == {"C1", "C2", "C3", "C4", "C5", "C6a", "C6b", "C7"}
-    for claim in claims.CLAIMS.values():
-        assert claim.text and claim.figures
-        assert (claim.kind == "equivalence") == (claim.margin > 0)
-    assert claims.CLAIMS["C2"].figures == "3, 5, 7, 9, 11"
+    ids = [c.claim_id for c in claims.CLAIMS]
+    assert ids == ["C1", "C2", "C3", "C4", "C5", "C6a", "C6b", "C7"]
+    for claim in claims.CLAIMS:
+        assert claim.text and claim.source.startswith("seed 000") and claim.study == "wddp"
+        assert (claim.direction == "equivalence") == (claim.margin > 0)
+        assert claims.FIGURES[claim.claim_id]
+    assert claims.FIGURES["C2"] == "3, 5, 7, 9, 11"
+    assert next(c for c in claims.CLAIMS if c.claim_id == "C2").effect_scale == "log_ratio"
 
 
 # ---------------------------------------------------------------------------- C1, C2
 
 
-def test_clear_win_passes_c1_c2() -> None:
+def test_clear_win_holds_in_every_cell() -> None:
     table = make_table(wd_acc=0.03, wd_log_gap=-1.0)
-    out = claims.evaluate_claims(table)
-    assert list(out.columns) == engine.COLUMNS
-    c1, c2 = (out.set_index("claim_id").loc[c] for c in ("C1", "C2"))
-    assert c1["verdict"] == "PASS" and c2["verdict"] == "PASS"
-    assert c1["estimate"] == pytest.approx(0.03, abs=0.003)
-    assert c2["estimate"] == pytest.approx(-1.0, abs=0.05)
-    assert c1["ci_low"] < c1["estimate"] < c1["ci_high"]
-    assert c1["n_reps"] == 6
-    assert c1["note"].startswith("SYNTHETIC")
-    assert "t-interval" in c1["statistic"]
+    c1, c2 = result(table, "C1"), result(table, "C2")
+    assert c1["verdict"] == "HOLDS" and c2["verdict"] == "HOLDS"
+    assert c1["n_cells"] == len(EPS) * len(M_GRID) and c1["n_for"] == c1["n_cells"]  # every (m, ε), no average
+    cells = cells_of(table, "C1")
+    assert cells["estimate"].to_numpy() == pytest.approx(0.03, abs=0.005)
+    assert (cells["lo"] < cells["estimate"]).all() and (cells["estimate"] < cells["hi"]).all()
+    assert (cells["n_reps"] == 6).all()
+    assert cells_of(table, "C2")["estimate"].to_numpy() == pytest.approx(-1.0, abs=0.1)
 
 
-def test_clear_loss_fails_c1_c2() -> None:
+def test_clear_loss_fails() -> None:
     table = make_table(wd_acc=-0.03, wd_log_gap=1.0)
-    assert result(table, "C1")["verdict"] == "FAIL"
-    assert result(table, "C2")["verdict"] == "FAIL"
+    assert result(table, "C1")["verdict"] == "FAILS"
+    assert result(table, "C2")["verdict"] == "FAILS"
+
+
+def test_a_loss_in_one_cell_is_not_outvoted() -> None:
+    table = make_table(wd_acc=0.03)
+    bad = (table["mechanism"] == "wddp") & (table["experiment"] == "eps_sweep") & (table["m"] == 8) & (
+        table["epsilon"] == 0.25)
+    table.loc[bad.fillna(False), "accuracy"] -= 0.06
+    r = result(table, "C1")
+    assert r["verdict"] == "MIXED" and r["n_against"] == 1 and "m=8, ε=0.25" in r["where"]
 
 
 def test_pure_noise_is_inconclusive() -> None:
     table = make_table(noise=0.02, reps=8, seed=3)
     for claim_id in ("C1", "C2"):
-        r = result(table, claim_id)
-        assert r["ci_low"] < 0 < r["ci_high"]
-        assert r["verdict"] == "INCONCLUSIVE"
+        assert result(table, claim_id)["verdict"] == "INCONCLUSIVE"
 
 
 def test_pairing_removes_shared_repetition_effect() -> None:
-    # a large repetition effect shared by both methods must not blur the paired difference
     table = make_table(wd_acc=0.01, noise=0.001)
     table.loc[table["rep"] == 0, "accuracy"] -= 0.2
-    r = result(table, "C1")
-    assert r["verdict"] == "PASS"
-    assert r["ci_high"] - r["ci_low"] < 0.005
+    assert result(table, "C1")["verdict"] == "HOLDS"
+    cells = cells_of(table, "C1")
+    assert (cells["hi"] - cells["lo"] < 0.01).all()  # unpaired, the shared −0.2 would widen it to ~0.2
 
 
-def test_negative_gap_is_floored_and_reported() -> None:
+def test_negative_gap_is_floored() -> None:
     table = make_table(wd_log_gap=-1.0)
     first = table.index[(table["mechanism"] == "wddp") & (table["experiment"] == "eps_sweep")][0]
     table.loc[first, "optimal_gap"] = -1e-9
-    r = result(table, "C2")
-    assert np.isfinite(r["estimate"])
-    assert "1 gaps below" in r["note"]
+    assert np.isfinite(cells_of(table, "C2")["estimate"]).all()
+
+
+# ---------------------------------------------------------------------------- guards (issue 33)
+
+
+def test_c1_against_a_baseline_at_chance_is_uninformative() -> None:
+    # WD-DP well above the majority rate, Jayaraman below it in every cell: nothing to compare
+    table = make_table(wd_acc=0.0, jay_shift=-0.35, majority=0.6)
+    r = result(table, "C1")
+    assert r["verdict"] == "UNINFORMATIVE" and r["n_informative"] == 0
+    assert "jayaraman not significantly above the trivial baseline" in cells_of(table, "C1")["note"].iloc[0]
+
+
+def test_u_claims_at_the_majority_rate_are_uninformative() -> None:
+    # every method at or below the majority rate (Bank): "steady in u" says nothing
+    table = make_table(majority=0.95)
+    for claim_id in ("C5", "C7", "C6b"):
+        assert result(table, claim_id)["verdict"] == "UNINFORMATIVE", claim_id
+
+
+def test_gap_claim_needs_gaps_below_the_initial_point() -> None:
+    table = make_table(wd_log_gap=-1.0)
+    table["init_loss"] = table["optimal_loss"] + 1e-6  # θ₀ already better than every run
+    assert result(table, "C2")["verdict"] == "UNINFORMATIVE"
 
 
 # ---------------------------------------------------------------------------- C3, C4
 
 
 def test_c3_equivalence_with_wyx() -> None:
-    assert result(make_table(), "C3")["verdict"] == "PASS"
-    assert result(make_table(wyx_acc=0.05), "C3")["verdict"] == "FAIL"
-    # ~1 pp difference with noisy repetitions: the CI straddles the margin
-    r = result(make_table(wyx_acc=-0.01, noise=0.02, reps=4, seed=1), "C3")
-    assert r["verdict"] == "INCONCLUSIVE"
-    assert r["margin"] == claims.ACCURACY_MARGIN
+    assert result(make_table(), "C3")["verdict"] == "HOLDS"
+    assert result(make_table(wyx_acc=0.05), "C3")["verdict"] == "FAILS"
+    assert result(make_table(wyx_acc=-0.01, noise=0.02, reps=4, seed=1), "C3")["verdict"] == "INCONCLUSIVE"
 
 
-def test_c4_improves_with_eps() -> None:
-    r = result(make_table(eps_slope=0.2), "C4")
-    # fitted change over the grid = 0.2 * (0.25 - 0.01)
-    assert r["verdict"] == "PASS" and r["estimate"] == pytest.approx(0.048, abs=0.003)
-    assert result(make_table(eps_slope=-0.2), "C4")["verdict"] == "FAIL"
-    assert math.isnan(r["margin"])
+def test_c4_improves_with_eps_per_m() -> None:
+    table = make_table(eps_slope=0.2)
+    r = result(table, "C4")
+    assert r["verdict"] == "HOLDS" and r["n_cells"] == len(M_GRID)
+    # fitted change over the grid = 0.2 * (0.25 - 0.01), per m
+    assert cells_of(table, "C4")["estimate"].to_numpy() == pytest.approx(0.048, abs=0.003)
+    assert result(make_table(eps_slope=-0.2), "C4")["verdict"] == "FAILS"
 
 
 # ---------------------------------------------------------------------------- C5–C7
@@ -217,93 +241,79 @@ def test_c4_improves_with_eps() -> None:
 
 def test_u_claims_steady_vs_degrading() -> None:
     table = make_table(jay_u_slope=-0.01)
-    c5, c6a, c6b = (result(table, c) for c in ("C5", "C6a", "C6b"))
-    assert c5["verdict"] == "PASS"
-    assert c6a["verdict"] == "PASS"
-    assert c6a["estimate"] == pytest.approx(-0.04, abs=0.003)  # -0.01 per u over u = 1..5
-    assert c6b["verdict"] == "PASS"  # a trend is also spread across u
+    assert result(table, "C5")["verdict"] == "HOLDS"
+    assert result(table, "C6a")["verdict"] == "HOLDS"
+    assert cells_of(table, "C6a")["estimate"].to_numpy() == pytest.approx(-0.04, abs=0.003)
+    assert result(table, "C6b")["verdict"] == "HOLDS"  # a trend is also spread across u
+    assert result(table, "C5")["n_cells"] == len(U_SETTINGS)
 
 
 def test_u_claims_fluctuating_baseline() -> None:
     table = make_table(jay_u_zigzag=0.03)
-    assert result(table, "C6a")["verdict"] != "PASS"
-    assert result(table, "C6b")["verdict"] == "PASS"
-    assert result(table, "C5")["verdict"] == "PASS"
+    assert result(table, "C6a")["verdict"] != "HOLDS"
+    assert result(table, "C6b")["verdict"] == "HOLDS"
+    assert result(table, "C5")["verdict"] == "HOLDS"
 
 
 def test_u_claims_fail_when_wddp_drifts() -> None:
     table = make_table(wd_u_slope=-0.01, jay_u_slope=0.005)
-    assert result(table, "C5")["verdict"] == "FAIL"
-    assert result(table, "C6a")["verdict"] == "FAIL"
+    assert result(table, "C5")["verdict"] == "FAILS"
+    assert result(table, "C6a")["verdict"] == "FAILS"
 
 
 def test_c7_equal_sizes() -> None:
     table = make_table(jay_u_slope=-0.02)
     r = result(table, "C7")
-    assert r["verdict"] == "PASS" and "(m=8, ε=0.01)" in r["note"]
+    assert r["verdict"] == "HOLDS" and "u-sweep: m=8, ε=0.01, u=1" in set(cells_of(table, "C7")["cell"])
     shifted = table.copy()
     at_one = (shifted["u"] == 1).fillna(False) & (shifted["mechanism"] == "jayaraman")
     shifted.loc[at_one, "accuracy"] -= 0.05
-    assert result(shifted, "C7")["verdict"] == "FAIL"
+    assert result(shifted, "C7")["verdict"] == "FAILS"
 
 
 # ---------------------------------------------------------------------------- selection, missing data
 
 
-def test_missing_baseline_is_inconclusive() -> None:
+def test_missing_baseline_has_no_cell() -> None:
     table = make_table()
     table = table.loc[table["mechanism"] != "jayaraman"].reset_index(drop=True)
-    out = claims.evaluate_claims(table).set_index("claim_id")
     for claim_id in ("C1", "C2", "C6a", "C6b", "C7"):
-        assert out.loc[claim_id, "verdict"] == "INCONCLUSIVE"
-        assert "no data" in out.loc[claim_id, "note"]
-        assert out.loc[claim_id, "n_reps"] == 0
-    assert out.loc["C3", "verdict"] == "PASS"  # WYX is still there
+        r = result(table, claim_id)
+        assert r["verdict"] == "INCONCLUSIVE" and r["n_cells"] == 0
+    assert result(table, "C3")["verdict"] == "HOLDS"  # WYX is still there
 
 
 def test_single_repetition_is_inconclusive() -> None:
     r = result(make_table(reps=1, wd_acc=0.05), "C1")
-    assert r["verdict"] == "INCONCLUSIVE" and r["n_reps"] == 1
-    assert "only 1 repetition" in r["note"]
-    assert r["estimate"] == pytest.approx(0.05, abs=0.01)
+    assert r["verdict"] == "INCONCLUSIVE"
+    assert "fewer than 2 repetitions" in cells_of(make_table(reps=1, wd_acc=0.05), "C1")["note"].iloc[0]
 
 
-def test_mode_and_accountant_select_runs() -> None:
+def test_readings_select_runs() -> None:
     local = make_table(wd_acc=0.03)
     per_round = make_table(wd_acc=-0.03, mode="per_round", seed=1)
     per_round = per_round.loc[per_round["mechanism"] != "wyx"]  # WYX runs are shared
-    exact = make_table(wd_acc=0.0, noise=0.02, accountant="exact", seed=2)
-    table = pd.concat([local, per_round, exact], ignore_index=True)
-    assert result(table, "C1")["verdict"] == "PASS"
-    assert result(table, "C1", mode="per_round")["verdict"] == "FAIL"
-    r = result(table, "C1", accountant="exact")
-    assert "accountant=exact" in r["note"]
-    with pytest.raises(ValueError, match="mode"):
-        claims.evaluate_claims(table, mode="central")
+    table = pd.concat([local, per_round], ignore_index=True)
+    assert result(table, "C1")["verdict"] == "HOLDS"
+    assert result(table, "C1", "per_round")["verdict"] == "FAILS"
 
 
 def test_zcdp_code_jayaraman_runs_are_used_for_ma16() -> None:
     table = make_table(wd_acc=0.03, jay_accountant="zcdp_code")
-    r = result(table, "C1")
-    assert r["verdict"] == "PASS" and "Jayaraman: zcdp_code" in r["note"]
-    r = result(table, "C1", jayaraman_accountant="ma16")
-    assert r["verdict"] == "INCONCLUSIVE" and "no data" in r["note"]
+    assert result(table, "C1")["verdict"] == "HOLDS"
 
 
-def test_one_row_per_claim_and_dataset() -> None:
-    table = pd.concat(
-        [make_table(), make_table(dataset="bank", wd_acc=0.03, seed=5)], ignore_index=True
-    )
-    out = claims.evaluate_claims(table)
-    assert len(out) == 2 * len(claims.CLAIMS)
-    assert not out.duplicated(["claim_id", "dataset"]).any()
-    bank = out.set_index(["claim_id", "dataset"]).loc[("C1", "bank")]
-    assert bank["verdict"] == "PASS"
-    assert claims.evaluate_claims(table.iloc[:0]).empty
+def test_cells_span_all_data_sets() -> None:
+    table = pd.concat([make_table(), make_table(dataset="bank", wd_acc=0.03, seed=5)], ignore_index=True)
+    cells = cells_of(table, "C1")
+    assert set(cells["dataset"]) == {"adult", "bank"}
+    assert not cells.duplicated(["dataset", "cell"]).any()
+    assert result(table, "C1")["verdict"] == "HOLDS"  # bank's cells for, adult's not significant
+    assert claims.observations(table.iloc[:0]).empty
 
 
 def test_duplicate_runs_are_an_error() -> None:
     table = make_table()
     doubled = pd.concat([table, table.iloc[:1]], ignore_index=True)
     with pytest.raises(InputDataError, match="duplicated"):
-        claims.evaluate_claims(doubled)
+        claims.observations(doubled)

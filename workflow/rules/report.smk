@@ -22,6 +22,10 @@ rule report_html:
         benchmark_hparams=[p.replace(".parquet", ".hparams.json") for p in benchmark_table_paths()],
         benchmark_figures=[f for f in BENCHMARK_FIGURE_FILES if f.endswith(".png")],
         benchmark_ranking=BENCHMARK_RANKING,
+        # the claims tables and verdict maps (issue 33): every section's verdicts come from them
+        claims_cells=claims_tables_mod.CELLS_PATH,
+        claims_verdicts=claims_tables_mod.VERDICTS_PATH,
+        claims_maps=CLAIMS_MAPS,
     output:
         "reports/report.html",
     log:
@@ -31,6 +35,7 @@ rule report_html:
         unavailable=UNAVAILABLE,
         available=AVAILABLE,
         invocation=INVOCATION,
+        claims_studies=CLAIMS_STUDIES,
         settings=CFG,  # the report shows the whole validated config
     conda:
         "../envs/mpdp.yaml"

@@ -52,6 +52,13 @@ def step(log):
             "figures": {Path(p).stem: str(Path(p).resolve()) for p in sm.input.benchmark_figures},
             "ranking": [str(Path(p).resolve()) for p in sm.input.benchmark_ranking],
         },
+        # the claims tables (issue 33) and one verdict map per study
+        "claims": {
+            "cells": str(Path(sm.input.claims_cells).resolve()),
+            "verdicts": str(Path(sm.input.claims_verdicts).resolve()),
+            "maps": {study: str(Path(p).resolve())
+                     for study, p in zip(sm.params.claims_studies, sm.input.claims_maps, strict=True)},
+        },
     }
     for ds in context["unavailable"]:
         context["results"].setdefault(ds, None)

@@ -26,7 +26,7 @@ from pathlib import Path
 import pandas as pd
 from IPython.display import HTML, Markdown
 
-from mpdp.claims import VERDICTS
+from mpdp.claims.tables import VERDICT_ORDER, paper_order
 from mpdp.report import images
 from mpdp.report.sections import callout, html_table, verdict_summary
 from mpdp.tuning import edge_sentence
@@ -110,20 +110,23 @@ class StudySection:
     not_run: str = ""  # non-empty: the study did not run in this build, and why
     method: list[Block | FigureItem] = field(default_factory=list)
     figures: list[Block | FigureItem] = field(default_factory=list)
-    #: reading -> claims table (:data:`mpdp.claims.COLUMNS`); the first reading is the paper's
+    #: reading -> the study's verdict rows of that reading (data/results/claims/verdicts.parquet,
+    #: :func:`mpdp.report.claims_view.study_readings`); the first reading is the paper's
     claims_tables: Mapping[str, pd.DataFrame | None] = field(default_factory=dict)
     claims: list[Block | FigureItem] = field(default_factory=list)  # the study's own claim tables
     ledger: list[Block | FigureItem] = field(default_factory=list)
     deviations: list[Block | FigureItem] = field(default_factory=list)
     #: :func:`mpdp.tuning.edge_warnings` of the study's tuning; None: the study tunes nothing
     tuning_edges: pd.DataFrame | None = None
-    #: a claims table's ``figures`` cell -> the names of the figures it refers to
+    #: a verdict row's ``figures`` cell -> the names of the figures it refers to
     figure_names: Callable[[str], list[str]] | None = None
     #: a sentence the summary adds after the verdicts (e.g. what survives another reading)
     summary_note: str = ""
     #: the results tables the section was computed from, by name (the provenance section lists
     #: how their rows were computed, :func:`mpdp.report.provenance.engine_paths`)
     results: dict[str, pd.DataFrame] = field(default_factory=dict)
+    #: the study's verdict map (reports/figures/claims_map_<study>.png), linked from the summary
+    claims_map: str | None = None
 
     @property
     def ran(self) -> bool:
@@ -165,8 +168,15 @@ def figure_html(item: FigureItem) -> str:
     )
 
 
+#: caption of every study's verdict map (reports/figures/claims_map_<study>.png, :mod:`mpdp.claims.maps`)
+MAP_CAPTION = ("Verdict map: one row per claim (and reading), one square per cell of the grid where the claim "
+               "is defined, coloured by the cell's verdict after Holm's correction across the claim's cells; "
+               "grey: uninformative (a compared method not better than its trivial baseline). Columns of "
+               "different rows are different cells.")
+
+
 def claims_rows_html(section: StudySection) -> str:
-    """Per reading: one anchored row per claim, how many data sets / settings give each verdict."""
+    """Per reading: one anchored row per claim, its verdict over all its cells, the counts and where."""
     parts = []
     for index, (reading, claims) in enumerate(section.claims_tables.items()):
         label = f"<p><b>{html.escape(reading)}</b></p>" if reading else ""
@@ -191,6 +201,9 @@ def render(section: StudySection) -> list[Block]:
         out.append(heading(3, f"{section.key}-{anchor}", title))
         if attribute == "claims":
             out.append(raw(claims_rows_html(section)))
+            if section.claims_map:
+                out.append(raw(figure_html(FigureItem(
+                    f"claims_map_{section.key}", MAP_CAPTION, section.claims_map))))
         if attribute == "deviations":
             out.append(md("**Tuning.** " + (
                 "No tuning-edge check is reported by this study's report module."
@@ -209,40 +222,33 @@ def render(section: StudySection) -> list[Block]:
 # --------------------------------------------------------------------------------------------
 
 
-def _interval(row: pd.Series) -> str:
-    estimate, low, high = row["estimate"], row["ci_low"], row["ci_high"]
-    if pd.isna(estimate):
-        return "no estimate"
-    ci = f" [{low:+.3g}, {high:+.3g}]" if pd.notna(low) and pd.notna(high) else ""
-    return f"{estimate:+.3g}{ci}"
-
-
 def _claim_link(section: StudySection, claim_id: str, text: str) -> str:
     return f"[{claim_id}](#{section.claim_anchor(claim_id)}) ({text.rstrip('.')})"
 
 
-def _figure_links(section: StudySection, rows: pd.DataFrame) -> str:
-    if "figures" not in rows:  # a claims table that names no figures (e.g. the benchmark's)
+def _figure_links(section: StudySection, row: pd.Series) -> str:
+    if "figures" not in row or not str(row["figures"]).strip():  # a claim that names no figure
         return ""
-    names = list(dict.fromkeys(n for cell in rows["figures"] for n in section.figures_of(cell)))
-    return ", ".join(f"[{n}](#fig-{slug(n)})" for n in names)
+    return ", ".join(f"[{n}](#fig-{slug(n)})" for n in section.figures_of(row["figures"]))
 
 
 def claim_outcome(rows: pd.DataFrame) -> str:
-    """The verdict a claim gets over its data sets / settings: the most common scored one."""
-    counts = rows["verdict"].value_counts()
-    for verdict in ("FAIL", "PASS"):  # FAIL anywhere is what a reviewer must see first
-        if counts.get(verdict, 0) and counts.get(verdict, 0) >= counts.get("PASS" if verdict == "FAIL" else "FAIL", 0):
-            return verdict
-    return "INCONCLUSIVE" if counts.get("INCONCLUSIVE", 0) else "UNINFORMATIVE"
+    """The verdict of a claim (its verdict row; the worst if several rows are given).
+
+    The engine's verdict spans all the claim's cells (:mod:`mpdp.claims.engine`); a FAILS or
+    MIXED claim is never outvoted by data sets where it holds.
+    """
+    verdicts = [str(v) for v in rows["verdict"]]
+    return min(verdicts, key=lambda v: VERDICT_ORDER.index(v) if v in VERDICT_ORDER else len(VERDICT_ORDER))
 
 
 def paper_summary(section: StudySection) -> str:
-    """A few sentences on what replicates and what does not, from the paper's claims table.
+    """A few sentences on what replicates and what does not, from the paper's verdict rows.
 
-    Each claim is classified by :func:`claim_outcome`; failing claims are listed with the
-    estimate and interval of one failing row and its note (the reason, where the check gives
-    one), and every claim links to its row and figures.
+    The claims are listed worst first (:func:`mpdp.claims.tables.paper_order`): every claim that
+    FAILS or is MIXED anywhere comes before any that HOLDS, with where its cells against lie;
+    then the undecided ones; then what replicates. Each claim links to its row and figures, and
+    the study's verdict map is linked.
     """
     link = f"[§ {section.title}](#{section.key})"
     if not section.ran:
@@ -250,37 +256,31 @@ def paper_summary(section: StudySection) -> str:
     reading, claims = next(iter(section.claims_tables.items()), ("", None))
     if claims is None or claims.empty:
         return f"**{section.paper}** ({link}). {section.summary_note or 'No claim could be checked.'}"
-    groups = {cid: rows for cid, rows in claims.groupby("claim_id", sort=False)}
-    outcome = {cid: claim_outcome(rows) for cid, rows in groups.items()}
-    totals = {v: sum(o == v for o in outcome.values()) for v in VERDICTS}
+    ordered = paper_order(claims)
+    totals = {v: int((ordered["verdict"] == v).sum()) for v in VERDICT_ORDER}
     where = f" on {reading}" if reading else ""
-    sentences = [f"**{section.paper}.** {len(groups)} claims checked{where} ({link}): "
+    map_link = f"; [verdict map](#fig-claims_map_{slug(section.key)})" if section.claims_map else ""
+    sentences = [f"**{section.paper}.** {len(ordered)} claims checked{where} ({link}{map_link}): "
                  + ", ".join(f"{n} {v}" for v, n in totals.items() if n) + "."]
-    def with_figures(cid: str) -> str:
-        figures = _figure_links(section, groups[cid])
-        return _claim_link(section, cid, groups[cid]["claim"].iloc[0]) + (f", {figures}" if figures else "")
 
-    passed = [with_figures(cid) for cid in groups if outcome[cid] == "PASS"]
-    if passed:
-        sentences.append("Replicates: " + "; ".join(passed) + ".")
-    for cid, rows in groups.items():
-        if outcome[cid] != "FAIL":
-            continue
-        bad = rows[rows["verdict"] == "FAIL"]
-        first = bad.iloc[0]
-        where_failed = (f"in {len(bad)} of {len(rows)} data sets / settings" if len(rows) > 1
-                        else "on its only data set / setting")
-        why = str(first["note"]).strip() if pd.notna(first["note"]) and str(first["note"]).strip() else ""
-        figures = _figure_links(section, rows)
-        sentences.append(
-            f"Does not replicate: {_claim_link(section, cid, str(first['claim']))}, FAIL {where_failed} "
-            f"(e.g. {first['dataset']}: {first['statistic']} = {_interval(first)})"
-            + (f"; {why.rstrip('.')}" if why else "") + (f"; see {figures}" if figures else "") + "."
-        )
-    open_claims = [f"[{cid}](#{section.claim_anchor(cid)})" for cid in groups
-                   if outcome[cid] in ("INCONCLUSIVE", "UNINFORMATIVE")]
+    def described(row: pd.Series) -> str:
+        figures = _figure_links(section, row)
+        return (_claim_link(section, str(row["claim_id"]), str(row["claim"]))
+                + f" — {row['verdict']}, {int(row['n_for'])} cells for, {int(row['n_against'])} against of "
+                  f"{int(row['n_informative'])} informative ({int(row['n_cells'])} cells; {row['where']})"
+                + (f"; see {figures}" if figures else ""))
+
+    bad = [described(r) for _, r in ordered.iterrows() if r["verdict"] in ("FAILS", "MIXED")]
+    if bad:
+        sentences.append("Does not replicate everywhere: " + "; ".join(bad) + ".")
+    open_claims = [f"[{r['claim_id']}](#{section.claim_anchor(str(r['claim_id']))}) ({r['verdict']})"
+                   for _, r in ordered.iterrows() if r["verdict"] in ("VACUOUS", "INCONCLUSIVE", "UNINFORMATIVE")]
     if open_claims:
-        sentences.append("Not decided by the data (inconclusive or at chance): " + ", ".join(open_claims) + ".")
+        sentences.append("Not decided by the data (vacuous, inconclusive or at the trivial baseline): "
+                         + ", ".join(open_claims) + ".")
+    held = [described(r) for _, r in ordered.iterrows() if r["verdict"] == "HOLDS"]
+    if held:
+        sentences.append("Replicates: " + "; ".join(held) + ".")
     if section.summary_note:
         sentences.append(section.summary_note)
     return " ".join(sentences)
@@ -292,8 +292,7 @@ def glance(sections: Sequence[StudySection]) -> str:
     for section in sections:
         if not section.ran or not section.claims_tables:
             frames.append(pd.DataFrame([{"study": section.paper, "reading": "—", "id": "—",
-                                         "claim": section.not_run or "no claims check",
-                                         **dict.fromkeys(VERDICTS, 0)}]))
+                                         "claim": section.not_run or "no claims check", "verdict": "—"}]))
             continue
         for index, (reading, claims) in enumerate(section.claims_tables.items()):
             if claims is None or claims.empty:
@@ -306,5 +305,6 @@ def glance(sections: Sequence[StudySection]) -> str:
     if not frames:
         return callout("No study ran: no claim to show.", "note")
     frame = pd.concat(frames, ignore_index=True)
-    anchors = [f"#{a}" if isinstance(a, str) else None for a in frame.pop("_anchor")]
+    column = frame.pop("_anchor") if "_anchor" in frame else [None] * len(frame)
+    anchors = [f"#{a}" if isinstance(a, str) else None for a in column]
     return html_table(frame, links={"id": anchors})

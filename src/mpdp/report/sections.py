@@ -16,46 +16,46 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from mpdp.claims import VERDICTS
-
 # --------------------------------------------------------------------------------------------
 # claims tables
 # --------------------------------------------------------------------------------------------
 
 
+#: columns of a claims summary row (from verdicts.parquet, :mod:`mpdp.claims.tables`)
+SUMMARY_COLUMNS: list[str] = ["id", "claim", "verdict", "cells", "informative", "for", "against", "where"]
+
+
 def verdict_summary(claims: pd.DataFrame) -> pd.DataFrame:
-    """Per claim: how many data sets PASS / FAIL / are INCONCLUSIVE / UNINFORMATIVE."""
+    """Per claim (verdict rows of one reading): its verdict over all its cells and the counts.
+
+    The verdict is the claims engine's (:func:`mpdp.claims.engine.claim_verdict`): never a
+    majority over data sets; ``where`` says where the cells for and against lie.
+    """
     if claims.empty:
-        return pd.DataFrame(columns=["id", "claim", *VERDICTS])
-    counts = claims.groupby(["claim_id", "claim"])["verdict"].value_counts().unstack(fill_value=0)
-    for verdict in VERDICTS:
-        if verdict not in counts.columns:
-            counts[verdict] = 0
-    order = list(dict.fromkeys(claims["claim_id"]))
-    counts = counts[list(VERDICTS)].reset_index()
-    counts.columns.name = None
-    counts = counts.sort_values("claim_id", key=lambda s: s.map(order.index))
-    return counts.rename(columns={"claim_id": "id"}).reset_index(drop=True)
+        return pd.DataFrame(columns=SUMMARY_COLUMNS)
+    out = claims.rename(columns={"claim_id": "id", "n_cells": "cells", "n_informative": "informative",
+                                 "n_for": "for", "n_against": "against"})
+    return out[SUMMARY_COLUMNS].reset_index(drop=True)
 
 
 def studies_at_a_glance(claims_by_study: Mapping[str, pd.DataFrame | None]) -> pd.DataFrame:
-    """One row per (study, claim): how many data sets / settings PASS, FAIL or are INCONCLUSIVE.
+    """One row per (study, claim): its verdict and counts (:func:`verdict_summary`).
 
-    ``claims_by_study`` maps a study's name to its claims table (:data:`mpdp.claims.COLUMNS`);
-    a study that did not run (None or empty) gets one row saying so, so the glance table never
-    hides a missing study.
+    ``claims_by_study`` maps a study's name to its verdict rows (verdicts.parquet); a study
+    that did not run (None or empty) gets one row saying so, so the glance table never hides a
+    missing study.
     """
     frames = []
     for study, claims in claims_by_study.items():
         if claims is None or claims.empty:
             frames.append(pd.DataFrame([{"study": study, "id": "—", "claim": "not run in this build",
-                                         **dict.fromkeys(VERDICTS, 0)}]))
+                                         "verdict": "—"}]))
             continue
         counts = verdict_summary(claims)
         counts.insert(0, "study", study)
         frames.append(counts)
     if not frames:
-        return pd.DataFrame(columns=["study", "id", "claim", *VERDICTS])
+        return pd.DataFrame(columns=["study", *SUMMARY_COLUMNS])
     return pd.concat(frames, ignore_index=True)
 
 

@@ -1,76 +1,59 @@
-"""Claims check of Zhang–Zhu (S-001), rows in the format of :data:`mpdp.claims.COLUMNS`.
+"""Claims of Zhang–Zhu (S-001) declared for the claims engine (issue 33; spec E4, I-11).
 
-Each claim becomes one number per repetition (runs of one repetition index share nothing but
-the data split, so differences between mechanisms are paired by repetition index only), a
-95 % t-interval over repetitions (:func:`mpdp.claims.t_interval`) and the fixed verdict rule
-(:func:`mpdp.claims.verdict`). The seed contradicts itself about which algorithm is better
-(I-11): the claims are measured, not assumed. All on the main topology. ρ and η are tuned once
-per algorithm at one α (:mod:`mpdp.studies.admm.train`), so comparisons across α and between
-DVP and PVP are not driven by a per-α choice of ρ. "The mechanism's own releases" are
-iterations 1..T for DVP and 1..T−1 for PVP (its release T is a DVP step).
-
-* Z1 (per mechanism): larger α converges faster — a *speed*, not a loss level: per (repetition,
-  α) the settling iteration, the first t after which the loss stays within ``settle_tol`` [REC]
-  (relative) of the run's own final loss (its last own release); per repetition the OLS slope
-  of log(settling iteration) against log α; claimed < 0.
-* Z2: DVP oscillates less than PVP — per repetition, mean over α of the oscillation
-  Σ_t |log L(t+1) − log L(t)| / (T − 1) of DVP minus that of PVP; claimed < 0. (The spread
-  across repetitions is shown next to it in the report.)
-* Z3: DVP has lower MER over a wide α range — over the iterations, as the paper's figures
-  show it: per repetition, mean over α and over iterations 1..T−1 (both mechanisms' own
-  releases; at T PVP's release is a DVP step) of MER_DVP − MER_PVP; claimed < 0.
-* Z4: PVP has a slightly better final empirical loss — mean over α of L_PVP − L_DVP at the
-  final iteration (the final classifier); claimed < 0.
-* Z5: DVP's fitted g is iteration-independent — the claim is about the loss *privacy causes*,
-  so the statistic is taken net of non-private ADMM's own convergence (which alone changes
-  the loss between the Fig. 4 iterations and says nothing about g): per repetition, mean over
-  α of the change of log(L_DVP(t)/L_ADMM(t)) between the first and last Fig. 4 iterations
-  (non-private ADMM is deterministic: one run); equivalence with margin ``g_margin``
-  (default 0.1, i.e. ±10 %) [REC].
-* Z6: DVP has a smaller variance of the empirical loss than PVP — per repetition, the mean
-  over α and iterations 1..T−1 of the squared deviation of log L_DVP from its mean over
-  repetitions (same α, t) minus the same for PVP; the mean over repetitions is (R−1)/R times
-  the difference of the variances of log L. Log loss makes cells of very different loss
-  levels (α from 0.01 to 10) count alike (a relative variance); claimed < 0. The note gives
-  the share of (t, α) cells where DVP's standard deviation of the loss is the smaller.
+The study provides (a) :func:`observations`: per repetition, per α cell (``α=…``) and mechanism,
+the quantities the claims speak of — the final loss and MER, the MER over the mechanism's own
+releases, the oscillation of the loss, the squared deviation of log loss from its mean over
+repetitions, the settling iteration (along log α, Z1) and DVP's loss drift net of non-private ADMM
+(Z5); (b) :func:`baselines`: the constant base-rate predictor's log-loss (final loss) and the
+majority error (MER); (c) :func:`claims`: the declarations. The engine scores each α on its own
+(no averaging over α), losses on a log scale. A non-private reference whose final gap to θ* is
+above :data:`REFERENCE_TOLERANCE` (relative) is unusable: Z5, which is net of it, is then
+uninformative. "Own releases" are iterations 1..T−1 for both (PVP's release T is a DVP step).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from mpdp.claims import COLUMNS, Claim, t_interval, verdict
+from mpdp.claims import Claim
 from mpdp.studies.admm.figures import checkpoint_iterations
 
-_NAN = float("nan")
+STUDY = "admm"
+_SRC = "seed 001 (Zhang–Zhu, dynamic DP for ADMM), §V Numerical Experiment"
+
+#: a non-private reference is converged when its final loss is within this relative gap of L(θ*) [REC]
+REFERENCE_TOLERANCE: float = 1e-3
+
+#: claim id -> the replication's figures it concerns
+FIGURES: dict[str, str] = {"Z1-DVP": "zz_f3", "Z1-PVP": "zz_f3", "Z2": "zz_f3, zz_f5", "Z3": "zz_f5", "Z4": "zz_f5",
+                           "Z5": "zz_f4", "Z6": "zz_f4, zz_f5"}
+
+_COLS = ["dataset", "reading", "cell", "rep", "method", "metric", "value", "x", "bound"]
 
 
-def claims_table(cfg: dict[str, Any]) -> dict[str, Claim]:
-    """The claims of S-001 (figures of the replication in the ``figures`` field)."""
-    return {
-        "Z1-DVP": Claim("Larger α converges faster (DVP)", "zz_f3", "less", _NAN),
-        "Z1-PVP": Claim("Larger α converges faster (PVP)", "zz_f3", "less", _NAN),
-        "Z2": Claim("DVP oscillates less than PVP", "zz_f3, zz_f5", "less", _NAN),
-        "Z3": Claim("DVP has lower misclassification than PVP over a wide α range (over the iterations)",
-                    "zz_f5", "less", _NAN),
-        "Z4": Claim("PVP has a slightly better final empirical loss than DVP", "zz_f5", "less", _NAN),
-        "Z5": Claim("DVP's fitted loss model g(α) is iteration-independent", "zz_f4, zz_table",
-                    "equivalence", float(cfg["admm"]["g_margin"])),
-        "Z6": Claim("DVP has a smaller variance of the empirical loss than PVP", "zz_f4, zz_f5", "less", _NAN),
-    }
-
-
-def _slope(x: np.ndarray, y: np.ndarray) -> float:
-    return float(np.polyfit(x, y, 1)[0]) if np.unique(x).size >= 2 else _NAN
-
-
-def _own_releases(sel: pd.DataFrame, mech: str) -> pd.DataFrame:
-    """The rows of the mechanism's own releases (PVP: iterations before its final DVP step)."""
-    return sel[sel["iteration"] < sel["iteration"].max()] if mech == "pvp" else sel
+def claims(cfg: dict[str, Any]) -> tuple[Claim, ...]:
+    """The claims of S-001 (Z5's margin is ``admm.g_margin``)."""
+    loss = {"guard_metric": "final_loss"}
+    return (
+        Claim(STUDY, "Z1-DVP", "Larger α converges faster (DVP)", f"{_SRC}, Fig. 3", "settle_iter", ("dvp",),
+              "trend", "less", effect_scale="log_ratio", **loss),
+        Claim(STUDY, "Z1-PVP", "Larger α converges faster (PVP)", f"{_SRC}, Fig. 3", "settle_iter", ("pvp",),
+              "trend", "less", effect_scale="log_ratio", **loss),
+        Claim(STUDY, "Z2", "DVP oscillates less than PVP", f"{_SRC}, Figs. 3, 5", "oscillation", ("dvp", "pvp"),
+              "compare", "less", effect_scale="log_ratio", **loss),
+        Claim(STUDY, "Z3", "DVP has lower misclassification than PVP over a wide α range (over the iterations)",
+              f"{_SRC}, Fig. 5", "mer_iter", ("dvp", "pvp"), "compare", "less", guard_metric="mer"),
+        Claim(STUDY, "Z4", "PVP has a slightly better final empirical loss than DVP", f"{_SRC}, Fig. 5",
+              "final_loss", ("pvp", "dvp"), "compare", "less", effect_scale="log_ratio"),
+        Claim(STUDY, "Z5", "DVP's fitted loss model g(α) is iteration-independent", f"{_SRC}, Fig. 4, Table I",
+              "g_drift", ("dvp",), "one_sample", "equivalence", margin=float(cfg["admm"]["g_margin"]),
+              uses=("admm",), **loss),
+        Claim(STUDY, "Z6", "DVP has a smaller variance of the empirical loss than PVP", f"{_SRC}, Figs. 4, 5",
+              "log_loss_sqdev", ("dvp", "pvp"), "compare", "less", **loss),
+    )
 
 
 def settling_iteration(iterations: np.ndarray, loss: np.ndarray, tol: float) -> float:
@@ -81,110 +64,108 @@ def settling_iteration(iterations: np.ndarray, loss: np.ndarray, tol: float) -> 
     return float(it[0] if outside.size == 0 else it[outside[-1] + 1])  # the last value is never outside
 
 
-def _z1(runs: pd.DataFrame, mech: str, tol: float) -> tuple[pd.Series, str]:
-    sel = _own_releases(runs[runs["mechanism"] == mech], mech)
-    settle = sel.groupby(["rep", "alpha"]).apply(
-        lambda g: settling_iteration(g["iteration"].to_numpy(), g["train_loss"].to_numpy(), tol),
-        include_groups=False).rename("settle").reset_index()
-    per_rep = settle.groupby("rep").apply(
-        lambda g: _slope(np.log(g["alpha"].to_numpy()), np.log(g["settle"].to_numpy())), include_groups=False)
-    return per_rep, f"OLS slope of log(settling iteration: within {tol:g} of the run's final loss) vs log α"
+def _cell(alpha: float) -> str:
+    return f"α={alpha:g}"
 
 
-def _oscillation(sel: pd.DataFrame) -> pd.Series:
-    def osc(g: pd.DataFrame) -> float:
-        log_loss = np.log(g.sort_values("iteration")["train_loss"].to_numpy())
-        return float(np.mean(np.abs(np.diff(log_loss)))) if log_loss.size > 1 else _NAN
-    per = sel.groupby(["rep", "alpha"]).apply(osc, include_groups=False)
-    return per.groupby(level="rep").mean()
+def _rows(frame: pd.DataFrame, dataset: str, metric: str, x: bool = False) -> pd.DataFrame:
+    """``frame`` (columns rep, alpha, mechanism, value) as observations of ``metric``."""
+    return pd.DataFrame({
+        "dataset": dataset, "reading": "-",
+        "cell": "α-sweep" if x else frame["alpha"].map(_cell), "rep": frame["rep"].astype(int),
+        "method": frame["mechanism"].astype(str), "metric": metric, "value": frame["value"].astype(float),
+        "x": np.log10(frame["alpha"].astype(float)) if x else np.nan, "bound": np.nan})
 
 
-def _z2(runs: pd.DataFrame) -> tuple[pd.Series, str]:
-    dvp = _oscillation(runs[runs["mechanism"] == "dvp"])
-    pvp = _oscillation(runs[runs["mechanism"] == "pvp"])
-    return (dvp - pvp).dropna(), "mean |Δ log loss| per iteration, DVP − PVP (mean over α)"
-
-
-def _final_diff(runs: pd.DataFrame, metric: str, a: str, b: str) -> pd.Series:
-    final = runs[runs["iteration"] == runs["iteration"].max()]
-    piv = final.pivot_table(index=["rep", "alpha"], columns="mechanism", values=metric)
-    if a not in piv or b not in piv:
-        return pd.Series(dtype=float)
-    return (piv[a] - piv[b]).groupby(level="rep").mean().dropna()
-
-
-def _z3(runs: pd.DataFrame) -> tuple[pd.Series, str]:
-    own = runs[runs["iteration"] < runs["iteration"].max()]
-    piv = own.pivot_table(index=["rep", "alpha", "iteration"], columns="mechanism", values="mer")
-    if "dvp" not in piv or "pvp" not in piv:
-        return pd.Series(dtype=float), "needs DVP and PVP"
-    diff = (piv["dvp"] - piv["pvp"]).groupby(level="rep").mean().dropna()
-    return diff, "MER, DVP − PVP (mean over α and iterations 1..T−1)"
-
-
-def _z5(runs: pd.DataFrame, reference: pd.DataFrame, cfg: dict[str, Any]) -> tuple[pd.Series, str]:
-    sel = runs[runs["mechanism"] == "dvp"]
-    iters = checkpoint_iterations(cfg["admm"]["f4_iterations"], sel["iteration"].to_numpy()) if not sel.empty else []
-    if len(iters) < 2 or reference.empty:
-        return pd.Series(dtype=float), "needs two Fig. 4 iterations and non-private ADMM"
-    first, last = iters[0], iters[-1]
-    admm = reference.groupby("iteration")["train_loss"].mean()
-    if first not in admm.index or last not in admm.index:
-        return pd.Series(dtype=float), "non-private ADMM not recorded at the Fig. 4 iterations"
-    piv = sel[sel["iteration"].isin([first, last])].pivot_table(index=["rep", "alpha"], columns="iteration",
-                                                                  values="train_loss")
-    change = np.log(piv[last] / admm[last]) - np.log(piv[first] / admm[first])
-    return (change.groupby(level="rep").mean().dropna(),
-            f"mean over α of the change of log(L_DVP / L_ADMM) from t = {first} to t = {last}")
-
-
-def _z6(runs: pd.DataFrame) -> tuple[pd.Series, str, str]:
-    own = runs[runs["iteration"] < runs["iteration"].max()].assign(log_loss=lambda f: np.log(f["train_loss"]))
-    dev = own["log_loss"] - own.groupby(["mechanism", "alpha", "iteration"])["log_loss"].transform("mean")
-    piv = own.assign(sq=dev**2).pivot_table(index=["rep", "alpha", "iteration"], columns="mechanism", values="sq")
-    if "dvp" not in piv or "pvp" not in piv:
-        return pd.Series(dtype=float), "needs DVP and PVP", ""
-    diff = (piv["dvp"] - piv["pvp"]).groupby(level="rep").mean().dropna()
-    sd = own.groupby(["alpha", "iteration", "mechanism"])["train_loss"].std().unstack("mechanism").dropna()
-    note = (f"DVP's sd of the loss is the smaller in {100 * float((sd['dvp'] < sd['pvp']).mean()):.0f} % of "
-            f"{len(sd)} (t, α) cells" if len(sd) else "")
-    return (diff, "squared deviation of log loss from its mean over repetitions, DVP − PVP (mean over α and "
-            "iterations 1..T−1)", note)
-
-
-def evaluate(table: pd.DataFrame, cfg: dict[str, Any]) -> pd.DataFrame:
-    """One row per claim (columns :data:`mpdp.claims.COLUMNS`)."""
+def observations(table: pd.DataFrame, cfg: dict[str, Any]) -> pd.DataFrame:
+    """The tidy observations of the ADMM table (main topology)."""
     a = cfg["admm"]
+    dataset = str(a["dataset"])
     main = table[table["topology"] == a["main_topology"]]
     runs = main[main["mechanism"].isin(["dvp", "pvp"])]
-    reference = main[main["mechanism"] == "admm"]
+    if runs.empty:
+        return pd.DataFrame(columns=_COLS)
+    keys = ["rep", "alpha", "mechanism"]
+    t_max = runs["iteration"].max()
+    final = runs[runs["iteration"] == t_max]
+    own = runs[runs["iteration"] < t_max]
+    frames = [_rows(final[keys].assign(value=final["train_loss"]), dataset, "final_loss"),
+              _rows(final[keys].assign(value=final["train_loss"]), dataset, "final_loss", x=True),
+              _rows(final[keys].assign(value=final["mer"]), dataset, "mer"),
+              _rows(own.groupby(keys)["mer"].mean().rename("value").reset_index(), dataset, "mer_iter")]
+    osc = runs.sort_values("iteration").groupby(keys)["train_loss"].apply(
+        lambda s: float(np.mean(np.abs(np.diff(np.log(s.to_numpy(float)))))) if len(s) > 1 else np.nan)
+    frames.append(_rows(osc.rename("value").reset_index(), dataset, "oscillation"))
+    log_loss = np.log(own["train_loss"].astype(float))
+    dev = log_loss - log_loss.groupby([own["mechanism"], own["alpha"], own["iteration"]]).transform("mean")
+    sq = (dev**2).groupby([own[k] for k in keys]).mean()
+    frames.append(_rows(sq.rename("value").reset_index(), dataset, "log_loss_sqdev"))
     tol = float(a["settle_tol"])
-    notes: dict[str, str] = {}
+    settle = runs.assign(own_max=np.where(runs["mechanism"] == "pvp", t_max - 1, t_max))
+    settle = settle[settle["iteration"] <= settle["own_max"]].groupby(keys).apply(
+        lambda g: settling_iteration(g["iteration"].to_numpy(), g["train_loss"].to_numpy(), tol),
+        include_groups=False)
+    frames.append(_rows(settle.rename("value").reset_index(), dataset, "settle_iter", x=True))
+    frames.append(_g_drift(runs, main[main["mechanism"] == "admm"], a, dataset))
+    frames = [f for f in frames if not f.empty]
+    return pd.concat(frames, ignore_index=True)[_COLS]
 
-    def z6() -> tuple[pd.Series, str]:
-        per_rep, statistic, notes["Z6"] = _z6(runs)
-        return per_rep, statistic
 
-    stats: dict[str, Callable[[], tuple[pd.Series, str]]] = {
-        "Z1-DVP": lambda: _z1(runs, "dvp", tol),
-        "Z1-PVP": lambda: _z1(runs, "pvp", tol),
-        "Z2": lambda: _z2(runs),
-        "Z3": lambda: _z3(runs),
-        "Z4": lambda: (_final_diff(runs, "train_loss", "pvp", "dvp"), "final loss, PVP − DVP (mean over α)"),
-        "Z5": lambda: _z5(runs, reference, cfg),
-        "Z6": z6,
-    }
-    rows = []
-    for cid, claim in claims_table(cfg).items():
-        per_rep, statistic = stats[cid]() if not runs.empty else (pd.Series(dtype=float), "no runs")
-        values = per_rep.to_numpy(dtype=float)
-        est, lo, hi = t_interval(values)
-        n = int(np.isfinite(values).sum())
-        note = "; ".join(x for x in (notes.get(cid, ""), "" if n >= 2 else "fewer than 2 repetitions: no interval")
-                         if x)
-        rows.append({
-            "claim_id": cid, "claim": claim.text, "dataset": a["dataset"], "figures": claim.figures,
-            "statistic": statistic, "estimate": est, "ci_low": lo, "ci_high": hi, "n_reps": n,
-            "margin": claim.margin, "verdict": verdict(lo, hi, claim.kind, claim.margin), "note": note,
-        })
-    return pd.DataFrame(rows, columns=COLUMNS)
+def _g_drift(runs: pd.DataFrame, reference: pd.DataFrame, a: dict[str, Any], dataset: str) -> pd.DataFrame:
+    """Z5 per (rep, α): change of log(L_DVP / L_ADMM) from the first to the last Fig. 4 iteration."""
+    dvp = runs[runs["mechanism"] == "dvp"]
+    iters = checkpoint_iterations(a["f4_iterations"], dvp["iteration"].to_numpy()) if not dvp.empty else []
+    if len(iters) < 2 or reference.empty:
+        return pd.DataFrame(columns=_COLS)
+    first, last = iters[0], iters[-1]
+    ref = reference.groupby("iteration")["train_loss"].mean()
+    if first not in ref.index or last not in ref.index:
+        return pd.DataFrame(columns=_COLS)
+    piv = dvp[dvp["iteration"].isin([first, last])].pivot_table(index=["rep", "alpha"], columns="iteration",
+                                                                 values="train_loss")
+    change = np.log(piv[last] / ref[last]) - np.log(piv[first] / ref[first])
+    return _rows(change.rename("value").reset_index().assign(mechanism="dvp"), dataset, "g_drift")
+
+
+def _base_rate_loss(q: float) -> float:
+    """Log-loss of the constant predictor of the class rate ``q`` (binary entropy, nats)."""
+    return float(-(q * np.log(q) + (1 - q) * np.log(1 - q))) if 0 < q < 1 else 0.0
+
+
+def baselines(cfg: dict[str, Any], card: dict[str, Any]) -> pd.DataFrame:
+    """Final loss: the constant base-rate predictor; MER: the majority class (rates from the data card).
+
+    The study's loss is Σ_p (C^R/B_p) Σ_i l(·) = C^R Σ_p (mean loss of node p), so the constant predictor
+    of the training positive rate q scores P · C^R · H(q) (H: binary entropy, nats) when every node has
+    the pooled rate (an approximation: the nodes' rates differ a little). The majority error is
+    min(q, 1 − q) of the data set's positive rate.
+    """
+    a = cfg["admm"]
+    q_train = float(card.get("positive_rate_train", card.get("positive_rate", np.nan)))
+    q = float(card.get("positive_rate", q_train))
+    if not np.isfinite(q_train):
+        return pd.DataFrame(columns=["dataset", "cell", "metric", "value", "baseline"])
+    dataset = str(a["dataset"])
+    return pd.DataFrame([
+        {"dataset": dataset, "cell": "*", "metric": "final_loss",
+         "value": float(a["P"]) * float(a["C_R"]) * _base_rate_loss(q_train),
+         "baseline": "the constant base-rate predictor"},
+        {"dataset": dataset, "cell": "*", "metric": "mer", "value": min(q, 1.0 - q), "baseline": "the majority class"},
+    ])
+
+
+def unusable(table: pd.DataFrame, cfg: dict[str, Any]) -> pd.DataFrame:
+    """Non-private ADMM as unusable when its final loss is above L(θ*) by more than the tolerance."""
+    a = cfg["admm"]
+    ref = table[(table["topology"] == a["main_topology"]) & (table["mechanism"] == "admm")]
+    cols = ["dataset", "cell", "method", "note"]
+    if ref.empty or "optimal_loss" not in ref or ref["optimal_loss"].isna().all():
+        return pd.DataFrame(columns=cols)
+    final = ref[ref["iteration"] == ref["iteration"].max()]
+    opt = float(final["optimal_loss"].iloc[0])
+    gap = (float(final["train_loss"].mean()) - opt) / abs(opt)
+    if gap <= REFERENCE_TOLERANCE:
+        return pd.DataFrame(columns=cols)
+    return pd.DataFrame([{"dataset": str(a["dataset"]), "cell": "*", "method": "admm",
+                          "note": f"non-private ADMM not converged: final loss {100 * gap:.2g} % above L(θ*) "
+                                  f"(tolerance {100 * REFERENCE_TOLERANCE:g} %)"}])

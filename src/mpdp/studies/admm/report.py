@@ -16,7 +16,6 @@ import pandas as pd
 from mpdp import tuning
 from mpdp.mechanisms import admm as zz
 from mpdp.privacy.pure_dp import pld_or_basic
-from mpdp.studies.admm import claims as zz_claims
 from mpdp.studies.admm.train import read_table
 
 #: context key of the section
@@ -232,11 +231,6 @@ def register_rows(table: pd.DataFrame) -> pd.DataFrame:
     what = ("paper's reading: PVP keeps the paper's noise; the ledger states the ε each release really gives. "
             + "; ".join(parts) + ".")
     return pd.DataFrame([("I-20", issue, what)], columns=REGISTER_COLUMNS)
-
-
-def claims(table: pd.DataFrame, cfg: dict[str, Any]) -> pd.DataFrame:
-    """The claims rows (mpdp.claims.COLUMNS)."""
-    return zz_claims.evaluate(table, cfg)
 
 
 def spread(table: pd.DataFrame, main_topology: str) -> pd.DataFrame:

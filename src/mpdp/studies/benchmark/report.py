@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from mpdp import claims, tuning
+from mpdp import tuning
 from mpdp.studies.benchmark import ranking
 from mpdp.studies.benchmark.figures import catalogue, data_sizes, read_tables
 
@@ -29,21 +29,6 @@ CAPTIONS: dict[str, str] = {
                "Holm-corrected); hatched \"u\": uninformative cell, no mechanism's accuracy significantly "
                "above the majority rate.",
 }
-
-#: each paper's own comparison, re-checked on the common footing: (id, paper, claim, better, worse)
-PAPER_CLAIMS: tuple[tuple[str, str, str, str, str], ...] = (
-    ("XP-WDDP-lit", "WD-DP (S-000)", "WD-DP Alg. 1 beats Jayaraman's gradient perturbation (local)",
-     "wddp_literal", "jayaraman_literal"),
-    ("XP-WDDP-pr", "WD-DP (S-000)", "WD-DP beats Jayaraman's gradient perturbation (per-round)",
-     "wddp_per_round", "jayaraman_per_round"),
-    ("XP-ZZ", "Zhang–Zhu (S-001)", "DVP has lower misclassification than PVP (PVP's noise to its "
-     "hidden-state bound, spec I-20)", "dvp", "pvp"),
-    ("XP-Hamm-soft", "Hamm et al. (S-004)", "soft vote (Alg. 2) beats majority vote (Alg. 1)",
-     "hamm_soft", "hamm_vote"),
-    ("XP-Hamm-avg", "Hamm et al. (S-004)", "soft vote (Alg. 2) beats party-level parameter averaging",
-     "hamm_soft", "param_avg"),
-)
-
 
 @dataclass(frozen=True)
 class Benchmark:
@@ -226,41 +211,6 @@ def baseline_sentence(bench: Benchmark, baseline: str = BASELINE) -> str:
             f"{best} of {len(has)} cells and best or not significantly worse than the best in {tied}; in the other "
             f"{len(has) - tied} cells another mechanism is significantly better "
             f"({flat} of the {len(has)} cells are uninformative on accuracy). Per data set, ε and m:")
-
-
-def paper_comparisons(bench: Benchmark) -> pd.DataFrame:
-    """Each paper's own comparison re-checked on the common footing, per data set.
-
-    Statistic: accuracy(better) − accuracy(worse), paired by repetition within each cell, averaged
-    over all cells of the grid for each repetition; 95 % t-interval over repetitions; verdict PASS
-    when the interval is above 0 (the paper's claim holds), FAIL when below; UNINFORMATIVE when
-    neither mechanism's grid-mean accuracy is significantly above the majority rate (one-sided
-    by the lower end of its 95 % interval), as at chance the comparison says nothing.
-    """
-    t = bench.table
-    rows = []
-    for cid, paper, text, better, worse in PAPER_CLAIMS:
-        for ds, sub in t.groupby("dataset", sort=True):
-            wide = sub[sub["mechanism"].isin([better, worse])].pivot_table(
-                index=[*ranking.CELL[1:], "rep"], columns="mechanism", values="accuracy")
-            if better not in wide or worse not in wide:
-                continue
-            diff = (wide[better] - wide[worse]).dropna()
-            per_rep = diff.groupby(level="rep").mean()
-            est, lo, hi = claims.t_interval(per_rep.to_numpy())
-            verdict, note = claims.verdict(lo, hi, "greater"), ""
-            majority = float(sub["majority_rate"].iloc[0])
-            above = [claims.t_interval(wide[mech].groupby(level="rep").mean().to_numpy() - majority)[1] > 0
-                     for mech in (better, worse)]
-            if not any(above):
-                verdict = "UNINFORMATIVE"
-                note = (f"neither mechanism's accuracy is significantly above the majority rate "
-                        f"{majority:.3f}: accuracy cannot rank them here")
-            rows.append({"claim_id": cid, "paper": paper, "claim": text, "dataset": ds,
-                         "statistic": "mean accuracy difference over the grid", "estimate": est,
-                         "ci_low": lo, "ci_high": hi, "n_reps": len(per_rep), "cells": int(diff.index.droplevel(
-                             "rep").nunique()), "verdict": verdict, "note": note})
-    return pd.DataFrame(rows)
 
 
 def rec_choices(cfg: dict[str, Any]) -> pd.DataFrame:

@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from mpdp.report import claims_view
 from mpdp.report.scaffold import FigureItem, StudySection, bullets, md, table
 from mpdp.studies.benchmark import report as xr
 
@@ -29,16 +30,18 @@ TIES = (" A mechanism is *tied* in a cell when it is not significantly worse tha
         "of the comparison.")
 
 
-def build(ctx: Mapping[str, Any] | None, cfg: Mapping[str, Any]) -> StudySection:
-    """The benchmark section from the report context key ``xp`` (absent: not run)."""
+def build(ctx: Mapping[str, Any] | None, cfg: Mapping[str, Any],
+          view: claims_view.ClaimsTables = claims_view.EMPTY) -> StudySection:
+    """The benchmark section from the report context key ``xp`` and the claims tables (absent: not run)."""
     bench = xr.load(dict(ctx) if ctx else None)
     section = StudySection(KEY, TITLE, PAPER, INTRO)
     if bench is None:
         section.not_run = ("the cross-paper benchmark was not part of this build (no `benchmark:` "
                            "section or no available data set): run `snakemake --cores all benchmark`.")
         return section
-    comparisons = xr.paper_comparisons(bench)
-    section.claims_tables = {"each paper's comparison at equal accounted privacy": comparisons}
+    section.claims_tables = {"each paper's comparison at equal accounted privacy": claims_view.study_readings(
+        view, KEY).get("", claims_view.EMPTY.verdicts)}
+    section.claims_map = view.maps.get(KEY)
     section.summary_note = xr.leader_sentence(bench) + " ([leaderboard](#benchmark-method))"
     section.method = [md("**The common footing.**"), bullets(xr.footing(bench, dict(cfg))),
                       md("**Leaderboard.** " + xr.leader_sentence(bench) + TIES), table(xr.leaderboard(bench)),
@@ -48,11 +51,14 @@ def build(ctx: Mapping[str, Any] | None, cfg: Mapping[str, Any]) -> StudySection
     section.figures = [FigureItem(name, caption, bench.figures.get(name))
                        for name, caption in xr.captions(bench, dict(cfg)).items()]
     section.claims = [
-        md("Each paper's comparison re-checked at equal *accounted* privacy (the ε of the whole "
-           "transcript equals the target): accuracy of the mechanism the paper favours minus its "
-           "competitor, paired by repetition and averaged over the grid; PASS = the paper's "
-           "conclusion holds, FAIL = the opposite holds."),
-        table(comparisons),
+        md("Each paper's comparison re-checked at equal *accounted* privacy (the ε of the whole transcript "
+           "equals the target), declared as a claim of the claims engine (docs/claims.md): the primary "
+           "metric, test log-loss, of the mechanism the paper favours against its competitor, as a "
+           "log-ratio paired by repetition in every (data set, ε, m, u) cell, summarised by a 20 % trimmed "
+           "mean (heavy-tailed repetitions), Holm across the cells. A cell is informative only if both "
+           "mechanisms' log-loss is significantly below the constant base-rate predictor's. HOLDS = the "
+           "paper's conclusion holds in some cell and fails in none; FAILS / MIXED say where it fails."),
+        table(claims_view.significant_cells(view, KEY)),
     ]
     section.ledger = [md("Every mechanism is calibrated to the target (ε, δ) for its whole transcript "
                          "(the common footing above); the calibration is part of the method.")]

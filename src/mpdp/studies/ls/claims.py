@@ -1,23 +1,20 @@
-"""Claims check of the least-squares study (issue 9; bounds.md B8, I-17) with the generic engine
-of :mod:`mpdp.claims` (:func:`~mpdp.claims.verdict`, :func:`~mpdp.claims.t_interval`,
-:func:`~mpdp.claims.ratio_interval`), rows with :data:`mpdp.claims.COLUMNS`.
+"""Claims of the least-squares study (issue 9; bounds.md B8, I-17) declared for the claims engine
+(issue 33). The unit of replication is a noise draw for SSP and a run for SGD; the tables keep
+per-setting summaries (medians with distribution-free intervals, means with standard errors), so
+the observations are *study-given intervals* (columns ``lo``/``hi``, one row per cell):
 
-Statistics (the unit of replication is a noise draw for SSP and a run for SGD):
-
-* **LS1-formula** (per t, ε, σ₂ on/off; write-up noise model, the formula's own): relative
-  error formula/mean − 1 of the printed closed form against the measured mean excess, interval
-  from the mean's standard error (a normal interval; the population mean is infinite, so a large
-  sample mean is itself evidence against the formula), its lower end raised to half the median's
-  lower bound when below (valid for a non-negative variable: E X ≥ q·P(X ≥ q)). Equivalence with margin
-  :data:`FORMULA_MARGIN`; expected FAIL.
-* **LS1-delta** (per private setting, σ₂ > 0, in the validity region s₁ ≤ κ·c(D)): relative error of the
-  delta-method median against the measured median, interval from the median's
-  distribution-free interval. Equivalence, margin :data:`DELTA_MARGIN`.
-* **LS1-t**: slope of log(median excess) in log t, one slope per ε, t-interval over ε; tested
-  against 1 (independent noise: "as t") and 2 ("as t²", the write-up's model).
-* **LS-sgd** (LS-2, LS-3; per ε, SGD option and t ∈ {smallest, largest}): log₁₀ of median SGD
-  excess over median SSP excess, interval from the two medians' intervals (coverage ≥ 0.95²);
-  claim "SGD beats SSP" (less than 0), measured not asserted.
+* **LS1-formula** (per t, ε, σ₂; write-up noise model): formula/mean − 1 of the printed closed form
+  against the measured mean excess; interval from the mean's standard error, its lower end raised
+  to half the median's lower bound (valid for a non-negative variable: E X ≥ q·P(X ≥ q)).
+  Equivalence, margin :data:`FORMULA_MARGIN`; expected to fail.
+* **LS1-delta** (per private setting in the validity region s₁ ≤ κ·c(D)): the delta-method median
+  against the measured median (its distribution-free interval). Equivalence, :data:`DELTA_MARGIN`.
+* **LS1-t / LS1-t2 / LS1-t-writeup**: the fitted exponent of the median excess in t minus its
+  target, one value per ε (the repetitions of the one-sample test). Equivalence, :data:`SLOPE_MARGIN`.
+* **LS-sgd** (LS-2, LS-3; per SGD option, ε and SSP's t ∈ {smallest, largest}): median SGD excess vs
+  median SSP excess on the log scale (conservative interval from the two medians' intervals).
+  Guard: each must beat releasing θ = 0 (excess θ*ᵀXᵀXθ*, the ``zero_excess`` column); otherwise
+  the cell is uninformative.
 """
 
 from __future__ import annotations
@@ -25,8 +22,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from mpdp.claims import COLUMNS, ratio_interval, t_interval, verdict
+from mpdp.claims import Claim
 
+STUDY = "ls"
 #: equivalence margin of the printed closed form against the measured mean (relative)
 FORMULA_MARGIN: float = 0.05
 #: equivalence margin of the delta-method median against the measured median (relative) [REC]
@@ -34,132 +32,130 @@ DELTA_MARGIN: float = 0.10
 #: equivalence margin of the fitted growth exponent in t
 SLOPE_MARGIN: float = 0.15
 _Z = 1.959963984540054
+_SRC = "seed 002 (multi-party DP write-up 1), least-squares analysis (bounds.md B8, I-17)"
+#: claim id -> the study's figures it concerns
+FIGURES: dict[str, str] = {"LS1-formula": "ls_1", "LS1-delta": "ls_1", "LS1-t": "ls_1", "LS1-t2": "ls_1",
+                           "LS1-t-writeup": "ls_1", "LS-sgd": "ls_2, ls_3"}
+_COLS = ["dataset", "reading", "cell", "rep", "method", "metric", "value", "x", "bound", "lo", "hi", "n"]
+
+#: (claim id, noise model, target exponent, text)
+GROWTH: tuple[tuple[str, str, float, str], ...] = (
+    ("LS1-t", "independent", 1.0, "Under independent party noise the excess risk grows as t"),
+    ("LS1-t2", "independent", 2.0, "Under independent party noise the excess risk grows as t² (the write-up's analysis)"),
+    ("LS1-t-writeup", "write_up", 2.0, "Under the write-up's t·z noise model the excess risk grows as t²"),
+)
+
+CLAIMS: tuple[Claim, ...] = (
+    Claim(STUDY, "LS1-formula", "The write-up's printed closed form equals the expected excess risk", _SRC,
+          "rel_error", ("closed_form",), "one_sample", "equivalence", margin=FORMULA_MARGIN),
+    Claim(STUDY, "LS1-delta", "The delta method (B8) matches the median excess risk in its validity region", _SRC,
+          "rel_error", ("delta_method",), "one_sample", "equivalence", margin=DELTA_MARGIN),
+    *(Claim(STUDY, cid, text, _SRC, "exponent_error", (f"exponent_{cid}",), "one_sample", "equivalence",
+            margin=SLOPE_MARGIN) for cid, _, _, text in GROWTH),
+    Claim(STUDY, "LS-sgd", "Noisy SGD (M15) has a smaller excess risk than SSP (M14)", f"{_SRC}; spec E9 LS-2, LS-3",
+          "excess_risk", ("ls_sgd", "ls_ssp"), "compare", "less", effect_scale="log_ratio", summary="median"),
+)
 
 
-def _row(cid: str, claim: str, dataset: str, fig: str, statistic: str, est: float, lo: float,
-         hi: float, n: int, kind: str, margin: float, note: str) -> dict:
-    v = verdict(lo, hi, kind, margin) if kind != "equivalence" or margin > 0 else "INCONCLUSIVE"
-    return dict(zip(COLUMNS, [cid, claim, dataset, fig, statistic, est, lo, hi, n, margin, v, note],
-                    strict=True))
+def _row(dataset: str, cell: str, method: str, metric: str, value: float, lo: float = np.nan,
+         hi: float = np.nan, n: int = 1, rep: int = 0) -> dict:
+    return {"dataset": dataset, "reading": "-", "cell": cell, "rep": rep, "method": method, "metric": metric,
+            "value": value, "x": np.nan, "bound": np.nan, "lo": lo, "hi": hi, "n": n}
+
+
+def _setting(r: pd.Series) -> str:
+    return f"t={int(r['t'])}, ε={r['epsilon']:g}, σ₂{'>0' if r['z2'] else '=0'}"
 
 
 def _ssp(table: pd.DataFrame) -> pd.DataFrame:
     return table[table["mechanism"] == "ls_ssp"]
 
 
-def formula_claims(table: pd.DataFrame) -> list[dict]:
-    """LS1-formula rows: the write-up's printed closed form against the measured mean."""
+def _formula(table: pd.DataFrame) -> list[dict]:
     rows = []
     ssp = _ssp(table)
-    ssp = ssp[ssp["noise_model"] == "write_up"].sort_values(["z2", "t", "epsilon"], ascending=[False, True, True])
-    for _, r in ssp.iterrows():
+    for _, r in ssp[ssp["noise_model"] == "write_up"].iterrows():
         f, mean, se = float(r["writeup_formula"]), float(r["excess_mean"]), float(r["excess_mean_se"])
         if not np.isfinite(f):
             continue
-        # the excess is ≥ 0, so E ≥ q·P(X ≥ q) ≥ q/2 for q ≤ median: a lower bound that survives
-        # heavy tails (where the normal interval of the mean reaches below 0)
         lo_mean = max(mean - _Z * se, 0.5 * float(r["excess_median_lo"]))
         hi_mean = mean + _Z * se
-        est = f / mean - 1
-        if lo_mean > 0:
-            lo, hi = f / hi_mean - 1, f / lo_mean - 1
-            lo, hi = min(lo, hi), max(lo, hi)
-        else:
-            lo, hi = np.nan, np.nan
-        sign = "NEGATIVE " if f < 0 else ""
-        note = (f"t={int(r['t'])}, ε={r['epsilon']:g}, σ₂{'>0' if r['z2'] else '=0'}: {sign}formula "
-                f"{f:.4g} vs measured mean {mean:.4g} (median {r['excess_median']:.4g}, delta method "
-                f"{r['delta_method']:.4g})")
-        rows.append(_row("LS1-formula", "The write-up's printed closed form equals the expected excess risk",
-                         str(r["dataset"]), "ls_1", "formula/mean − 1", est, lo, hi, int(r["draws"]),
-                         "equivalence", FORMULA_MARGIN, note))
+        lo, hi = (sorted((f / hi_mean - 1, f / lo_mean - 1)) if lo_mean > 0 else (np.nan, np.nan))
+        rows.append(_row(str(r["dataset"]), f"write-up model, {_setting(r)}", "closed_form", "rel_error",
+                         f / mean - 1, lo, hi, int(r["draws"])))
     return rows
 
 
-def delta_claims(table: pd.DataFrame) -> list[dict]:
-    """LS1-delta rows: the delta-method median against the measured median, in its validity region."""
+def _delta(table: pd.DataFrame) -> list[dict]:
     rows = []
     ssp = _ssp(table).dropna(subset=["delta_method_median"])
-    ssp = ssp[ssp["z2"]]  # the private mechanism only (σ₂ = 0 is an ablation)
-    for _, r in ssp.sort_values(["z2", "noise_model", "t", "epsilon"], ascending=[False, True, True, True]).iterrows():
+    ssp = ssp[ssp["z2"] & ssp["in_validity"].fillna(False).astype(bool)]  # private, in its validity region
+    for _, r in ssp.iterrows():
         pred, med = float(r["delta_method_median"]), float(r["excess_median"])
-        lo_m, hi_m = float(r["excess_median_lo"]), float(r["excess_median_hi"])
-        setting = (f"{r['noise_model']}, t={int(r['t'])}, ε={r['epsilon']:g}, σ₂{'>0' if r['z2'] else '=0'}: "
-                   f"predicted {pred:.4g} vs measured median {med:.4g}")
-        if not bool(r["in_validity"]):
-            rows.append(_row("LS1-delta", "The delta method (B8) matches the median excess risk in its "
-                             "validity region", str(r["dataset"]), "ls_1", "prediction/median − 1",
-                             pred / med - 1, np.nan, np.nan, int(r["draws"]), "equivalence", 0.0,
-                             setting + "; outside the validity region (s₁ > κ·c(D)), not tested"))
-            continue
-        lo, hi = pred / hi_m - 1, pred / lo_m - 1
-        rows.append(_row("LS1-delta", "The delta method (B8) matches the median excess risk in its "
-                         "validity region", str(r["dataset"]), "ls_1", "prediction/median − 1",
-                         pred / med - 1, lo, hi, int(r["draws"]), "equivalence", DELTA_MARGIN, setting))
+        rows.append(_row(str(r["dataset"]), f"{r['noise_model']} model, {_setting(r)}", "delta_method", "rel_error",
+                         pred / med - 1, pred / float(r["excess_median_hi"]) - 1,
+                         pred / float(r["excess_median_lo"]) - 1, int(r["draws"])))
     return rows
 
 
-def growth_claims(table: pd.DataFrame) -> list[dict]:
-    """LS1-t rows: the exponent of the median excess in t, per noise model (σ₂ > 0)."""
+def _growth(table: pd.DataFrame) -> list[dict]:
     rows = []
     ssp = _ssp(table)
     ssp = ssp[ssp["z2"]]
-    for model, target, cid, text in (
-        ("independent", 1.0, "LS1-t", "Under independent party noise the excess risk grows as t"),
-        ("independent", 2.0, "LS1-t2", "Under independent party noise the excess risk grows as t² "
-                                       "(the write-up's analysis)"),
-        ("write_up", 2.0, "LS1-t-writeup", "Under the write-up's t·z noise model the excess risk grows as t²"),
-    ):
+    for cid, model, target, _ in GROWTH:
         sub = ssp[ssp["noise_model"] == model]
         if sub.empty or sub["t"].nunique() < 2:
             continue
-        slopes = []
-        for _, g in sub.groupby("epsilon"):
-            slopes.append(np.polyfit(np.log(g["t"].astype(float)), np.log(g["excess_median"]), 1)[0])
-        est, lo, hi = t_interval(np.asarray(slopes) - target)
-        note = (f"fitted exponents per ε: {', '.join(f'{s:.3f}' for s in slopes)} "
-                f"(target {target:g}, t ∈ {sorted(int(t) for t in sub['t'].unique())})")
-        rows.append(_row(cid, text, str(sub["dataset"].iloc[0]), "ls_1", "exponent − target", est, lo, hi,
-                         len(slopes), "equivalence", SLOPE_MARGIN, note))
+        for k, (_eps, g) in enumerate(sub.groupby("epsilon")):
+            slope = np.polyfit(np.log(g["t"].astype(float)), np.log(g["excess_median"].astype(float)), 1)[0]
+            rows.append(_row(str(g["dataset"].iloc[0]), f"{model} noise, target t^{target:g}", f"exponent_{cid}",
+                             "exponent_error", float(slope - target), rep=k))
     return rows
 
 
-def sgd_claims(table: pd.DataFrame, experiment: str) -> list[dict]:
-    """LS-sgd rows: does noisy SGD (M15) beat SSP (M14, independent noise), per ε?"""
+def _sgd(table: pd.DataFrame) -> list[dict]:
     rows = []
     ssp = _ssp(table)
     ssp = ssp[(ssp["noise_model"] == "independent") & ssp["z2"]]
     sgd = table[(table["mechanism"] == "ls_sgd") & table["epsilon"].notna()]
     if ssp.empty or sgd.empty:
         return rows
-    t_values = sorted({int(ssp["t"].min()), int(ssp["t"].max())})
     for option in sorted(sgd["noise_model"].unique()):
         for eps in sorted(sgd["epsilon"].unique()):
             g = sgd[(sgd["noise_model"] == option) & (sgd["epsilon"] == eps)].iloc[0]
-            for t in t_values:
+            for t in sorted({int(ssp["t"].min()), int(ssp["t"].max())}):
                 s = ssp[(ssp["t"] == t) & (ssp["epsilon"] == eps)]
                 if s.empty:
                     continue
                 s = s.iloc[0]
-                est = float(np.log10(g["excess_median"] / s["excess_median"]))
-                lo, hi = ratio_interval((g["excess_median_lo"], g["excess_median_hi"]),
-                                        (s["excess_median_lo"], s["excess_median_hi"]))
-                lo, hi = (np.log10(lo), np.log10(hi)) if np.isfinite(lo) else (np.nan, np.nan)
-                note = (f"{option}, ε={eps:g}, SSP at t={t}: median SGD {g['excess_median']:.4g} "
-                        f"({int(g['draws'])} runs) vs SSP {s['excess_median']:.4g} ({int(s['draws'])} draws)")
-                rows.append(_row("LS-sgd", "Noisy SGD (M15) has a smaller excess risk than SSP (M14)",
-                                 str(g["dataset"]), experiment, "log10(median SGD / median SSP)", est, lo,
-                                 hi, int(g["draws"]), "less", np.nan, note))
+                cell = f"{g['experiment']}: {option}, ε={eps:g}, SSP at t={t}"
+                for method, r in (("ls_sgd", g), ("ls_ssp", s)):
+                    rows.append(_row(str(g["dataset"]), cell, method, "excess_risk", float(r["excess_median"]),
+                                     float(r["excess_median_lo"]), float(r["excess_median_hi"]), int(r["draws"])))
     return rows
 
 
-def evaluate(tables: dict[str, pd.DataFrame]) -> pd.DataFrame:
-    """All claim rows of the study from the experiment tables present (``ls_1`` … ``ls_3``)."""
+def observations(tables: dict[str, pd.DataFrame]) -> pd.DataFrame:
+    """The observations of the experiment tables present (``ls_1`` … ``ls_3``)."""
     rows: list[dict] = []
     if "ls_1" in tables:
         t1 = tables["ls_1"]
-        rows += formula_claims(t1) + delta_claims(t1) + growth_claims(t1)
+        rows += _formula(t1) + _delta(t1) + _growth(t1)
     for exp in ("ls_2", "ls_3"):
         if exp in tables:
-            rows += sgd_claims(tables[exp], exp)
-    return pd.DataFrame(rows, columns=COLUMNS)
+            rows += _sgd(tables[exp].assign(experiment=exp))
+    return pd.DataFrame(rows, columns=_COLS).astype({"rep": int, "value": float, "x": float, "bound": float})
+
+
+def baselines(tables: dict[str, pd.DataFrame]) -> pd.DataFrame:
+    """Excess risk: releasing θ = 0 (``zero_excess``, per data set of each experiment table)."""
+    rows = []
+    for table in tables.values():
+        if "zero_excess" not in table:
+            continue
+        for ds, g in table.groupby("dataset"):
+            zero = g["zero_excess"].dropna()
+            if not zero.empty:
+                rows.append({"dataset": str(ds), "cell": "*", "metric": "excess_risk", "value": float(zero.iloc[0]),
+                             "baseline": "releasing θ = 0"})
+    return pd.DataFrame(rows, columns=["dataset", "cell", "metric", "value", "baseline"])

@@ -45,6 +45,7 @@ COLUMNS: dict[str, str] = {
     "n": "int64",
     "c_D": "float64",  # c(D) = Σx² (d = 1) or λ_min(XᵀX)
     "theta_star_norm": "float64",
+    "zero_excess": "float64",  # excess risk of releasing θ = 0: θ*ᵀXᵀXθ* (the trivial baseline, issue 33)
     "sigma1": "float64",  # per-party std on Σxxᵀ (SSP) / std on the broadcast gradient (SGD)
     "sigma2": "float64",
     "s1": "float64",  # aggregated std on ΣCᵢ
@@ -64,6 +65,11 @@ COLUMNS: dict[str, str] = {
     "in_validity": "boolean",  # s₁ ≤ validity_ratio · c(D)
     **engine_provenance.COLUMNS,  # how the rows were computed (mpdp.engine_provenance)
 }
+
+
+def zero_excess(theta_star: np.ndarray, gram: np.ndarray) -> float:
+    """Excess risk of releasing θ = 0 (bounds.md B8 identity at θ = 0): the trivial baseline of the claims."""
+    return float(lsq.excess_risk(np.zeros_like(theta_star)[None, :], theta_star, gram)[0])
 
 
 def _summary(excess: np.ndarray) -> dict[str, float]:
@@ -129,6 +135,7 @@ def ssp_rows(
                         "mechanism": "ls_ssp", "noise_model": model, "calibration": noise.calibration,
                         "z2": z2, "t": int(t), "epsilon": float(eps), "delta": cfg["delta"], "d": d,
                         "n": n, "c_D": lam_min, "theta_star_norm": float(np.linalg.norm(theta_star)),
+                        "zero_excess": zero_excess(theta_star, gram),
                         "sigma1": noise.sigma1, "sigma2": noise.sigma2, "s1": s1, "s2": s2,
                         "eps_accounted": noise.eps_accounted, **_summary(excess),
                         "pd_fallback": float(np.mean(tau > 0)),
@@ -174,7 +181,7 @@ def sgd_rows(experiment: str, ds: ls_data.LSData, cfg: dict[str, Any], root_seed
                 "calibration": (sgd["accountant"] if option == "permutation_zcdp" else "bst") if private else "none",
                 "z2": True, "t": pd.NA, "epsilon": eps, "delta": cfg["delta"], "d": d, "n": n,
                 "c_D": float(np.linalg.eigvalsh(gram)[0]), "theta_star_norm": float(np.linalg.norm(theta_star)),
-                "sigma1": sigma, "sigma2": np.nan, "s1": sigma, "s2": np.nan,
+                "zero_excess": zero_excess(theta_star, gram), "sigma1": sigma, "sigma2": np.nan, "s1": sigma, "s2": np.nan,
                 "eps_accounted": lsq.sgd_epsilon(option, sigma, cfg["delta"], n, radius) if private else np.inf,
                 **_summary(excess[k]), "pd_fallback": np.nan, "writeup_formula": np.nan,
                 "delta_method": np.nan, "delta_method_median": np.nan, "in_validity": pd.NA,
@@ -193,7 +200,8 @@ def ols_row(experiment: str, ds: ls_data.LSData, cfg: dict[str, Any]) -> dict[st
         "experiment": experiment, "dataset": ds.name, "synthetic": ds.synthetic, "mechanism": "ols",
         "noise_model": "none", "calibration": "none", "z2": True, "t": pd.NA, "epsilon": np.nan,
         "delta": np.nan, "d": d, "n": n, "c_D": float(np.linalg.eigvalsh(gram)[0]),
-        "theta_star_norm": float(np.linalg.norm(theta_star)), "sigma1": 0.0, "sigma2": 0.0,
+        "theta_star_norm": float(np.linalg.norm(theta_star)), "zero_excess": zero_excess(theta_star, gram),
+        "sigma1": 0.0, "sigma2": 0.0,
         "s1": 0.0, "s2": 0.0, "eps_accounted": np.inf,
         **_summary(lsq.excess_risk(theta_star[None, :], theta_star, gram)), "pd_fallback": 0.0,
         "writeup_formula": np.nan, "delta_method": 0.0, "delta_method_median": 0.0, "in_validity": pd.NA,

@@ -1,7 +1,7 @@
 """Report-section helpers of the least-squares study (notebooks/report.py, section 10).
 
 The notebook gets a context key ``ls`` (:func:`context`): paths of the experiment tables, the
-heavy-tail draws, the claims and negative-closed-form tables and the figures, or ``None`` when
+heavy-tail draws, the negative-closed-form table and the figures, or ``None`` when
 the config does not run the study. :func:`load` reads what exists; every helper works on
 whatever subset is present, so the report builds when the study's outputs are absent. All
 numbers in the prose come from the tables (:func:`findings`).
@@ -42,7 +42,6 @@ WRITEUP_ISSUES: list[tuple[str, str, str]] = [
 class LSResults(NamedTuple):
     tables: dict[str, pd.DataFrame]
     tail: pd.DataFrame | None
-    claims: pd.DataFrame | None
     negative: pd.DataFrame | None
     figures: dict[str, str]
 
@@ -60,7 +59,6 @@ def context(outputs: list[str]) -> dict[str, Any] | None:
     return {
         "tables": {e: paths[e] for e in EXPERIMENTS if e in paths},
         "tail": paths.get("ls_1_tail"),
-        "claims": paths.get("claims"),
         "negative": paths.get("negative_closed_form"),
         "figures": {Path(p).stem: str(Path(p).resolve()) for p in outputs if p.endswith(".png")},
     }
@@ -78,8 +76,7 @@ def load(ctx: dict[str, Any] | None) -> LSResults | None:
     if not tables:
         return None
     figures = {k: v for k, v in ctx.get("figures", {}).items() if Path(v).is_file()}
-    return LSResults(tables, _opt(ctx.get("tail")), _opt(ctx.get("claims")), _opt(ctx.get("negative")),
-                     figures)
+    return LSResults(tables, _opt(ctx.get("tail")), _opt(ctx.get("negative")), figures)
 
 
 def issues_table() -> pd.DataFrame:
@@ -193,24 +190,6 @@ def negative_table(res: LSResults) -> pd.DataFrame:
                                         "delta_method": "delta method (mean)", "z2": "σ₂ > 0"})
 
 
-def claims_summary(res: LSResults) -> pd.DataFrame:
-    """Verdict counts per claim id."""
-    if res.claims is None or res.claims.empty:
-        return pd.DataFrame()
-    counts = res.claims.groupby(["claim_id", "claim", "verdict"]).size().unstack(fill_value=0)
-    return counts.reset_index()
-
-
-def claims_rows(res: LSResults, claim_id: str, limit: int | None = None) -> pd.DataFrame:
-    """The claim rows of one id (estimate, CI, verdict, note)."""
-    if res.claims is None:
-        return pd.DataFrame()
-    rows = res.claims[res.claims["claim_id"] == claim_id]
-    cols = ["dataset", "figures", "statistic", "estimate", "ci_low", "ci_high", "margin", "verdict", "note"]
-    rows = rows[cols]
-    return rows.head(limit) if limit else rows
-
-
 def ledger(res: LSResults) -> pd.DataFrame:
     """Noise used and ε really given, per experiment, mechanism, noise model and ε."""
     frames = []
@@ -246,5 +225,5 @@ def reconstructed_choices(cfg: dict[str, Any]) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["choice", "value", "why"])
 
 
-__all__ = ["COLUMNS", "LSResults", "claims_rows", "claims_summary", "context", "data_lines", "findings",
+__all__ = ["COLUMNS", "LSResults", "context", "data_lines", "findings",
            "issues_table", "ledger", "load", "negative_table", "read_table", "reconstructed_choices"]

@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from mpdp.report import claims_view
 from mpdp.report.scaffold import FigureItem, StudySection, bullets, heading, md, note, table
 from mpdp.studies.ls import claims as ls_claims
 from mpdp.studies.ls import report as lr
@@ -52,23 +53,27 @@ NEGATIVE = (
 )
 
 CLAIMS = (
-    "Same engine and verdict rule as every study. **LS1-formula**: the printed closed form equals "
+    "Same engine and verdict rules as every study (docs/claims.md); the tables keep per-setting "
+    "summaries, so each cell's interval is the study's own (the median's distribution-free interval, "
+    "the mean's normal one). **LS1-formula**: the printed closed form equals "
     "the measured mean excess (expected FAIL). **LS1-delta**: the delta-method median equals the "
     "measured median where s₁ ≤ κ·c(D). **LS1-t**, **LS1-t2**, **LS1-t-writeup**: fitted exponent "
     "of the median excess in t. **LS-sgd**: noisy SGD has a smaller median excess than SSP, per ε "
-    "(measured, not asserted)."
+    "(measured, not asserted); a cell is informative only if both beat releasing θ = 0."
 )
 
 
-def build(ctx: Mapping[str, Any] | None, cfg: Mapping[str, Any]) -> StudySection:
-    """The least-squares section from the report context key ``ls`` (absent: not run)."""
+def build(ctx: Mapping[str, Any] | None, cfg: Mapping[str, Any],
+          view: claims_view.ClaimsTables = claims_view.EMPTY) -> StudySection:
+    """The least-squares section from the report context key ``ls`` and the claims tables (absent: not run)."""
     res = lr.load(dict(ctx) if ctx else None)
     section = StudySection(KEY, TITLE, PAPER, INTRO)
     if res is None:
         section.not_run = ("the least-squares study was not run (no `ls:` section in the config, "
                            "or its outputs are absent).")
         return section
-    section.claims_tables = {"": res.claims}
+    section.claims_tables = claims_view.study_readings(view, KEY, figures=ls_claims.FIGURES)
+    section.claims_map = view.maps.get(KEY)
     section.method = [note(lr.data_lines(res), "info"), md("**What the write-up claims and what is wrong.**"),
                       table(lr.issues_table()), md(ANALYSIS)]
     section.figures = [FigureItem(exp, caption, res.figures.get(exp), missing=f"Figure {exp} was not built.",
@@ -81,11 +86,8 @@ def build(ctx: Mapping[str, Any] | None, cfg: Mapping[str, Any]) -> StudySection
         md(f"Margins: LS1-formula ±{100 * ls_claims.FORMULA_MARGIN:g} %, LS1-delta "
            f"±{100 * ls_claims.DELTA_MARGIN:g} %, exponents ±{ls_claims.SLOPE_MARGIN:g}; "
            f"κ = {cfg['ls']['validity_ratio']:g}."),
-        table(lr.claims_summary(res)),
-        *[table(lr.claims_rows(res, cid)) for cid in ("LS1-t", "LS1-t2", "LS1-t-writeup")],
-        md("Closed form (write-up model):"), table(lr.claims_rows(res, "LS1-formula")),
-        md("Delta method:"), table(lr.claims_rows(res, "LS1-delta")),
-        md("SGD vs SSP:"), table(lr.claims_rows(res, "LS-sgd")),
+        md("Cells significantly for or against a claim (Holm across each claim's cells):"),
+        table(claims_view.significant_cells(view, KEY, limit=80)),
     ]
     section.ledger = [table(lr.ledger(res))]
     section.deviations = [table(lr.reconstructed_choices(dict(cfg)))]

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from mpdp.studies.voting import claims
+from mpdp.claims import t_interval
 from mpdp.studies.voting.figures import FIGURE_IDS, LABELS, MULTICLASS_LABELS, load_tables
 from mpdp.studies.voting.plan import CURATOR, main_rows, sweep_rows
 from mpdp.tuning import edge_sentence, edge_warnings
@@ -122,9 +122,11 @@ def error_summary(tables: Mapping[str, pd.DataFrame], M: int, eps: float) -> pd.
     return frame.loc[order].rename(index=LABELS)
 
 
-def claims_table(tables: Mapping[str, pd.DataFrame], cfg: Mapping) -> pd.DataFrame:
-    """The claims of S-004 / E5 with verdicts and intervals (:mod:`mpdp.studies.voting.claims`)."""
-    return claims.evaluate(tables, cfg)
+def below_majority(errors: np.ndarray, majority: float) -> bool:
+    """Whether test errors over repetitions are significantly below the majority-class error
+    (the upper end of the 95 % t-interval; with one repetition, the mean)."""
+    mean, _, high = t_interval(np.asarray(errors, dtype=float))
+    return bool((high if np.isfinite(high) else mean) < majority)
 
 
 def _h1_rows(df: pd.DataFrame, M: int) -> tuple[pd.DataFrame, int]:
@@ -179,7 +181,7 @@ def edge_text(tables: Mapping[str, pd.DataFrame], cfg: Mapping) -> str:
 
 def beats_majority(tables: Mapping[str, pd.DataFrame], cfg: Mapping) -> pd.DataFrame:
     """Per table and private method at M = h1_M: the smallest ε whose test error is significantly below the
-    majority-class error (95 % t-interval over repetitions, :func:`claims.below_majority`)."""
+    majority-class error (95 % t-interval over repetitions, :func:`below_majority`)."""
     out = []
     for table, full in sorted(tables.items()):
         rows, M = _h1_rows(main_rows(full), int(cfg["voting"]["h1_M"]))
@@ -189,7 +191,7 @@ def beats_majority(tables: Mapping[str, pd.DataFrame], cfg: Mapping) -> pd.DataF
             g = private[private["mechanism"] == mech]
             first, err = None, float("nan")
             for eps, sub in sorted(g.groupby("epsilon"), key=lambda kv: kv[0]):
-                if claims.below_majority(sub["test_error"].to_numpy(), maj):
+                if below_majority(sub["test_error"].to_numpy(), maj):
                     first, err = float(eps), float(sub["test_error"].mean())
                     break
             out.append({"table": table, "M": M, "method": mech, "unit": str(g["privacy_unit"].iloc[0]),
@@ -260,20 +262,6 @@ def figure_findings(tables: Mapping[str, pd.DataFrame], cfg: Mapping) -> str:
     return "\n".join(lines)
 
 
-def claims_text(claims_frame: pd.DataFrame) -> str:
-    """V1–V4 in words: verdict and estimate [95 % interval], or why a claim is uninformative."""
-    lines = []
-    for r in claims_frame.itertuples():
-        if r.verdict == "UNINFORMATIVE":
-            lines.append(f"- **{r.claim_id}, {r.dataset}: UNINFORMATIVE** — {r.note.removeprefix('uninformative: ')}.")
-        elif np.isfinite(r.estimate):
-            ci = f" [{r.ci_low:.3g}, {r.ci_high:.3g}]" if np.isfinite(r.ci_low) else ""
-            lines.append(f"- **{r.claim_id}, {r.dataset}: {r.verdict}** — {r.statistic}: {r.estimate:.3g}{ci}.")
-        else:
-            lines.append(f"- **{r.claim_id}, {r.dataset}: {r.verdict}** — {r.note}.")
-    return "\n".join(lines)
-
-
-__all__ = ["DEVIATIONS", "FIGURE_IDS", "METHODS", "SELECTION_PRIVACY", "Section", "beats_majority", "claims_table",
-           "claims_text", "edge_text", "edges", "error_summary", "figure_findings", "lambdas", "ledger", "load",
+__all__ = ["DEVIATIONS", "FIGURE_IDS", "METHODS", "SELECTION_PRIVACY", "Section", "beats_majority", "below_majority",
+           "edge_text", "edges", "error_summary", "figure_findings", "lambdas", "ledger", "load",
            "methods_table", "pools"]

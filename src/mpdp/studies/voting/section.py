@@ -10,7 +10,9 @@ from typing import Any
 
 import pandas as pd
 
+from mpdp.report import claims_view
 from mpdp.report.scaffold import FigureItem, StudySection, md, table
+from mpdp.studies.voting import claims as voting_claims
 from mpdp.studies.voting import report as vr
 
 KEY = "voting"
@@ -28,8 +30,9 @@ INTRO = (
 )
 
 
-def build(ctx: Mapping[str, Any] | None, cfg: Mapping[str, Any]) -> StudySection:
-    """The voting section from the report context key ``voting`` (absent: not run)."""
+def build(ctx: Mapping[str, Any] | None, cfg: Mapping[str, Any],
+          view: claims_view.ClaimsTables = claims_view.EMPTY) -> StudySection:
+    """The voting section from the report context key ``voting`` and the claims tables (absent: not run)."""
     loaded = vr.load(ctx)
     section = StudySection(KEY, TITLE, PAPER, INTRO)
     if not loaded.tables:
@@ -38,8 +41,8 @@ def build(ctx: Mapping[str, Any] | None, cfg: Mapping[str, Any]) -> StudySection
         return section
     section.results = {f"{KEY}/{name}": frame for name, frame in loaded.tables.items()}
     v = cfg["voting"]
-    claims = vr.claims_table(loaded.tables, cfg)
-    section.claims_tables = {"": claims}
+    section.claims_tables = claims_view.study_readings(view, KEY, figures=voting_claims.FIGURES)
+    section.claims_map = view.maps.get(KEY)
     section.method = [
         md("**Methods, privacy units and sensitivities.**"), table(vr.methods_table()),
         md("**Pools.**"), table(vr.pools(loaded.tables)),
@@ -60,14 +63,13 @@ def build(ctx: Mapping[str, Any] | None, cfg: Mapping[str, Any]) -> StudySection
                        for fig in vr.FIGURE_IDS]
     section.figures.append(md("**What the figures show.**\n\n" + vr.figure_findings(loaded.tables, cfg)))
     section.claims = [
-        md("Paired within a repetition (same partition and local classifiers), 95 % t-intervals "
-           "over repetitions; the Lemma 6 claim uses a Clopper–Pearson interval for the fraction "
-           "of draws above the line. V1 and V2 average over the ε at which one of the two compared "
-           "methods is significantly below the majority-class error; a claim with no such setting "
-           "compares classifiers no better than always predicting the majority class and is "
-           "UNINFORMATIVE."),
-        table(claims),
-        md(vr.claims_text(claims)),
+        md("Scored by the claims engine (docs/claims.md) in every (M, ε) cell of every table (V3: every ε "
+           "along M), paired within a repetition (same partition and local classifiers), Holm across a "
+           "claim's cells. A cell is informative only if every compared method's test error is "
+           "significantly below the majority-class error (so Alg. 1 worse than a coin makes its cell "
+           "uninformative). V4 counts the draws above the Lemma 6 line per cell (Clopper–Pearson) and is "
+           "VACUOUS when the bound's observed slack exceeds an order of magnitude in every cell."),
+        table(claims_view.significant_cells(view, KEY)),
     ]
     section.ledger = [
         md("For every private mechanism: the unit, the sensitivity and the N-L2 parameter "

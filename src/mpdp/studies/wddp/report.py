@@ -18,7 +18,8 @@ import pandas as pd
 
 from mpdp import bounds
 from mpdp.figures import style
-from mpdp.studies.wddp.claims import evaluate_reading, survival
+from mpdp.report.claims_view import verdict_table
+from mpdp.studies.wddp.claims import survival
 from mpdp.studies.wddp.figure_spec import DATASET_PANELS, FIGURES, VARIANTS, FigureSpec
 from mpdp.studies.wddp.figures import select_rows
 
@@ -277,67 +278,17 @@ def parsing_notes(cards: Mapping[str, Mapping[str, Any] | None]) -> pd.DataFrame
 # --------------------------------------------------------------------------------------------
 
 
-def claims_check(tables: Tables, reading: str) -> pd.DataFrame:
-    """:func:`mpdp.studies.wddp.claims.evaluate_reading` on all data sets (E3.4).
-
-    ``reading`` is a key of :data:`mpdp.studies.wddp.claims.READINGS`.
-    """
-    table = combined(tables)
-    if table.empty:
-        return pd.DataFrame()
-    return evaluate_reading(table, reading)
-
-
-def claims_side_by_side(paper: pd.DataFrame, other: pd.DataFrame, other_name: str) -> pd.DataFrame:
-    """Claim × data set -> "paper's cell ‖ other reading's cell" (same layout as the matrix)."""
-    if paper.empty:
-        return pd.DataFrame()
-    left, right = claims_matrix(paper), claims_matrix(other) if not other.empty else None
-    out = left.copy()
-    for col in left.columns[2:]:
-        theirs = (
-            right.set_index("id")[col].reindex(left["id"]).fillna("no data").to_numpy()
-            if right is not None and col in right.columns
-            else ["no data"] * len(left)
-        )
-        out[col] = [f"paper: {a} ‖ {other_name}: {b}" for a, b in zip(left[col], theirs, strict=True)]
-    return out
-
-
 def survival_table(paper: pd.DataFrame, other: pd.DataFrame) -> pd.DataFrame:
-    """:func:`mpdp.studies.wddp.claims.survival` with readable data-set names."""
+    """:func:`mpdp.studies.wddp.claims.survival` for display (verdicts over all cells of each reading)."""
     table = survival(paper, other)
     if table.empty:
         return table
-    names = {"pass_paper": "PASS on the paper's reading", "pass_other": "of those, PASS at equal privacy"}
-    for col in names:
-        table[col] = [", ".join(display_name(d) for d in ds) or "—" for ds in table[col]]
-    return table.rename(columns={"claim_id": "id", **names})
-
-
-def _cell(row: pd.Series) -> str:
-    if not np.isfinite(row["estimate"]):
-        return f"{row['verdict']} (no data)"
-    ci = (
-        f" [{row['ci_low']:+.3g}, {row['ci_high']:+.3g}]"
-        if np.isfinite(row["ci_low"]) and np.isfinite(row["ci_high"])
-        else " [no CI]"
-    )
-    return f"{row['verdict']}: {row['estimate']:+.3g}{ci}"
+    return table.rename(columns={"claim_id": "id", "paper": "paper's reading", "other": "equal privacy"})
 
 
 def claims_matrix(claims: pd.DataFrame) -> pd.DataFrame:
-    """Claim × data set -> "VERDICT: estimate [CI low, CI high]" (rows in claim order)."""
-    if claims.empty:
-        return pd.DataFrame()
-    frame = claims.assign(
-        cell=claims.apply(_cell, axis=1), data_set=claims["dataset"].map(display_name)
-    )
-    order = list(dict.fromkeys(claims["claim_id"]))
-    matrix = frame.pivot(index=["claim_id", "claim"], columns="data_set", values="cell")
-    matrix = matrix.reindex(sorted(matrix.index, key=lambda k: order.index(k[0])))
-    matrix.columns.name = None
-    return matrix.reset_index().rename(columns={"claim_id": "id"})
+    """A reading's verdict rows for display (:func:`mpdp.report.claims_view.verdict_table`)."""
+    return verdict_table(claims)
 
 
 def _figure_numbers(figures: str) -> set[int]:

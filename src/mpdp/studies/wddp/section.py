@@ -14,6 +14,7 @@ from typing import Any
 
 import pandas as pd
 
+from mpdp.report import claims_view
 from mpdp.report.scaffold import FigureItem, StudySection, bullets, heading, md, note, table
 from mpdp.studies.wddp import report as wr
 from mpdp.studies.wddp.claims import READINGS, survival_sentence
@@ -122,6 +123,17 @@ LAMBDA_NOTE = (
 )
 
 
+CLAIMS_NOTE = (
+    "Every claim is declared once (mpdp.studies.wddp.claims) and scored by the one claims engine "
+    "(docs/claims.md) in every cell where it is defined: each (m, ε) of the ε-sweep (C1–C3), each m "
+    "along ε (C4), each u-sweep setting along u (C5, C6a) or across u (C6b), each setting at u = 1 "
+    "(C7), on every data set. A cell is informative only if every compared method's accuracy is "
+    "significantly above the majority rate (its optimality gap below that of θ₀ for C2); Holm across "
+    "a claim's cells; HOLDS needs a cell for and none against, one cell against makes it FAILS or "
+    "MIXED. Losses (C2) are compared as log-ratios."
+)
+
+
 def figure_names(cell: str) -> list[str]:
     """A claims table's ``figures`` cell ("3, 4") -> the main figures' names (fig03, fig04)."""
     return [f"fig{int(n):02d}" for n in re.findall(r"\d+", str(cell))]
@@ -155,14 +167,19 @@ def _figure_subsection(fig_id: str, tables: wr.Tables, claims: Mapping[str, pd.D
 
 
 def build(ctx: Mapping[str, Any], tables: wr.Tables, cards: Mapping[str, Any],
-          claims: Mapping[str, pd.DataFrame]) -> StudySection:
-    """The WD-DP section from the report context, its results tables, data cards and claims."""
+          claims: Mapping[str, pd.DataFrame], view: claims_view.ClaimsTables = claims_view.EMPTY) -> StudySection:
+    """The WD-DP section from the report context, its results tables, data cards and claims.
+
+    ``claims``: reading id -> the study's verdict rows (:func:`mpdp.report.claims_view.study_readings`
+    of verdicts.parquet); ``view``: the claims tables (the cells that decided them, the verdict map).
+    """
     cfg = ctx["config"]
     files = ctx["figures"]
     section = StudySection(KEY, TITLE, PAPER, INTRO, figure_names=figure_names,
                            claims_tables={READINGS[r].name: c for r, c in claims.items()
                                           if r in ("paper", "equal_privacy")})
     section.results = {f"{KEY}/{ds}": t for ds, t in tables.items() if t is not None}
+    section.claims_map = view.maps.get(KEY)
     if all(t is None or t.empty for t in tables.values()):
         section.not_run = "no WD-DP results tables in this build."
         return section
@@ -200,14 +217,16 @@ def build(ctx: Mapping[str, Any], tables: wr.Tables, cards: Mapping[str, Any],
     else:
         section.summary_note = "At equal privacy: " + survival_sentence(paper, equal, "equal privacy")
         section.claims = [
+            md(CLAIMS_NOTE),
             md("**Verdict.** " + survival_sentence(paper, equal, "equal privacy")),
             table(wr.survival_table(paper, equal)),
-            table(wr.claims_side_by_side(paper, equal, "equal privacy")),
         ]
         for reading_id, frame in claims.items():
             r = READINGS[reading_id]
-            section.claims.append(md(f"**{r.name.capitalize()}**, per data set:"))
+            section.claims.append(md(f"**{r.name.capitalize()}**, over all cells of all data sets:"))
             section.claims.append(table(wr.claims_matrix(frame)))
+        section.claims += [md("Cells significantly for or against a claim (all readings; Holm across each "
+                              "claim's cells):"), table(claims_view.significant_cells(view, KEY))]
 
     section.ledger = [md(LEDGER), md(wr.ma16_ratio_sentence(tables) + "."), table(wr.privacy_ledger(tables))]
 

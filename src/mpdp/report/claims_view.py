@@ -1,0 +1,91 @@
+"""The report's view of the claims tables (issue 33): every section reads verdicts.parquet and
+cells.parquet (:mod:`mpdp.claims.tables`) and computes no statistic of its own.
+
+* :func:`load`: the tables and the verdict maps from the report context key ``claims``;
+* :func:`study_readings`: a study's verdict rows per reading (what ``StudySection.claims_tables`` holds);
+* :func:`verdict_table` / :func:`significant_cells`: display tables of verdicts and of the cells
+  that decided them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from mpdp.claims import tables
+
+#: display columns of a verdict row
+VERDICT_DISPLAY: dict[str, str] = {
+    "claim_id": "id", "claim": "claim", "verdict": "verdict", "n_cells": "cells",
+    "n_informative": "informative", "n_for": "for", "n_against": "against", "where": "where", "source": "source",
+}
+
+
+@dataclass(frozen=True)
+class ClaimsTables:
+    """verdicts.parquet, cells.parquet and the verdict maps (study -> PNG path)."""
+
+    verdicts: pd.DataFrame
+    cells: pd.DataFrame
+    maps: dict[str, str] = field(default_factory=dict)
+
+
+EMPTY = ClaimsTables(pd.DataFrame(columns=list(tables.VERDICT_COLUMNS)), pd.DataFrame(columns=list(tables.CELL_COLUMNS)))
+
+
+def load(ctx: Mapping[str, Any] | None) -> ClaimsTables:
+    """The claims tables named by the report context (empty tables when the build has none)."""
+    if not ctx or not ctx.get("verdicts"):
+        return EMPTY
+    maps = {s: p for s, p in (ctx.get("maps") or {}).items() if p and Path(p).is_file()}
+    return ClaimsTables(tables.read_verdicts(ctx["verdicts"]), tables.read_cells(ctx["cells"]), maps)
+
+
+def study_readings(claims: ClaimsTables, study: str, names: Mapping[str, str] | None = None,
+                   figures: Mapping[str, str] | None = None) -> dict[str, pd.DataFrame]:
+    """Reading label -> the study's verdict rows of that reading (declaration order).
+
+    ``names`` maps a reading id to its label (default: the id; "-" becomes ""), and only the
+    readings it names are kept when given; ``figures`` adds a ``figures`` column (claim id ->
+    the figures it concerns) for the sections that link claims to figures.
+    """
+    rows = claims.verdicts[claims.verdicts["study"] == study]
+    out: dict[str, pd.DataFrame] = {}
+    for reading in dict.fromkeys(rows["reading"]):
+        if names is not None and reading not in names:
+            continue
+        part = rows[rows["reading"] == reading].reset_index(drop=True)
+        if figures is not None:
+            part = part.assign(figures=part["claim_id"].map(lambda c: figures.get(str(c), "")))
+        label = names[reading] if names is not None else ("" if reading == "-" else str(reading))
+        out[label] = part
+    return out
+
+
+def verdict_table(rows: pd.DataFrame) -> pd.DataFrame:
+    """Verdict rows for display: id, claim, verdict, cells, informative, for, against, where, source."""
+    if rows.empty:
+        return pd.DataFrame(columns=list(VERDICT_DISPLAY.values()))
+    return rows[[c for c in VERDICT_DISPLAY if c in rows]].rename(columns=VERDICT_DISPLAY).reset_index(drop=True)
+
+
+def significant_cells(claims: ClaimsTables, study: str, reading: str | None = None,
+                      limit: int = 40) -> pd.DataFrame:
+    """The cells that decided the study's verdicts (for or against), estimate with its interval."""
+    c = claims.cells[(claims.cells["study"] == study) & claims.cells["cell_verdict"].isin(["for", "against"])]
+    if reading is not None:
+        c = c[c["reading"] == reading]
+    if c.empty:
+        return pd.DataFrame(columns=["id", "reading", "data set", "cell", "estimate [95 % CI]", "cell verdict"])
+    shown = c.head(limit)
+    return pd.DataFrame({
+        "id": shown["claim_id"], "reading": shown["reading"], "data set": shown["dataset"], "cell": shown["cell"],
+        "estimate [95 % CI]": [f"{e:+.3g} [{lo:+.3g}, {hi:+.3g}]" for e, lo, hi in
+                               zip(shown["estimate"], shown["lo"], shown["hi"], strict=True)],
+        "cell verdict": shown["cell_verdict"],
+        "p (Holm)": shown["p_holm"].map(lambda p: f"{p:.2g}") if "p_holm" in shown else "",
+    }).reset_index(drop=True)

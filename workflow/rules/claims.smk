@@ -1,0 +1,61 @@
+# The claims tables (issue 33; docs/claims.md): every declared claim of every study through the one
+# engine -> data/results/claims/{cells,verdicts}.parquet, and one verdict map per study. Logic in
+# src/mpdp/claims (engine) and src/mpdp/studies/<study>/claims.py (declarations, observations).
+from mpdp.claims import tables as claims_tables_mod
+
+CLAIMS_STUDIES = (
+    (["wddp"] if AVAILABLE else [])
+    + (["admm"] if ADMM_ON else [])
+    + (["voting"] if VOTING_TABLES else [])
+    + (["ls"] if ls_plan.enabled(CFG) else [])
+    + (["benchmark"] if BENCHMARK_DATASETS else [])
+)
+CLAIMS_MAPS = [f"reports/figures/claims_map_{s}.png" for s in CLAIMS_STUDIES]
+
+
+rule claims:
+    input:
+        claims_tables_mod.CELLS_PATH,
+        claims_tables_mod.VERDICTS_PATH,
+        CLAIMS_MAPS,
+
+
+rule claims_tables:
+    input:
+        wddp=[f"data/results/wddp/{ds}.parquet" for ds in AVAILABLE],
+        admm=[ADMM_TABLE] if ADMM_ON else [],
+        voting=[voting_plan.table_path(t) for t in VOTING_TABLES],
+        ls=[ls_plan.table(e) for e in LS_EXPERIMENTS] if ls_plan.enabled(CFG) else [],
+        benchmark=benchmark_table_paths(),
+        cards=[card(ds) for ds in AVAILABLE],
+    output:
+        cells=claims_tables_mod.CELLS_PATH,
+        verdicts=claims_tables_mod.VERDICTS_PATH,
+    log:
+        "logs/claims/tables.log",
+    params:
+        code=source_hash("claims"),
+        settings=lambda wc: rule_keys.settings(CFG, "claims_tables"),
+        voting_tables=list(VOTING_TABLES),
+        available=AVAILABLE,
+    conda:
+        "../envs/mpdp.yaml"
+    script:
+        "../scripts/claims_tables.py"
+
+
+rule claims_map:
+    input:
+        cells=claims_tables_mod.CELLS_PATH,
+    output:
+        png="reports/figures/claims_map_{claims_study}.png",
+    log:
+        "logs/claims/map_{claims_study}.log",
+    wildcard_constraints:
+        claims_study="|".join(claims_tables_mod.STUDIES),
+    params:
+        code=source_hash("claims_map"),
+    conda:
+        "../envs/mpdp.yaml"
+    script:
+        "../scripts/claims_map.py"

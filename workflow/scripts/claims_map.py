@@ -1,0 +1,15 @@
+"""Snakemake script: data/results/claims/cells.parquet -> one study's verdict map (issue 33)."""
+from mpdp.claims import maps, tables
+from mpdp.runner import run_step
+
+sm = snakemake  # noqa: F821  (injected by Snakemake)
+
+
+def step(log):
+    cells = tables.read_cells(sm.input.cells)
+    maps.write(cells, sm.wildcards.claims_study, sm.output.png)
+    log.info("verdict map of %s: %d cells", sm.wildcards.claims_study,
+             int((cells["study"] == sm.wildcards.claims_study).sum()))
+
+
+run_step(step, sm.log[0], "claims map")
