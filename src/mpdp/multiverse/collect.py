@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
+from mpdp.claims.tables import STUDIES
 from mpdp.errors import InputDataError
 from mpdp.multiverse.spec import Universe
 
@@ -94,7 +95,10 @@ def collect(default: pd.DataFrame, results: Sequence[Result]) -> pd.DataFrame:
     out = pd.concat(frames, ignore_index=True)
     out["n_informative"] = out["n_informative"].astype("Int64")
     out["default_n_informative"] = out["default_n_informative"].astype("Int64")
-    return out.sort_values(["study", "claim_id", "reading"], kind="stable").reset_index(drop=True)
+    rank = {study: i for i, study in enumerate(STUDIES)}  # the report's paper order
+    out = out.assign(_rank=out["study"].map(lambda st: rank.get(st, len(rank))))
+    return (out.sort_values(["_rank", "claim_id", "reading"], kind="stable").drop(columns="_rank")
+            .reset_index(drop=True))
 
 
 def claim_summary(table: pd.DataFrame) -> pd.DataFrame:
