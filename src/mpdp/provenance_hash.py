@@ -38,7 +38,7 @@ STAGE_SOURCES: dict[str, tuple[str, ...]] = {
     "ls": ("studies/ls/__init__.py", "studies/ls/data.py", "studies/ls/experiment.py",
            "studies/ls/theory.py", "mechanisms/least_squares.py", "privacy", "claims/intervals.py",
            "seeding.py"),
-    "ls_figures": ("studies/ls", "figures", "claims"),
+    "ls_figures": ("studies/ls", "figures", "claims/intervals.py"),
     # the empirical privacy audit (spec audit.md): its adapters reuse the mechanisms' code
     # and the trainer and calibrations that produce the tables (wddp batch, benchmark calibration)
     "audit": ("audit", *ENGINE, "models", "mechanisms", "privacy", "partition.py",
@@ -48,11 +48,11 @@ STAGE_SOURCES: dict[str, tuple[str, ...]] = {
     "voting_train": ("studies/voting/plan.py", "studies/voting/train.py", "models", "data/prepare.py",
                      "mechanisms/output_perturbation.py", "privacy/samplers.py", "bounds.py",
                      "seeding.py", "results.py"),
-    "voting_figures": ("studies/voting/figures.py", "studies/voting/plan.py", "figures", "claims",
+    "voting_figures": ("studies/voting/figures.py", "studies/voting/plan.py", "figures", "claims/intervals.py",
                        "results.py"),
     "admm_train": ("mechanisms/admm.py", "models", "privacy", "studies/admm/train.py",
                    "studies/admm/schema.py", "seeding.py", "results.py", "data/prepare.py"),
-    "admm_figures": ("figures/style.py", "figures/bands.py", "studies/admm", "claims", "results.py"),
+    "admm_figures": ("figures/style.py", "figures/bands.py", "studies/admm", "claims/intervals.py", "results.py"),
     # cross-paper benchmark tables (issue 10): reuses the gradient, voting and ADMM training code
     "benchmark_train": ("studies/benchmark",
                         "studies/wddp/batch.py", "studies/voting/train.py", "studies/voting/plan.py",
@@ -61,7 +61,9 @@ STAGE_SOURCES: dict[str, tuple[str, ...]] = {
     # the claims tables (issue 33): the engine and every study's declarations and observations
     "claims": ("claims", "studies/wddp/claims.py", "studies/admm/claims.py", "studies/admm/figures.py",
                "studies/voting/claims.py", "studies/voting/plan.py", "studies/ls/claims.py",
-               "studies/benchmark/claims.py", "results.py", "io.py"),
+               "studies/benchmark/claims.py", "studies/claims_build.py", "results.py", "io.py",
+               # the table readers it calls
+               "studies/admm/train.py", "studies/voting/figures.py", "studies/benchmark/figures.py"),
     "claims_map": ("claims/maps.py", "claims/tables.py", "figures/style.py", "io.py"),
     # the per-cell ranking table: a statistic of the tables, no plot code
     "benchmark_ranking": ("studies/benchmark/ranking.py", "studies/benchmark/schema.py", "io.py"),

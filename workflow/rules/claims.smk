@@ -47,6 +47,7 @@ rule claims_tables:
 rule claims_map:
     input:
         cells=claims_tables_mod.CELLS_PATH,
+        verdicts=claims_tables_mod.VERDICTS_PATH,
     output:
         png="reports/figures/claims_map_{claims_study}.png",
     log:

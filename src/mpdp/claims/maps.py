@@ -35,35 +35,57 @@ COLOURS: dict[str, tuple[int, str, str]] = {
 }
 
 
-def _row_label(claim_id: str, reading: str, cells: pd.DataFrame) -> str:
+#: with at most this many columns in all, every square is labelled with its cell
+ANNOTATE_MAX: int = 12
+
+
+def _row_label(claim_id: str, reading: str, cells: pd.DataFrame, verdict: str = "") -> str:
     counts = cells["cell_verdict"].value_counts()
     informative = int(counts.get("for", 0) + counts.get("against", 0) + counts.get("neutral", 0))
     name = claim_id if reading in ("-", "") else f"{claim_id} · {reading}"
+    name += f" — {verdict}" if verdict else ""
     return (f"{name}  ({int(counts.get('for', 0))} for, {int(counts.get('against', 0))} against, "
             f"{informative}/{len(cells)} informative)")
 
 
-def matrices(cells: pd.DataFrame, study: str) -> tuple[list[str], dict[str, np.ndarray]]:
+def matrices(cells: pd.DataFrame, study: str,
+             verdicts: pd.DataFrame | None = None) -> tuple[list[str], dict[str, np.ndarray]]:
     """Row labels and, per data set, a (rows × cells) matrix of verdict codes (NaN: no such cell)."""
+    labels, out, _ = _matrices(cells, study, verdicts)
+    return labels, out
+
+
+def _matrices(cells: pd.DataFrame, study: str, verdicts: pd.DataFrame | None = None
+              ) -> tuple[list[str], dict[str, np.ndarray], dict[str, np.ndarray]]:
     mine = cells[cells["study"] == study]
     keys = list(dict.fromkeys(zip(mine["claim_id"], mine["reading"], strict=True)))
     datasets = list(dict.fromkeys(mine["dataset"]))
     labels, out = [], {}
     width = {ds: int(mine[mine["dataset"] == ds].groupby(["claim_id", "reading"]).size().max()) for ds in datasets}
+    names: dict[str, np.ndarray] = {}
     for ds in datasets:
         out[ds] = np.full((len(keys), width[ds]), np.nan)
+        names[ds] = np.full((len(keys), width[ds]), "", dtype=object)
     for i, (cid, reading) in enumerate(keys):
         rows = mine[(mine["claim_id"] == cid) & (mine["reading"] == reading)]
-        labels.append(_row_label(cid, reading, rows))
+        verdict = ""
+        if verdicts is not None and not verdicts.empty:
+            hit = verdicts[(verdicts["study"] == study) & (verdicts["claim_id"] == cid)
+                           & (verdicts["reading"] == reading)]
+            verdict = str(hit["verdict"].iloc[0]) if not hit.empty else ""
+        labels.append(_row_label(cid, reading, rows, verdict))
         for ds in datasets:
-            codes = [COLOURS[v][0] for v in rows.loc[rows["dataset"] == ds, "cell_verdict"]]
+            mine_ds = rows[rows["dataset"] == ds]
+            codes = [COLOURS[v][0] for v in mine_ds["cell_verdict"]]
             out[ds][i, : len(codes)] = codes
-    return labels, out
+            names[ds][i, : len(codes)] = [str(c).split(": ")[-1] for c in mine_ds["cell"]]
+    return labels, out, names
 
 
-def figure(cells: pd.DataFrame, study: str) -> plt.Figure:
-    """The verdict map of ``study`` (a message panel when it has no cells)."""
-    labels, mats = matrices(cells, study)
+def figure(cells: pd.DataFrame, study: str, verdicts: pd.DataFrame | None = None) -> plt.Figure:
+    """The verdict map of ``study`` (a message panel when it has no cells); ``verdicts`` adds each
+    claim's verdict to its row label."""
+    labels, mats, names = _matrices(cells, study, verdicts)
     cmap = ListedColormap([c for _, c, _ in sorted(COLOURS.values())])
     if not mats:
         fig, ax = plt.subplots(figsize=(6, 1.5))
@@ -72,13 +94,21 @@ def figure(cells: pd.DataFrame, study: str) -> plt.Figure:
         return fig
     widths = [max(m.shape[1], 3) for m in mats.values()]
     total = sum(widths)
-    fig_w = min(18.0, 3.5 + 0.16 * total + 1.2 * len(mats))
-    fig_h = 1.6 + 0.32 * len(labels)
+    fig_w = min(18.0, max(10.0, 5.2 + 0.16 * total + 1.2 * len(mats)))
+    ncol = len(COLOURS) if fig_w >= 13 else 3
+    fig_h = 1.4 + 0.32 * len(labels) + (0.25 if ncol < len(COLOURS) else 0.0)
     fig, axes = plt.subplots(1, len(mats), figsize=(fig_w, fig_h), squeeze=False,
                              gridspec_kw={"width_ratios": widths, "wspace": 0.04})
     for j, (ax, (ds, mat)) in enumerate(zip(axes[0], mats.items(), strict=True)):
         sns.heatmap(pd.DataFrame(mat), ax=ax, cmap=cmap, vmin=-0.5, vmax=len(COLOURS) - 0.5, cbar=False,
                     linewidths=0.6, linecolor="white", square=False)
+        square_in = fig_w * 0.55 / total  # width of one square, inches (approximately)
+        lines = [part for text in names[ds].ravel() if text for part in str(text).split(", ")]
+        if total <= ANNOTATE_MAX and lines and max(map(len, lines)) * 0.055 <= square_in:
+            for (r, c), text in np.ndenumerate(names[ds]):  # few cells: name each inside its square
+                if text:
+                    ax.text(c + 0.5, r + 0.5, str(text).replace(", ", "\n"), ha="center", va="center",
+                            fontsize=6.5, color="#222222")
         ax.set_title(f"{ds} ({int(np.isfinite(mat).sum())} cells)", fontsize=9)
         ax.set_xticks([])
         ax.set_xlabel("")
@@ -91,18 +121,19 @@ def figure(cells: pd.DataFrame, study: str) -> plt.Figure:
             spine.set_visible(True)
             spine.set_color("#BBBBBB")
     handles = [Patch(facecolor=c, edgecolor="#888888", label=t) for _, c, t in sorted(COLOURS.values())]
-    fig.legend(handles=handles, loc="lower center", ncol=len(handles), fontsize=8, frameon=False,
+    fig.legend(handles=handles, loc="lower center", ncol=ncol, fontsize=8, frameon=False,
                bbox_to_anchor=(0.5, 0.0))
-    fig.suptitle(f"Claims of the {study} study: every cell coloured by its verdict (Holm across a claim's cells)",
+    fig.suptitle(f"{study}: every cell of every claim, coloured by its verdict (Holm across a claim's cells)",
                  fontsize=10)
-    fig.subplots_adjust(left=min(0.5, 4.2 / fig_w), right=0.99, top=1 - 0.55 / fig_h, bottom=0.55 / fig_h + 0.02)
+    legend_h = 0.3 * int(np.ceil(len(handles) / ncol)) + 0.2
+    fig.subplots_adjust(left=min(0.5, 5.0 / fig_w), right=0.99, top=1 - 0.6 / fig_h, bottom=legend_h / fig_h)
     return fig
 
 
-def write(cells: pd.DataFrame, study: str, out_png: str | Path) -> None:
+def write(cells: pd.DataFrame, study: str, out_png: str | Path, verdicts: pd.DataFrame | None = None) -> None:
     """Draw and save the map as PNG, atomically and without dates in the file."""
     with plt.rc_context(style.RC):
-        fig = figure(cells, study)
+        fig = figure(cells, study, verdicts)
         with atomic_path(out_png) as tmp:
             fig.savefig(tmp, format="png", dpi=style.DPI, metadata=style.PNG_METADATA)
         plt.close(fig)

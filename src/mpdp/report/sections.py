@@ -87,10 +87,12 @@ REPORT_CSS = """
 .mpdp-table th, .mpdp-table td { border: 1px solid #d0d0d0; padding: 3px 7px; text-align: left;
   vertical-align: top; }
 .mpdp-table th { background: #f3f3f3; }
-.mpdp-table td.v-PASS { background: #e3f4e6; }
-.mpdp-table td.v-FAIL { background: #fbe3e3; }
-.mpdp-table td.v-INCONCLUSIVE { background: #fff5d6; }
-.mpdp-table td.v-UNINFORMATIVE { background: #ececec; color: #555; }
+.mpdp-table td.v-PASS, .mpdp-table td.v-HOLDS, .mpdp-table td.v-for { background: #e3f4e6; }
+.mpdp-table td.v-FAIL, .mpdp-table td.v-FAILS, .mpdp-table td.v-against { background: #fbe3e3; }
+.mpdp-table td.v-MIXED { background: #f9d9c4; }
+.mpdp-table td.v-VACUOUS { background: #e6e0f3; }
+.mpdp-table td.v-INCONCLUSIVE, .mpdp-table td.v-neutral { background: #fff5d6; }
+.mpdp-table td.v-UNINFORMATIVE, .mpdp-table td.v-uninformative { background: #ececec; color: #555; }
 .mpdp-callout { border-left: 6px solid #1f5fa8; background: #eef4fb; padding: 8px 14px;
   margin: 0.6em 0; }
 .mpdp-callout.warning { border-color: #c62828; background: #fdecea; font-weight: 600; }
@@ -99,7 +101,8 @@ pre.mpdp-pre { background: #f7f7f7; padding: 8px; font-size: 0.85em; overflow-x:
 </style>
 """
 
-_VERDICT_CELL = re.compile(r"<td>(PASS|FAIL|INCONCLUSIVE|UNINFORMATIVE)")
+_VERDICT_CELL = re.compile(
+    r"<td>(HOLDS|FAILS|MIXED|VACUOUS|PASS|FAIL|INCONCLUSIVE|UNINFORMATIVE|for|against|neutral|uninformative)</td>")
 
 
 def html_table(
@@ -129,7 +132,7 @@ def html_table(
             for rid, row in zip(row_ids, rows[1:], strict=True)
         ]
         text = head + "<tbody>" + "".join(rows)
-    return _VERDICT_CELL.sub(lambda m: f'<td class="v-{m[1]}">{m[1]}', text)
+    return _VERDICT_CELL.sub(lambda m: f'<td class="v-{m[1]}">{m[1]}</td>', text)
 
 
 def callout(lines: list[str] | str, kind: str = "info") -> str:

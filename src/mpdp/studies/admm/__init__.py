@@ -4,7 +4,7 @@
 * :mod:`~mpdp.studies.admm.train`: node split, tuning of (ρ, η), final runs, result rows;
 * :mod:`~mpdp.studies.admm.tradeoff`: fitted g(α) = κ₁e^{−κ₂α} + κ₃ and α* (B7);
 * :mod:`~mpdp.studies.admm.figures`: zz_f3, zz_f4, zz_f5 and zz_table;
-* :mod:`~mpdp.studies.admm.claims`: the claims check of S-001 (rows of ``mpdp.claims.COLUMNS``);
+* :mod:`~mpdp.studies.admm.claims`: the claims of S-001 declared for the claims engine (:mod:`mpdp.claims`);
 * :mod:`~mpdp.studies.admm.report`: helpers of the report section.
 
 The algorithms and their calibrations are the shared :mod:`mpdp.mechanisms.admm`; the exact
