@@ -6,6 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from mpdp import config, planning
@@ -93,3 +94,30 @@ def test_snakemake_multiverse_stops_at_planning(tmp_path, mirror):
     assert "mpdp: config key 'multiverse.choices.0.key' (choice 'typo'): 'admm.PP' is not a key" in proc.stderr
     assert "Traceback" not in proc.stderr
     assert not (tmp_path / "data" / "multiverse").exists()
+
+
+@pytest.mark.slow
+def test_a_universe_whose_run_fails_is_recorded_not_raised(tmp_path, mirror, monkeypatch):
+    """The nested run stops at its own planning (here a config no outer planning would pass):
+    status.json records the failure and its reason, and the collection reads it as failed."""
+    from mpdp.multiverse import collect, universe
+
+    root = tmp_path / "root"
+    root.mkdir()
+    for name in ("Snakefile", "workflow", "config", "notebooks", "environment.yml"):
+        (root / name).symlink_to(ROOT / name)
+    monkeypatch.setenv("MPDP_DATA_MIRROR", str(mirror))
+    cfg = _cfg()
+    u = spec.universes(cfg)[1]
+    bad = spec.universe_config(cfg, u)
+    bad["voting"]["h1_M"] = 7  # not in voting.M_grid: the nested planning refuses it
+    folder = root / spec.ROOT / u.id
+    status = universe.run(u, folder, root, bad, 1, folder / "status.json", root / "logs" / "u.log")
+    assert not status["ok"] and status["returncode"] != 0
+    assert "voting.h1_M" in status["error"]
+    assert (folder / "data" / "raw").resolve() == (root / "data" / "raw").resolve()
+    result = universe.load(u, folder / "status.json")
+    assert result.verdicts is None and "voting.h1_M" in result.error
+    default = pd.DataFrame([{"study": "wddp", "claim_id": "C1", "reading": "paper", "claim": "c",
+                             "verdict": "HOLDS", "n_informative": 3}])
+    assert collect.compare(default, result)["outcome"].tolist() == ["failed"]
