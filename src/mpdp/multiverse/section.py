@@ -47,12 +47,25 @@ def _claim(row: pd.Series) -> str:
     return f"{row['claim_id']}{reading}"
 
 
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" + ("" if n == 1 or noun.isupper() else "s")
+
+
+def _ids(rows: pd.DataFrame) -> str:
+    """Claim ids with their readings (``C1 [paper/eq], V2``)."""
+    out = []
+    for claim_id, g in rows.groupby("claim_id", sort=False):
+        readings = [r for r in g["reading"] if r not in ("-", "")]
+        out.append(f"{claim_id} [{'/'.join(readings)}]" if readings else str(claim_id))
+    return ", ".join(out)
+
+
 def intro(table: pd.DataFrame) -> str:
     """What was varied, how, and what the default here is."""
     alts = table.drop_duplicates("universe")
     choices = list(dict.fromkeys(alts["choice"]))
     failed = [uid for uid, g in table.groupby("universe", sort=False) if (g["outcome"] == "failed").all()]
-    text = (f"Each of {len(alts)} alternative values of {len(choices)} reconstructed ([REC]) choices "
+    text = (f"Each of {_count(len(alts), 'alternative value')} of {_count(len(choices), 'reconstructed ([REC]) choice')} "
             f"({', '.join(f'`{c}`' for c in choices)}) was run alone, everything else at the defaults, "
             "through the same claims engine (`snakemake multiverse`, docs/multiverse.md). The comparison's "
             "default is the multiverse's own run with its reduced base (`multiverse.base`: fewer repetitions, "
@@ -76,10 +89,13 @@ def paper_paragraphs(table: pd.DataFrame) -> list[tuple[str, str]]:
         fragile = s[s["status"] == "fragile"]
         undecided = s[s["status"] == "undecided"]
         untested = s[s["status"] == "untested"]
-        parts = [f"{len(s)} claim verdicts under {int(s['n_alternatives'].max())} alternatives."]
+        n_alt = int(s["n_alternatives"].max())
+        parts = [f"{_count(len(s), 'claim verdict')} under {_count(n_alt, 'alternative')}."]
         if not robust.empty:
             parts.append(f"Robust to every alternative ({len(robust)}): "
                          + ", ".join(f"{_claim(r)} {r['default_verdict']}" for _, r in robust.iterrows()) + ".")
+        elif fragile.empty and untested.empty:
+            parts.append("None of its verdicts is decisive at the multiverse's default.")
         else:
             parts.append("No decisive verdict is robust to every alternative.")
         for _, r in fragile.iterrows():
@@ -88,12 +104,12 @@ def paper_paragraphs(table: pd.DataFrame) -> list[tuple[str, str]]:
             parts.append("Held wherever the alternatives ran, but some runs failed: "
                          + ", ".join(_claim(r) for _, r in untested.iterrows()) + ".")
         if not undecided.empty:
+            groups = [f"{_count(len(g), verdict)} ({_ids(g)})" for verdict, g in undecided.groupby("default_verdict")]
             resolved = undecided[undecided["changed_by"] != ""]
-            parts.append(f"Undecided at the default ({len(undecided)}): "
-                         + ", ".join(f"{_claim(r)} {r['default_verdict']}" for _, r in undecided.iterrows())
-                         + (("; decided under an alternative: "
-                             + "; ".join(f"{_claim(r)}: {r['changed_by']}" for _, r in resolved.iterrows()))
-                            if not resolved.empty else "") + ".")
+            parts.append("Undecided at the default: " + "; ".join(groups) + (
+                ". Decided under an alternative: "
+                + "; ".join(f"{_claim(r)}: {r['changed_by']}" for _, r in resolved.iterrows())
+                if not resolved.empty else "") + ".")
         out.append((paper, " ".join(parts)))
     return out
 
@@ -102,7 +118,7 @@ def markdown(table: pd.DataFrame) -> str:
     """The section's text (under its heading): intro, then one paragraph per paper."""
     if table.empty:
         return "No alternatives are declared in `multiverse.choices`: nothing was varied."
-    return "\n\n".join([intro(table), *(f"**{paper}.** {text}" for paper, text in paper_paragraphs(table))])
+    return "\n\n".join([intro(table), *(f"**{paper[0].upper() + paper[1:]}.** {text}" for paper, text in paper_paragraphs(table))])
 
 
 def fragile_note(table: pd.DataFrame | None, study: str) -> str:
