@@ -32,6 +32,12 @@ def test_the_shipped_multiverse_plans_and_covers_ten_choices(name):
     planning.check_multiverse(cfg, AVAILABLE, {})
     choices = cfg["multiverse"]["choices"]
     assert len({c["choice"] for c in choices}) >= 10
+    keys = {c["key"] for c in choices}
+    # the [REC] choices issue 38 names (leftover records and the size law have no config key yet)
+    assert {"wddp.lambda", "preprocess.intercept", "split.test_frac", "wddp.init_std", "wddp.tau_frac",
+            "preprocess.bank_keep_duration", "preprocess.breast_cancer_missing", "admm.main_topology",
+            "admm.P", "admm.tune_alpha", "voting.lambda_grid", "voting.val_frac"} <= keys
+    assert any(k.startswith("wddp.cv.") for k in keys)
     for c in choices:  # every alternative really differs from the default it is compared with
         default = spec.get(spec.universe_config(cfg, spec.universes(cfg)[0]), c["key"])
         assert all(v != default for v in c["values"]), c["choice"]
