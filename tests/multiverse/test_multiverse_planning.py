@@ -118,6 +118,7 @@ def test_a_universe_whose_run_fails_is_recorded_not_raised(tmp_path, mirror, mon
     bad = spec.universe_config(cfg, u)
     bad["voting"]["h1_M"] = 7  # not in voting.M_grid: the nested planning refuses it
     folder = root / spec.ROOT / u.id
+    monkeypatch.chdir(root)  # the outer run's working directory: its data/raw is shared
     status = universe.run(u, folder, root, bad, 1, folder / "status.json", root / "logs" / "u.log")
     assert not status["ok"] and status["returncode"] != 0
     assert "voting.h1_M" in status["error"]

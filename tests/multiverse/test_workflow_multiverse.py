@@ -39,3 +39,5 @@ def test_a_choice_that_does_not_change_the_data_leaves_every_verdict_unchanged(t
     cells = [tables.read_cells(work / spec.ROOT / u / tables.CELLS_PATH) for u in ("default", "audit_beta=0.1")]
     pd.testing.assert_frame_equal(*cells)
     assert (work / spec.FIGURE_PNG).stat().st_size > 0
+    for u in ("default", "audit_beta=0.1"):  # the universes share the outer run's raw data, nothing else
+        assert (work / spec.ROOT / u / "data" / "raw").resolve() == (work / "data" / "raw").resolve()

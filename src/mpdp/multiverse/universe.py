@@ -1,7 +1,7 @@
 """Run the pipeline's ``claims`` target in one universe's own folder (issue 38).
 
 A universe's folder ``data/multiverse/<id>/`` links the workflow (Snakefile, rules, notebooks)
-and the raw data of the checkout, holds its config as ``config/config.yaml`` (the file the
+and the outer run's raw data (``data/raw``, fetched once by the outer run), holds its config as ``config/config.yaml`` (the file the
 Snakefile loads, so nothing merges into it) and gets its own ``data/``, ``logs/`` and
 ``.snakemake/``: universes never share an intermediate result, and rerunning one redoes only
 what its config or the code changed (Snakemake's own rerun rules). The run's outcome goes to
@@ -33,18 +33,22 @@ TARGET = "claims"
 LOG_TAIL = 2000  # characters of a failed run's output kept in status.json
 
 
-def prepare(folder: Path, workflow_root: Path, config: Mapping[str, Any]) -> None:
-    """Create ``folder`` with the workflow linked, the shared raw data linked and ``config``."""
+def prepare(folder: Path, workflow_root: Path, config: Mapping[str, Any], raw: Path) -> None:
+    """Create ``folder`` with the workflow of ``workflow_root`` linked, ``data/raw`` linked to the
+    outer run's ``raw`` folder (shared by every universe) and ``config`` as its config file."""
     (folder / "config").mkdir(parents=True, exist_ok=True)
     for name in LINKED:
         link = folder / name
         if not link.is_symlink():
             link.symlink_to((workflow_root / name).resolve())
-    raw = workflow_root.resolve() / "data" / "raw"
+    raw = Path(raw).resolve()
     raw.mkdir(parents=True, exist_ok=True)
     (folder / "data").mkdir(exist_ok=True)
-    if not (folder / "data" / "raw").is_symlink():
-        (folder / "data" / "raw").symlink_to(raw)
+    link = folder / "data" / "raw"
+    if link.is_symlink() and link.resolve() != raw:  # a folder moved, or another outer run
+        link.unlink()
+    if not link.is_symlink():
+        link.symlink_to(raw)
     text = yaml.safe_dump(dict(config), sort_keys=True, allow_unicode=True)
     path = folder / "config" / "config.yaml"
     if not path.is_file() or path.read_text() != text:  # unchanged: keep its time stamp
@@ -59,9 +63,10 @@ def command(cores: int) -> list[str]:
 
 
 def run(universe: Universe, folder: Path, workflow_root: Path, config: Mapping[str, Any],
-        cores: int, status_path: Path, log_path: Path) -> dict[str, Any]:
-    """Prepare and run one universe; write and return its status (``ok``, ``verdicts``, ``error``)."""
-    prepare(folder, workflow_root, config)
+        cores: int, status_path: Path, log_path: Path, raw: Path = Path("data/raw")) -> dict[str, Any]:
+    """Prepare and run one universe; write and return its status (``ok``, ``verdicts``, ``error``).
+    ``raw``: the outer run's raw-data folder (relative to its working directory by default)."""
+    prepare(folder, workflow_root, config, raw)
     env = {k: v for k, v in os.environ.items() if not k.startswith("SNAKEMAKE")}
     log_path.parent.mkdir(parents=True, exist_ok=True)
     with open(log_path, "w") as log:
