@@ -182,3 +182,11 @@ def test_report_helpers_without_and_with_results():
     assert report.findings(table[table["topology"] == "complete"], "complete") == ["No runs on the main topology."]
     choices = report.rec_choices(_cfg())
     assert choices["choice"].str.contains("admm.delta").any()
+
+
+def test_footing_note_says_whether_dvp_and_pvp_share_their_knobs():
+    table = _synthetic_table().assign(rho=1e-3, admm_penalty=0.1)
+    assert "equal footing" in claims.footing_note(table, _cfg()) and "not on" not in claims.footing_note(table, _cfg())
+    table.loc[table["mechanism"] == "pvp", "rho"] = 0.1
+    note = claims.footing_note(table, _cfg())
+    assert "not on equal footing" in note and "PVP ρ = 0.1" in note

@@ -55,8 +55,13 @@ def test_ls_target_builds_tables_figures_and_report_section(workdir, tmp_path):
         assert (workdir / "reports" / "figures" / f"{exp}.pdf").exists()
     assert bool(pd.read_parquet(res / "ls_1.parquet")["synthetic"].all())
     assert not pd.read_parquet(res / "ls_3.parquet")["synthetic"].any()
-    claims = pd.read_parquet(res / "claims.parquet")
-    assert {"LS1-formula", "LS1-delta", "LS1-t", "LS-sgd"} <= set(claims["claim_id"])
+    from mpdp.claims import engine
+    from mpdp.studies.ls import claims as ls_claims
+
+    built = {e: pd.read_parquet(res / f"{e}.parquet") for e in ("ls_1", "ls_2", "ls_3")}
+    cells = engine.evaluate(ls_claims.CLAIMS, engine.Inputs(ls_claims.observations(built),
+                                                            ls_claims.baselines(built)))
+    assert {"LS1-formula", "LS1-delta", "LS1-t", "LS-sgd"} <= set(cells["claim_id"])
     negative = pd.read_parquet(res / "negative_closed_form.parquet")
     assert len(negative) > 0 and (negative["writeup_formula"] < 0).all() and (negative["excess_median"] > 0).all()
     # nothing reruns

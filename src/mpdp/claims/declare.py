@@ -1,4 +1,5 @@
-"""Declarations of claims (issue 33): a claim is data, evaluated by :mod:`mpdp.claims.engine`.
+"""Declarations of claims (issue 33; spec experiments.md E3.4, E4, E5, E6, E10): a claim is data,
+evaluated by :mod:`mpdp.claims.engine`.
 
 A study states each claim of its paper once as a :class:`Claim` — what it says, the seed passage it
 tests, the metric, the compared methods, the claimed direction, a practical margin, the scale of the

@@ -1,4 +1,5 @@
-"""The one claims engine (issue 33): every declared claim, every cell where it is defined.
+"""The one claims engine (issue 33; spec experiments.md E3.4 "claims check", applied to every study):
+every declared claim, every cell where it is defined.
 
 :func:`evaluate` turns declarations (:class:`mpdp.claims.declare.Claim`), a study's tidy
 per-repetition observations and its trivial baselines into the cells table (one row per claim ×

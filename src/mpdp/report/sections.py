@@ -101,8 +101,9 @@ pre.mpdp-pre { background: #f7f7f7; padding: 8px; font-size: 0.85em; overflow-x:
 </style>
 """
 
-_VERDICT_CELL = re.compile(
-    r"<td>(HOLDS|FAILS|MIXED|VACUOUS|PASS|FAIL|INCONCLUSIVE|UNINFORMATIVE|for|against|neutral|uninformative)</td>")
+#: a cell that starts with a verdict (claim verdicts, the audit's PASS/FAIL) or is a cell verdict
+_VERDICT_CELL = re.compile(r"<td>(HOLDS|FAILS|MIXED|VACUOUS|PASS|FAIL|INCONCLUSIVE|UNINFORMATIVE)(?=[<:\s])"
+                           r"|<td>(for|against|neutral|uninformative)(?=</td>)")
 
 
 def html_table(
@@ -132,7 +133,7 @@ def html_table(
             for rid, row in zip(row_ids, rows[1:], strict=True)
         ]
         text = head + "<tbody>" + "".join(rows)
-    return _VERDICT_CELL.sub(lambda m: f'<td class="v-{m[1]}">{m[1]}</td>', text)
+    return _VERDICT_CELL.sub(lambda m: f'<td class="v-{m[1] or m[2]}">{m[1] or m[2]}', text)
 
 
 def callout(lines: list[str] | str, kind: str = "info") -> str:

@@ -169,3 +169,23 @@ def unusable(table: pd.DataFrame, cfg: dict[str, Any]) -> pd.DataFrame:
     return pd.DataFrame([{"dataset": str(a["dataset"]), "cell": "*", "method": "admm",
                           "note": f"non-private ADMM not converged: final loss {100 * gap:.2g} % above L(θ*) "
                                   f"(tolerance {100 * REFERENCE_TOLERANCE:g} %)"}])
+
+
+def footing_note(table: pd.DataFrame, cfg: dict[str, Any]) -> str:
+    """Whether DVP and PVP, which Z2–Z4 and Z6 compare, ran at the same shared knobs (ρ, ADMM penalty η).
+
+    Issue 33 (equal footing): a comparison of two mechanisms at different values of a shared knob
+    measures the knob as much as the mechanism; the report states which case the table is in.
+    """
+    main = table[(table["topology"] == cfg["admm"]["main_topology"]) & table["mechanism"].isin(["dvp", "pvp"])]
+    if main.empty or not {"rho", "admm_penalty"} <= set(main.columns):
+        return ""
+    knobs = {m: sorted({(float(r), float(p)) for r, p in zip(g["rho"], g["admm_penalty"], strict=True)})
+             for m, g in main.groupby("mechanism")}
+    if len(knobs) < 2:
+        return ""
+    text = "; ".join(f"{m.upper()} " + ", ".join(f"ρ = {r:g}, η = {p:g}" for r, p in v) for m, v in knobs.items())
+    if knobs.get("dvp") == knobs.get("pvp"):
+        return f"DVP and PVP share their knobs ({text}): Z2–Z4 and Z6 compare them on equal footing."
+    return (f"DVP and PVP ran at different knobs ({text}): Z2–Z4 and Z6 compare the mechanisms together "
+            "with their settings, not on equal footing.")

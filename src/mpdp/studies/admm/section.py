@@ -48,6 +48,7 @@ def build(ctx: Mapping[str, Any], cfg: Mapping[str, Any],
            "majority error for Z3); Z5 is net of non-private ADMM and uninformative when that reference has "
            "not converged. The seed contradicts itself on which algorithm is better (I-11): measured here, "
            "not assumed."),
+        md("**Equal footing.** " + (zz_claims.footing_note(frame, dict(cfg)) or "not determinable from the table.")),
         table(claims_view.significant_cells(view, KEY)),
         md("Spread across repetitions of the final loss (claim Z2):"),
         table(zz.spread(frame, zcfg["main_topology"])),
