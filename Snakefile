@@ -20,6 +20,7 @@ include: "workflow/rules/benchmark.smk"
 include: "workflow/rules/benchmark_figures.smk"
 include: "workflow/rules/claims.smk"
 include: "workflow/rules/report.smk"
+include: "workflow/rules/multiverse.smk"
 
 
 rule all:

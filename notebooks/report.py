@@ -35,6 +35,8 @@ from IPython.display import HTML, Markdown, display
 from mpdp import config as mpdp_config
 from mpdp import planning
 from mpdp.audit import section as audit_section
+from mpdp.multiverse import section as multiverse_section
+from mpdp.multiverse import spec as multiverse_spec
 from mpdp.report import claims_view, provenance, scaffold, sections, verdicts
 from mpdp.report.build import CONTEXT_ENV
 from mpdp.studies.admm import report as zz_report
@@ -72,6 +74,8 @@ PAPERS = [WDDP, ZZ, VOTING, LS]
 SECTIONS = [*PAPERS, XP, AUDIT]
 WDDP.facts.append(wddp_report.printed_eps_fact(TABLES, verdicts.round_for_reading))
 ZZ.facts.append(audit_section.pvp_fact(CTX.get("audit"), verdicts.round_for_reading))
+# robustness to the [REC] choices (issue 38): only when `snakemake multiverse` has been run
+MULTIVERSE = multiverse_section.read(Path(CTX["repo_root"]) / multiverse_spec.TABLE_PATH)
 
 # %%
 display(scaffold.heading(2, "verdicts-heading", "Verdicts: what replicates and what does not"))
@@ -104,6 +108,8 @@ for study in [*PAPERS, XP]:
     rows = VERDICTS[VERDICTS["study"] == study.key]
     display(Markdown(verdicts.conclusion(rows, study.paper, [f for f in study.facts if f])
                      + f" [Details](#{study.key})."))
+    if FRAGILE := multiverse_section.fragile_note(MULTIVERSE, study.key):
+        display(Markdown(FRAGILE))
 
 # %%
 display(scaffold.heading(2, "findings", "Details of the verdicts, the audit and the register"))
@@ -147,6 +153,16 @@ display(HTML(sections.details("Counts per claim and data set", scaffold.glance(S
 for study in SECTIONS:
     for block in scaffold.render(study, REPORT_DIR):
         display(block)
+
+# %%
+if MULTIVERSE is not None:
+    display(scaffold.heading(2, multiverse_section.ANCHOR, multiverse_section.TITLE))
+    display(Markdown(multiverse_section.markdown(MULTIVERSE)))
+    display(HTML(scaffold.figure_html(scaffold.FigureItem(
+        "multiverse", "Each claim's verdict under each alternative value of a reconstructed choice, one at a "
+        "time, against the multiverse's default run.",
+        path=str(Path(CTX["repo_root"]) / multiverse_spec.FIGURE_PNG),
+        missing="The multiverse figure was not built: run `snakemake multiverse`."))))
 
 # %%
 display(scaffold.heading(2, "data", "Data cards"))

@@ -24,10 +24,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from mpdp import config as mpdp_config
 from mpdp.audit.adapters import GradientCanaryAdapter, L2OutputPerturbationAdapter
 from mpdp.audit.registry import ADAPTERS
 from mpdp.data import prepare
 from mpdp.errors import ConfigError, MpdpError
+from mpdp.multiverse import spec as multiverse_spec
 from mpdp.planning_studies import (
     audit_warnings,
     check_admm,
@@ -73,7 +75,30 @@ def check(cfg: Mapping[str, Any], available: list[str], cards: Cards) -> list[st
         from mpdp.studies.benchmark import selection as benchmark_selection
 
         benchmark_selection.check(cfg)  # the private protocol's budget split meets every ε of the grid
+    check_multiverse(cfg, available, cards)
     return warnings(cfg, available, cards)
+
+
+def check_multiverse(cfg: Mapping[str, Any], available: list[str], cards: Cards) -> None:
+    """Validate every universe of ``multiverse:`` (issue 38) as a config of its own: the base
+    overrides and each alternative merged in (:func:`mpdp.multiverse.spec.universe_config`), then
+    the schema and :func:`check`. The first bad one raises :class:`ConfigError` in one line naming
+    the choice, its key and value, so ``snakemake multiverse`` stops before any universe runs.
+    A universe's own config has no ``multiverse`` section, so this does not recurse."""
+    if "multiverse" not in cfg:
+        return
+    for universe in multiverse_spec.universes(cfg):
+        where = ("config key 'multiverse.base'" if universe.key is None else
+                 f"config key 'multiverse.choices.{universe.index}' (choice {universe.choice!r}, "
+                 f"{universe.key} = {universe.value_label})")
+        ucfg = multiverse_spec.universe_config(cfg, universe)  # raises for a key not in the config
+        try:
+            valid = mpdp_config.validate(ucfg)
+            check(valid, [ds for ds in valid["datasets"] if ds in available], cards)
+        except ConfigError as exc:
+            reason = "; ".join(line.strip() for line in str(exc).splitlines()
+                               if line.strip() and line.strip() != "invalid configuration:")
+            raise ConfigError(f"{where}: this universe's config is invalid: {reason}") from None
 
 
 #: folders the workflow writes into (relative to its working directory)

@@ -70,6 +70,10 @@ STAGE_SOURCES: dict[str, tuple[str, ...]] = {
     "benchmark_figures": ("studies/benchmark/figures.py", "studies/benchmark/ranking.py",
                           "studies/benchmark/schema.py", "figures/style.py", "figures/bands.py",
                           "figures/plot.py", "results.py"),
+    # the multiverse (issue 38): one universe reruns on any package change (its nested run then
+    # redoes only what changed); the collection is a comparison of claims tables and a figure
+    "multiverse_universe": (".",),
+    "multiverse": ("multiverse", "claims/tables.py", "figures/plot.py", "figures/style.py"),
 }
 
 

@@ -86,6 +86,11 @@ RULE_KEYS: dict[str, tuple[str, ...]] = {
     "benchmark_figure": ("benchmark.reference", "benchmark.delta", "benchmark.max_train_records",
                          "benchmark.selection"),
     "benchmark_ranking": ("benchmark.primary_metric", "benchmark.selection"),
+    # the multiverse (issue 38): the collection reads the declared choices; each universe job
+    # also gets its whole config as a param (mpdp.multiverse.spec.universe_config), so any key
+    # of it reruns that universe
+    "multiverse": ("multiverse",),
+    "multiverse_universe": ("multiverse",),
     # the claims tables (issue 33); keys_for adds those of the optional studies' sections present
     "claims_tables": (),
     "claims_map": (),

@@ -15,7 +15,7 @@ import pytest
 PACKAGE = Path(__file__).resolve().parents[2] / "src" / "mpdp"
 
 #: the layers every study uses (paths relative to src/mpdp)
-SHARED_LAYERS = ("figures", "report", "claims", "results.py", "privacy", "engine.py", "data",
+SHARED_LAYERS = ("figures", "report", "claims", "multiverse", "results.py", "privacy", "engine.py", "data",
                  "partition.py")
 
 

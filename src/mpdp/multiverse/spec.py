@@ -1,0 +1,122 @@
+"""The declared alternatives of the ``multiverse:`` config section and the universes they
+define (issue 38; the open choices of spec experiments.md E7, E4, E5).
+
+``multiverse.choices`` is a list of ``{choice, key, values, source}``: ``key`` a dotted path
+into the validated config (``wddp.lambda``), ``values`` the alternatives to its default,
+``source`` why each is plausible (a spec row or a paper). ``multiverse.base`` maps dotted keys
+to the values every universe, the default's included, runs with (fewer repetitions, smaller
+grids: the time budget of docs/multiverse.md). A universe's config is the validated config
+without its ``multiverse`` section, with the base and then the one alternative set
+(:func:`universe_config`); it is validated like any config by
+:func:`mpdp.planning.check_multiverse` before any job runs.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from mpdp.errors import ConfigError
+
+#: the universe that runs the base config with no alternative
+DEFAULT = "default"
+#: where each universe runs (its own data/, logs/, .snakemake/), relative to the workflow root
+ROOT = "data/multiverse"
+#: the collected table (issue 38 contract)
+TABLE_PATH = "data/results/claims/multiverse.parquet"
+#: the figure (claims × alternatives)
+FIGURE_PNG = "reports/figures/multiverse.png"
+FIGURE_PDF = "reports/figures/multiverse.pdf"
+
+
+@dataclass(frozen=True)
+class Universe:
+    """One run of the claims: ``choice`` is None for the default universe."""
+
+    choice: str | None
+    key: str | None
+    value: Any
+    source: str
+    index: int | None = None  # position of the choice in multiverse.choices
+
+    @property
+    def id(self) -> str:
+        """The universe's folder name under :data:`ROOT` (``<choice>=<value slug>``)."""
+        return DEFAULT if self.choice is None else f"{self.choice}={slug(self.value)}"
+
+    @property
+    def value_label(self) -> str:
+        """The value as the table and the report show it (JSON, so lists and booleans are exact)."""
+        return "default" if self.choice is None else json.dumps(self.value)
+
+
+def slug(value: Any) -> str:
+    """A file-name-safe, deterministic rendering of ``value`` (``[0.05, 0.1]`` -> ``0.05_0.1``)."""
+    text = re.sub(r"[^A-Za-z0-9.+-]+", "_", json.dumps(value, sort_keys=True)).strip("_")
+    return text or "empty"
+
+
+def section(cfg: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The ``multiverse`` section (empty when the config has none)."""
+    return cfg.get("multiverse") or {}
+
+
+def universes(cfg: Mapping[str, Any]) -> list[Universe]:
+    """The default universe, then one per (choice, value) in declaration order."""
+    out = [Universe(None, None, None, "the pipeline's defaults with multiverse.base")]
+    for i, ch in enumerate(section(cfg).get("choices", [])):
+        out += [Universe(ch["choice"], ch["key"], v, ch["source"], i) for v in ch["values"]]
+    ids = [u.id for u in out]
+    dup = sorted({i for i in ids if ids.count(i) > 1})
+    if dup:
+        raise ConfigError(f"config key 'multiverse.choices': universes {dup} declared twice; "
+                          "give each choice a unique name and each of its values once")
+    return out
+
+
+def get(cfg: Mapping[str, Any], key: str) -> Any:
+    """The value at dotted ``key``; KeyError naming the first missing part."""
+    node: Any = cfg
+    for i, part in enumerate(key.split(".")):
+        if not isinstance(node, Mapping) or part not in node:
+            raise KeyError(".".join(key.split(".")[: i + 1]))
+        node = node[part]
+    return node
+
+
+def put(cfg: dict[str, Any], key: str, value: Any) -> None:
+    """Set dotted ``key`` of ``cfg`` in place (the key must exist: see :func:`get`)."""
+    *parents, last = key.split(".")
+    node = cfg
+    for part in parents:
+        node = node[part]
+    node[last] = copy.deepcopy(value)
+
+
+def universe_config(cfg: Mapping[str, Any], universe: Universe) -> dict[str, Any]:
+    """The full config a universe runs with (no ``multiverse`` section: a universe never nests).
+
+    ``cfg`` is the validated config; raises :class:`ConfigError` naming ``multiverse.base`` or
+    the choice when a key is not in it (a typo, or a study switched off in this config).
+    """
+    out = {k: copy.deepcopy(v) for k, v in cfg.items() if k != "multiverse"}
+    for key, value in section(cfg).get("base", {}).items():
+        _check_key(out, key, f"config key 'multiverse.base.{key}'")
+        put(out, key, value)
+    if universe.key is not None:
+        _check_key(out, universe.key, f"config key 'multiverse.choices.{universe.index}.key' "
+                                      f"(choice {universe.choice!r})")
+        put(out, universe.key, universe.value)
+    return out
+
+
+def _check_key(cfg: Mapping[str, Any], key: str, where: str) -> None:
+    try:
+        get(cfg, key)
+    except KeyError as exc:
+        raise ConfigError(f"{where}: {key!r} is not a key of this config ({exc.args[0]!r} missing: a typo, "
+                          "or a study this config switches off); name a key of config/config.yaml") from None

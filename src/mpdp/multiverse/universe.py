@@ -1,0 +1,104 @@
+"""Run the pipeline's ``claims`` target in one universe's own folder (issue 38).
+
+A universe's folder ``data/multiverse/<id>/`` links the workflow (Snakefile, rules, notebooks)
+and the outer run's raw data (``data/raw``, fetched once by the outer run), holds its config as ``config/config.yaml`` (the file the
+Snakefile loads, so nothing merges into it) and gets its own ``data/``, ``logs/`` and
+``.snakemake/``: universes never share an intermediate result, and rerunning one redoes only
+what its config or the code changed (Snakemake's own rerun rules). The run's outcome goes to
+``status.json``; a failed run is recorded there with the end of its log, never raised, so one
+impossible universe cannot stop the others or the collection.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from mpdp.claims.tables import VERDICTS_PATH, read_verdicts
+from mpdp.errors import InputDataError
+from mpdp.io import atomic_path
+from mpdp.multiverse.collect import Result
+from mpdp.multiverse.spec import Universe
+
+#: what a universe's folder links from the workflow root (src/ is the installed package)
+LINKED = ("Snakefile", "workflow", "notebooks", "environment.yml")
+TARGET = "claims"
+LOG_TAIL = 2000  # characters of a failed run's output kept in status.json
+
+
+def prepare(folder: Path, workflow_root: Path, config: Mapping[str, Any], raw: Path) -> None:
+    """Create ``folder`` with the workflow of ``workflow_root`` linked, ``data/raw`` linked to the
+    outer run's ``raw`` folder (shared by every universe) and ``config`` as its config file."""
+    (folder / "config").mkdir(parents=True, exist_ok=True)
+    for name in LINKED:
+        link = folder / name
+        if not link.is_symlink():
+            link.symlink_to((workflow_root / name).resolve())
+    raw = Path(raw).resolve()
+    raw.mkdir(parents=True, exist_ok=True)
+    (folder / "data").mkdir(exist_ok=True)
+    link = folder / "data" / "raw"
+    if link.is_symlink() and link.resolve() != raw:  # a folder moved, or another outer run
+        link.unlink()
+    if not link.is_symlink():
+        link.symlink_to(raw)
+    text = yaml.safe_dump(dict(config), sort_keys=True, allow_unicode=True)
+    path = folder / "config" / "config.yaml"
+    if not path.is_file() or path.read_text() != text:  # unchanged: keep its time stamp
+        with atomic_path(path) as tmp:
+            Path(tmp).write_text(text)
+
+
+def command(cores: int) -> list[str]:
+    """The nested Snakemake call (no profile: the universe runs where its job runs)."""
+    return [sys.executable, "-m", "snakemake", "--snakefile", "Snakefile", "--cores", str(cores),
+            "--rerun-incomplete", TARGET]
+
+
+def run(universe: Universe, folder: Path, workflow_root: Path, config: Mapping[str, Any],
+        cores: int, status_path: Path, log_path: Path, raw: Path = Path("data/raw")) -> dict[str, Any]:
+    """Prepare and run one universe; write and return its status (``ok``, ``verdicts``, ``error``).
+    ``raw``: the outer run's raw-data folder (relative to its working directory by default)."""
+    prepare(folder, workflow_root, config, raw)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SNAKEMAKE")}
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    with open(log_path, "w") as log:
+        proc = subprocess.run(command(cores), cwd=folder, env=env, stdout=log, stderr=subprocess.STDOUT)
+    verdicts = folder / VERDICTS_PATH
+    ok = proc.returncode == 0 and verdicts.is_file()
+    tail = "" if ok else Path(log_path).read_text(errors="replace")[-LOG_TAIL:]
+    status = {"universe": universe.id, "choice": universe.choice, "key": universe.key,
+              "value": universe.value, "ok": ok, "returncode": proc.returncode,
+              "verdicts": str(verdicts) if ok else None, "log": str(log_path),
+              "error": "" if ok else _reason(tail, proc.returncode)}
+    with atomic_path(status_path) as tmp:
+        Path(tmp).write_text(json.dumps(status, indent=1, sort_keys=True) + "\n")
+    return status
+
+
+def _reason(tail: str, returncode: int) -> str:
+    """The most telling line of a failed run's output (an mpdp message, else its last error)."""
+    lines = [ln.strip() for ln in tail.splitlines() if ln.strip()]
+    for marker in ("mpdp:", "Error", "error"):
+        hits = [ln for ln in lines if marker in ln]
+        if hits:
+            return hits[0][:300]
+    return f"snakemake exited with status {returncode}"
+
+
+def load(universe: Universe, status_path: str | Path) -> Result:
+    """A universe's verdicts from its status file (read through the claims engine's reader)."""
+    status = json.loads(Path(status_path).read_text())
+    if not status["ok"]:
+        return Result(universe, None, f"{status['error']} (log: {status['log']})")
+    try:
+        return Result(universe, read_verdicts(status["verdicts"]))
+    except InputDataError as exc:
+        return Result(universe, None, str(exc))

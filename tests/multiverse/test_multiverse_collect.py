@@ -1,0 +1,114 @@
+"""Collection of the multiverse (issue 38): each alternative's verdicts against the default's,
+on hand-built verdict frames in the claims contract's columns."""
+
+import pandas as pd
+import pytest
+
+from mpdp.errors import InputDataError
+from mpdp.multiverse import collect, figure, section
+from mpdp.multiverse.collect import Result, outcome
+from mpdp.multiverse.spec import Universe
+
+DEFAULT = Universe(None, None, None, "defaults")
+
+
+def _alt(choice: str, key: str, value) -> Universe:
+    return Universe(choice, key, value, f"source of {choice}", 0)
+
+
+def _verdicts(rows: list[tuple[str, str, str, str, int]]) -> pd.DataFrame:
+    """(study, claim_id, reading, verdict, n_informative) -> a verdicts table."""
+    return pd.DataFrame([{"study": s, "claim_id": c, "reading": r, "claim": f"text of {c}", "source": "seed",
+                          "verdict": v, "n_cells": 4, "n_informative": n, "n_for": 0, "n_against": 0,
+                          "where": ""} for s, c, r, v, n in rows])
+
+
+BASE = [("wddp", "C1", "paper", "HOLDS", 4), ("wddp", "C3", "paper", "FAILS", 4),
+        ("admm", "Z1", "-", "INCONCLUSIVE", 3), ("voting", "V2", "-", "HOLDS", 2)]
+
+
+@pytest.mark.parametrize(("default", "alt", "expected"), [
+    ("HOLDS", "HOLDS", "holds"), ("FAILS", "FAILS", "holds"), ("MIXED", "MIXED", "holds"),
+    ("HOLDS", "FAILS", "flips"), ("FAILS", "MIXED", "flips"), ("VACUOUS", "HOLDS", "flips"),
+    ("HOLDS", "INCONCLUSIVE", "weakens"), ("FAILS", "UNINFORMATIVE", "uninformative"),
+    ("INCONCLUSIVE", "UNINFORMATIVE", "uninformative"), ("INCONCLUSIVE", "HOLDS", "resolves"),
+    ("UNINFORMATIVE", "INCONCLUSIVE", "resolves"), ("INCONCLUSIVE", "INCONCLUSIVE", "unchanged"),
+    ("UNINFORMATIVE", "UNINFORMATIVE", "unchanged"), ("HOLDS", None, "failed"),
+])
+def test_outcome(default, alt, expected):
+    assert outcome(default, alt) == expected
+    assert expected in collect.OUTCOMES and expected in figure.STYLE
+
+
+def test_identical_verdicts_leave_every_claim_unchanged():
+    table = collect.collect(_verdicts(BASE), [Result(_alt("x", "a.b", 1), _verdicts(BASE))])
+    assert len(table) == len(BASE)
+    assert (table["verdict"] == table["default_verdict"]).all()
+    assert set(table["outcome"]) == {"holds", "unchanged"}
+    assert (collect.claim_summary(table)["status"] != "fragile").all()
+
+
+def test_flips_weakening_and_undefined_claims():
+    alt = [("wddp", "C1", "paper", "INCONCLUSIVE", 1), ("wddp", "C3", "paper", "HOLDS", 4),
+           ("admm", "Z1", "-", "HOLDS", 3), ("voting", "V9", "-", "HOLDS", 2)]  # V2 undefined, V9 new
+    table = collect.collect(_verdicts(BASE), [Result(_alt("lam", "wddp.lambda", 0.0), _verdicts(alt))])
+    got = {(r.claim_id, r.outcome) for r in table.itertuples()}
+    assert got == {("C1", "weakens"), ("C3", "flips"), ("Z1", "resolves"), ("V2", "uninformative"),
+                   ("V9", "resolves")}  # absent at the default: UNINFORMATIVE there
+    v2 = table.set_index("claim_id").loc["V2"]
+    assert v2["verdict"] == "UNINFORMATIVE" and v2["n_informative"] == 0 and "undefined" in v2["note"]
+    assert (table["choice"] == "lam").all() and (table["value"] == "0.0").all()
+    assert table.set_index("claim_id").loc["C3", "default_n_informative"] == 4
+
+
+def test_a_failed_universe_gives_failed_rows_not_a_crash():
+    results = [Result(DEFAULT, _verdicts(BASE)), Result(_alt("x", "a.b", 1), None, "boom (log: l)"),
+               Result(_alt("y", "c.d", 2), _verdicts(BASE))]
+    table = collect.collect_results(results)
+    failed = table[table["choice"] == "x"]
+    assert len(failed) == len(BASE) and (failed["outcome"] == "failed").all()
+    assert failed["verdict"].isna().all() and failed["note"].str.contains("boom").all()
+    summary = collect.claim_summary(table).set_index("claim_id")
+    assert summary.loc["C1", "status"] == "untested" and summary.loc["Z1", "status"] == "undecided"
+    with pytest.raises(InputDataError, match="default run failed"):
+        collect.collect_results([Result(DEFAULT, None, "broken"), results[2]])
+
+
+def test_summary_and_report_name_each_fragile_verdict_and_its_choice():
+    flip = [("wddp", "C1", "paper", "HOLDS", 4), ("wddp", "C3", "paper", "HOLDS", 4),
+            ("admm", "Z1", "-", "INCONCLUSIVE", 3), ("voting", "V2", "-", "HOLDS", 2)]
+    results = [Result(_alt("split", "split.test_frac", 0.3), _verdicts(flip)),
+               Result(_alt("theta0", "wddp.init_std", 0.0), _verdicts(BASE))]
+    table = collect.collect(_verdicts(BASE), results)
+    summary = collect.claim_summary(table).set_index("claim_id")
+    assert summary.loc["C3", "status"] == "fragile" and summary.loc["C3", "changed_by"] == "split = 0.3 → HOLDS"
+    assert summary.loc["C1", "status"] == "robust" and summary.loc["V2", "status"] == "robust"
+    text = section.markdown(table)
+    assert "**Fragile: C3 (paper reading) FAILS** changes under split = 0.3 → HOLDS" in text
+    assert "Robust to every alternative (1): C1 (paper reading) HOLDS" in text
+    assert "2 alternative values of 2 reconstructed" in text
+    note = section.fragile_note(table, "wddp")
+    assert "C3 (paper reading) FAILS (changes under split = 0.3 → HOLDS)" in note
+    assert section.fragile_note(table, "voting") == "" and section.fragile_note(None, "wddp") == ""
+
+
+def test_figure_has_one_cell_per_claim_and_alternative(tmp_path):
+    results = [Result(_alt("split", "split.test_frac", 0.3), _verdicts(BASE[:3])),
+               Result(_alt("theta0", "wddp.init_std", 0.0), _verdicts(BASE))]
+    table = collect.collect(_verdicts(BASE), results)
+    m = figure.matrix(table)
+    assert m.shape == (len(BASE), 2)
+    assert m.loc["voting V2 (HOLDS)", "split = 0.3"] == "uninformative"
+    assert m.loc["wddp C3 [paper] (FAILS)", "theta0 = 0.0"] == "holds"
+    figure.write(table, tmp_path / "m.png", tmp_path / "m.pdf")
+    assert (tmp_path / "m.png").stat().st_size > 0 and (tmp_path / "m.pdf").stat().st_size > 0
+
+
+def test_section_reads_only_an_existing_table(tmp_path):
+    assert section.read(tmp_path / "absent.parquet") is None
+    table = collect.collect(_verdicts(BASE), [Result(_alt("x", "a.b", 1), _verdicts(BASE))])
+    table.to_parquet(tmp_path / "m.parquet")
+    assert section.read(tmp_path / "m.parquet").shape == table.shape
+    table.drop(columns="outcome").to_parquet(tmp_path / "bad.parquet")
+    with pytest.raises(InputDataError, match="lacks columns"):
+        section.read(tmp_path / "bad.parquet")

@@ -1,0 +1,130 @@
+"""The multiverse's alternatives are validated at planning (issue 38, item 6): an unknown key or
+an impossible value stops the run before any job, in one line naming the choice, key and value."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from mpdp import config, planning
+from mpdp.errors import ConfigError
+from mpdp.multiverse import spec
+
+ROOT = Path(__file__).resolve().parents[2]
+AVAILABLE = ["kddcup99", "adult", "bank", "breast_cancer", "credit_card"]
+
+
+def _cfg(name: str = "smoke.yaml", choices: list | None = None, base: dict | None = None) -> dict:
+    cfg = config.load(ROOT / "config" / name)
+    if choices is not None:
+        cfg["multiverse"]["choices"] = choices
+    if base is not None:
+        cfg["multiverse"]["base"] = base
+    return config.validate(cfg)
+
+
+@pytest.mark.parametrize("name", ["config.yaml", "smoke.yaml"])
+def test_the_shipped_multiverse_plans_and_covers_ten_choices(name):
+    cfg = _cfg(name)
+    planning.check_multiverse(cfg, AVAILABLE, {})
+    choices = cfg["multiverse"]["choices"]
+    assert len({c["choice"] for c in choices}) >= 10
+    keys = {c["key"] for c in choices}
+    # the [REC] choices issue 38 names (leftover records and the size law have no config key yet)
+    assert {"wddp.lambda", "preprocess.intercept", "split.test_frac", "wddp.init_std", "wddp.tau_frac",
+            "preprocess.bank_keep_duration", "preprocess.breast_cancer_missing", "admm.main_topology",
+            "admm.P", "admm.tune_alpha", "voting.lambda_grid", "voting.val_frac"} <= keys
+    assert any(k.startswith("wddp.cv.") for k in keys)
+    for c in choices:  # every alternative really differs from the default it is compared with
+        default = spec.get(spec.universe_config(cfg, spec.universes(cfg)[0]), c["key"])
+        assert all(v != default for v in c["values"]), c["choice"]
+
+
+@pytest.mark.parametrize(("choice", "match"), [
+    ({"choice": "typo", "key": "wddp.lamda", "values": [0.1], "source": "x"},
+     r"^config key 'multiverse\.choices\.0\.key' \(choice 'typo'\): 'wddp\.lamda' is not a key"),
+    ({"choice": "split", "key": "split.test_frac", "values": [0.3, 1.5], "source": "x"},
+     r"^config key 'multiverse\.choices\.0' \(choice 'split', split\.test_frac = 1\.5\): .*"
+     r"config key 'split\.test_frac': 1\.5 is greater than or equal to the maximum of 1"),
+    ({"choice": "h1", "key": "voting.h1_M", "values": [7], "source": "x"},  # planning, not the schema
+     r"^config key 'multiverse\.choices\.0' \(choice 'h1', voting\.h1_M = 7\): .*'voting\.h1_M': 7 is not in"),
+    ({"choice": "bc", "key": "preprocess.breast_cancer_missing", "values": ["mean"], "source": "x"},
+     r"choice 'bc', preprocess\.breast_cancer_missing = \"mean\"\).*'mean' is not one of"),
+])
+def test_a_bad_alternative_is_named_in_one_line(choice, match):
+    cfg = _cfg(choices=[choice])
+    with pytest.raises(ConfigError, match=match) as err:
+        planning.check(cfg, AVAILABLE, {})
+    assert "\n" not in str(err.value)
+
+
+def test_a_bad_base_key_is_named():
+    with pytest.raises(ConfigError, match=r"^config key 'multiverse\.base\.wddp\.repz': 'wddp\.repz' is not a key"):
+        planning.check(_cfg(base={"wddp.repz": 2}), AVAILABLE, {})
+
+
+def test_universes_and_their_configs():
+    cfg = _cfg(choices=[{"choice": "lam", "key": "wddp.lambda", "values": [0.0, 0.01], "source": "E7 #4"},
+                        {"choice": "grid", "key": "voting.lambda_grid", "values": [[1e-4, 0.1]], "source": "E5"}],
+               base={"wddp.reps": 3})
+    us = spec.universes(cfg)
+    assert [u.id for u in us] == ["default", "lam=0.0", "lam=0.01", "grid=0.0001_0.1"]
+    default, lam0 = (spec.universe_config(cfg, u) for u in us[:2])
+    assert "multiverse" not in default and default["wddp"]["reps"] == 3 == lam0["wddp"]["reps"]
+    assert lam0["wddp"]["lambda"] == 0.0 and default["wddp"]["lambda"] == cfg["wddp"]["lambda"]
+    # the alternative is the only difference from the default universe
+    assert {k for k in lam0 if lam0[k] != default[k]} == {"wddp"}
+    assert {k for k in lam0["wddp"] if lam0["wddp"][k] != default["wddp"][k]} == {"lambda"}
+    assert cfg["wddp"]["lambda"] != 0.0  # the validated config itself is untouched
+
+
+def test_a_universe_declared_twice_is_refused():
+    cfg = _cfg(choices=[{"choice": "lam", "key": "wddp.lambda", "values": [0.0, 0.0], "source": "x"}])
+    with pytest.raises(ConfigError, match=r"universes \['lam=0\.0'\] declared twice"):
+        planning.check(cfg, AVAILABLE, {})
+
+
+@pytest.mark.slow
+def test_snakemake_multiverse_stops_at_planning(tmp_path, mirror):
+    for name in ("Snakefile", "workflow", "config", "notebooks", "environment.yml"):
+        (tmp_path / name).symlink_to(ROOT / name)
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("multiverse:\n  choices:\n    - {choice: typo, key: admm.PP, values: [3], source: x}\n")
+    proc = subprocess.run(
+        [sys.executable, "-m", "snakemake", "-n", "multiverse", "--configfile", "config/smoke.yaml", str(bad)],
+        cwd=tmp_path, env={**os.environ, "MPDP_DATA_MIRROR": str(mirror)}, capture_output=True, text=True)
+    assert proc.returncode != 0
+    assert "mpdp: config key 'multiverse.choices.0.key' (choice 'typo'): 'admm.PP' is not a key" in proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert not (tmp_path / "data" / "multiverse").exists()
+
+
+@pytest.mark.slow
+def test_a_universe_whose_run_fails_is_recorded_not_raised(tmp_path, mirror, monkeypatch):
+    """The nested run stops at its own planning (here a config no outer planning would pass):
+    status.json records the failure and its reason, and the collection reads it as failed."""
+    from mpdp.multiverse import collect, universe
+
+    root = tmp_path / "root"
+    root.mkdir()
+    for name in ("Snakefile", "workflow", "config", "notebooks", "environment.yml"):
+        (root / name).symlink_to(ROOT / name)
+    monkeypatch.setenv("MPDP_DATA_MIRROR", str(mirror))
+    cfg = _cfg()
+    u = spec.universes(cfg)[1]
+    bad = spec.universe_config(cfg, u)
+    bad["voting"]["h1_M"] = 7  # not in voting.M_grid: the nested planning refuses it
+    folder = root / spec.ROOT / u.id
+    monkeypatch.chdir(root)  # the outer run's working directory: its data/raw is shared
+    status = universe.run(u, folder, root, bad, 1, folder / "status.json", root / "logs" / "u.log")
+    assert not status["ok"] and status["returncode"] != 0
+    assert "voting.h1_M" in status["error"]
+    assert (folder / "data" / "raw").resolve() == (root / "data" / "raw").resolve()
+    result = universe.load(u, folder / "status.json")
+    assert result.verdicts is None and "voting.h1_M" in result.error
+    default = pd.DataFrame([{"study": "wddp", "claim_id": "C1", "reading": "paper", "claim": "c",
+                             "verdict": "HOLDS", "n_informative": 3}])
+    assert collect.compare(default, result)["outcome"].tolist() == ["failed"]

@@ -1,0 +1,58 @@
+# Robustness of the claims' verdicts to the reconstructed choices (issue 38; docs/multiverse.md):
+# the `claims` target once per universe (the base config, then each alternative of
+# `multiverse.choices` alone), each in its own folder data/multiverse/<universe>/ by a nested
+# Snakemake; then one table and one figure. Not part of `all`: run `snakemake multiverse`.
+# Logic in src/mpdp/multiverse; every universe was validated at planning (common.smk).
+import re
+
+from mpdp.multiverse import spec as multiverse_spec
+
+MULTIVERSE = {u.id: u for u in multiverse_spec.universes(CFG)}
+
+
+def multiverse_raw(wildcards):
+    """The raw data of a universe's data sets, fetched once here: the universes share data/raw
+    (linked), so none of their nested runs fetches (or replaces) a file another one reads."""
+    ucfg = multiverse_spec.universe_config(CFG, MULTIVERSE[wildcards.universe])
+    return [f"data/raw/{ds}/manifest.json" for ds in ucfg["datasets"] if ds in AVAILABLE]
+
+
+rule multiverse:
+    input:
+        status=expand("data/multiverse/{universe}/status.json", universe=list(MULTIVERSE)),
+    output:
+        table=multiverse_spec.TABLE_PATH,
+        png=multiverse_spec.FIGURE_PNG,
+        pdf=multiverse_spec.FIGURE_PDF,
+    log:
+        "logs/multiverse/collect.log",
+    params:
+        code=source_hash("multiverse"),
+        settings=lambda wc: rule_keys.settings(CFG, "multiverse"),
+        universes=list(MULTIVERSE),
+    conda:
+        "../envs/mpdp.yaml"
+    script:
+        "../scripts/multiverse_collect.py"
+
+
+rule multiverse_universe:
+    input:
+        multiverse_raw,
+    output:
+        status="data/multiverse/{universe}/status.json",
+    log:
+        "logs/multiverse/{universe}.log",
+    wildcard_constraints:
+        universe="|".join(re.escape(u) for u in MULTIVERSE),
+    # cores of the nested run (fewer when snakemake is given fewer)
+    threads: 2
+    params:
+        # the universe's whole config: any change of it reruns the universe (mpdp.rule_keys)
+        config=lambda wc: multiverse_spec.universe_config(CFG, MULTIVERSE[wc.universe]),
+        code=source_hash("multiverse_universe"),
+        root=str(Path(workflow.main_snakefile).resolve().parent),
+    conda:
+        "../envs/mpdp.yaml"
+    script:
+        "../scripts/multiverse_universe.py"
