@@ -31,7 +31,7 @@ from IPython.display import Markdown, display
 
 from mpdp.audit import section as audit_section
 from mpdp.audit import table as audit_table
-from mpdp.report import provenance, verdicts
+from mpdp.report import claims_view, provenance
 from mpdp.studies import explore
 from mpdp.studies.admm import section as zz_section
 from mpdp.studies.benchmark import section as xp_section
@@ -40,12 +40,15 @@ from mpdp.studies.ls import section as ls_section
 from mpdp.studies.voting import section as voting_section
 from mpdp.studies.wddp import report as wddp_report
 from mpdp.studies.wddp import section as wddp_section
+from mpdp.studies.wddp.claims import FIGURES as WDDP_FIGURES
 from mpdp.studies.wddp.claims import READINGS
 from mpdp.studies.wddp.figures import load_tables
 
 ROOT = explore.find_root()
 CFG = explore.load_config(ROOT)
 CTX = explore.build_context(ROOT, CFG)
+# every verdict comes from the claims engine's tables (data/results/claims/; empty if not built)
+CLAIMS_TABLES = claims_view.load(CTX["claims"])
 pd.set_option("display.max_columns", 30)
 print(f"build folder: {ROOT}; profile: {CFG.get('profile')}; data sets: {', '.join(CFG['datasets'])}")
 
@@ -71,8 +74,9 @@ def show(section) -> None:
 # %%
 TABLES = load_tables(CTX["results"])
 CARDS = provenance.read_cards(CTX["cards"])
-WDDP_CLAIMS = {r: wddp_report.claims_check(TABLES, r) for r in READINGS}
-WDDP = wddp_section.build(CTX, TABLES, CARDS, WDDP_CLAIMS)
+WDDP_CLAIMS = claims_view.study_readings(CLAIMS_TABLES, "wddp", names={r: r for r in READINGS},
+                                         figures=WDDP_FIGURES)
+WDDP = wddp_section.build(CTX, TABLES, CARDS, WDDP_CLAIMS, CLAIMS_TABLES)
 show(WDDP)
 if WDDP.ran:
     runs = wddp_report.combined(TABLES)
@@ -82,21 +86,21 @@ if WDDP.ran:
 # ## ADMM with dual and primal variable perturbation (Zhang, Zhu)
 
 # %%
-ZZ = zz_section.build(CTX, CFG)
+ZZ = zz_section.build(CTX, CFG, CLAIMS_TABLES)
 show(ZZ)
 
 # %% [markdown]
 # ## Voting (Hamm, Cao, Belkin)
 
 # %%
-VOTING = voting_section.build(CTX["voting"], CFG)
+VOTING = voting_section.build(CTX["voting"], CFG, CLAIMS_TABLES)
 show(VOTING)
 
 # %% [markdown]
 # ## Least-squares write-up
 
 # %%
-LS = ls_section.build(CTX["ls"], CFG)
+LS = ls_section.build(CTX["ls"], CFG, CLAIMS_TABLES)
 show(LS)
 LS_RESULTS = ls_report.load(CTX["ls"])
 if LS_RESULTS is not None:
@@ -106,7 +110,7 @@ if LS_RESULTS is not None:
 # ## Cross-paper benchmark
 
 # %%
-XP = xp_section.build(CTX["xp"], CFG)
+XP = xp_section.build(CTX["xp"], CFG, CLAIMS_TABLES)
 show(XP)
 
 # %% [markdown]
@@ -121,11 +125,12 @@ if AUDIT.ran:
 # %% [markdown]
 # ## All verdicts
 #
-# One row per claim and reading, as on the report's first screen: from
-# `data/results/claims/verdicts.parquet` when the build wrote it, else from each study's claims table.
+# One row per claim and reading, as on the report's first screen: the claims engine's
+# `data/results/claims/verdicts.parquet` (run `snakemake claims` if the build has none), and the
+# cells behind them in `cells.parquet`.
 
 # %%
-SECTIONS = [WDDP, ZZ, VOTING, LS, XP]
-VERDICTS, SOURCE = verdicts.load_verdicts(ROOT / verdicts.VERDICTS_PATH, SECTIONS)
-print(f"verdicts {SOURCE}")
-display(VERDICTS)
+if CLAIMS_TABLES.verdicts.empty:
+    display(Markdown("*No claims tables in this build:* run `snakemake --cores all claims`."))
+display(CLAIMS_TABLES.verdicts)
+display(CLAIMS_TABLES.cells.head(20))

@@ -128,7 +128,7 @@ SCHEMA_CASES: dict[str, Any] = {
     "voting.h1_M": 1, "voting.h2_eps": 0, "voting.tight_logistic_sensitivity": "x",
     "voting.code_faithful_laplace": "x",
     "admm.dataset": "bank", "admm.P": 1, "admm.topologies": [], "admm.main_topology": "star", "admm.C_R": 0,
-    "admm.T": 1, "admm.reps": 0, "admm.alpha_grid": [], "admm.rho_grid": [0], "admm.penalty_grid": [],
+    "admm.T": 1, "admm.reps": 0, "admm.alpha_grid": [], "admm.rho": 0, "admm.tune_draws": 0, "admm.footing": "x", "admm.penalty_grid": [],
     "admm.tune_reps": 0, "admm.tune_alpha": 0, "admm.delta": 0, "admm.own_unperturbed_in_dual": "x",
     "admm.record_every": 0, "admm.f3_alphas": [0], "admm.f4_iterations": [], "admm.utility_q": 0,
     "admm.g_margin": 0, "admm.settle_tol": 0,
@@ -154,6 +154,14 @@ SCHEMA_CASES: dict[str, Any] = {
     "audit.settings.12.n": 1, "audit.settings.14.parties": 1, "audit.settings.19.T": 0,
     "audit.settings.19.kappa": 0, "audit.settings.12.lambda": 0, "audit.settings.22.rho": 0,
     "audit.settings.22.penalty": 0, "audit.settings.1.planted_bug": "x",
+    "wddp.reference_step": "x", "wddp.reference_gap_tol": 0,
+    "voting.selection.protocol": "public", "voting.selection.final_run_reading": "x",
+    "voting.selection.final_share": 1, "voting.selection.trials.shape": -1, "voting.selection.trials.mean": 1,
+    "benchmark.selection.protocol": "x", "benchmark.selection.final_run_reading": "x",
+    "benchmark.selection.final_share": 0, "benchmark.selection.score_clip": 0,
+    "benchmark.selection.trials.shape": -1, "benchmark.selection.trials.mean": 0.5,
+    "multiverse.base": 5, "multiverse.choices.0.choice": "Bad Name", "multiverse.choices.0.key": "no spaces",
+    "multiverse.choices.0.values": [], "multiverse.choices.0.source": "",
 }
 
 ALL_CASES = CASES + [(f"out of schema: {key}", {key: value}, err(key), ()) for key, value in SCHEMA_CASES.items()]

@@ -138,7 +138,8 @@ def test_a_key_change_reruns_exactly_its_readers():
     assert _readers(cfg, "benchmark.primary_metric") == {"benchmark_ranking"}  # not every benchmark_job
     assert _readers(cfg, "voting.h2_eps") == {"voting_figure"}  # not every voting_train
     # δ_p is read by the training: the tables hold the Lemma 6 line at δ_p (column lemma6_bound)
-    assert _readers(cfg, "voting.delta_p") == {"voting_train", "voting_figure"}
+    # ... and by the claims engine (V4's margin)
+    assert _readers(cfg, "voting.delta_p") == {"voting_train", "voting_figure", "claims_tables"}
     assert "benchmark_job" in _readers(cfg, "benchmark.reference.m")  # the rest of the section still reruns it
 
 

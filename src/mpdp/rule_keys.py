@@ -162,9 +162,10 @@ def rule_config(raw: Mapping[str, Any], rule: str, **wildcards: str | None) -> d
 
 
 def all_keys(cfg: Mapping[str, Any]) -> Iterable[str]:
-    """Every dotted leaf key of ``cfg`` (sections expanded), for the tests."""
+    """Every dotted leaf key of ``cfg`` (sections expanded), for the tests. A mapping whose own keys
+    are dotted paths (``multiverse.base``) is one leaf."""
     for key, value in cfg.items():
-        if isinstance(value, Mapping):
+        if isinstance(value, Mapping) and value and not any("." in str(k) for k in value):
             yield from (f"{key}.{sub}" for sub in all_keys(value))
         else:
             yield str(key)

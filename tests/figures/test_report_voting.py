@@ -46,7 +46,7 @@ def test_report_shows_the_voting_section(tmp_path, voting_context):
     text = out.read_text(encoding="utf-8")
     assert "Output perturbation and voting" in text
     for item in ("hamm_soft", "jayaraman_output", "Lemma 6", "Clopper", "record", "party", "hamm_h4",
-                 "pooled_output", "hamm_lambda", "λ chosen with the noise in the loop", "its own privacy cost is excluded",
+                 "pooled_output", "hamm_lambda", "λ chosen with the noise in the loop", "whose privacy cost is excluded", "end-to-end",
                  "first ε below it", "What the figures show", "H-1, kddcup99", "H-3, kddcup99_multiclass",
                  'id="claim-voting-v1"', 'id="claim-voting-v4"', "Alg. 1 worse than a coin"):
         assert item in text, item

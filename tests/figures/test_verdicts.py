@@ -1,82 +1,59 @@
-"""The report's first screen (issue 35): the verdict matrix, its one adapter from the per-study
-claims tables, the switch to data/results/claims/verdicts.parquet, and the per-paper conclusions."""
+"""The report's first screen (issue 35): the verdict matrix read from the claims engine's
+data/results/claims/verdicts.parquet, and the per-paper conclusions."""
 
 from __future__ import annotations
 
 import re
 
-import numpy as np
 import pandas as pd
 import pytest
 
-from mpdp.claims import COLUMNS
+from mpdp.claims import tables
 from mpdp.errors import InputDataError
 from mpdp.report import scaffold, sections, verdicts
 
 
-def _claims(rows: list[tuple[str, str, str]]) -> pd.DataFrame:
-    """(claim_id, dataset, verdict) rows as a claims table (:data:`mpdp.claims.COLUMNS`)."""
-    return pd.DataFrame([
-        {"claim_id": cid, "claim": f"Method {cid} beats the baseline (all settings).", "dataset": ds,
-         "figures": "", "statistic": "diff", "estimate": 0.1, "ci_low": 0.05, "ci_high": 0.2,
-         "n_reps": 0 if verdict == "INCONCLUSIVE" else 5, "margin": np.nan, "verdict": verdict, "note": ""}
-        for cid, ds, verdict in rows])[COLUMNS]
+def _verdicts(rows: list[tuple[str, str, str, int, int]]) -> pd.DataFrame:
+    """(reading, claim_id, verdict, n_for, n_against) rows as the claims engine's verdicts table."""
+    return tables.verdicts_frame(pd.DataFrame([
+        {"study": "s", "claim_id": cid, "reading": reading, "claim": f"Method {cid} beats the baseline (all settings).",
+         "source": "seed, sec. 4", "verdict": verdict, "n_cells": 5, "n_informative": n_for + n_against,
+         "n_for": n_for, "n_against": n_against, "where": "d5" if n_against else ""}
+        for reading, cid, verdict, n_for, n_against in rows]))
 
 
 @pytest.fixture
 def section() -> scaffold.StudySection:
-    claims = _claims([
-        ("A", "d1", "PASS"), ("A", "d2", "PASS"),
-        # a claim failing on one data set of five: never HOLDS, whatever the majority
-        ("B", "d1", "PASS"), ("B", "d2", "PASS"), ("B", "d3", "PASS"), ("B", "d4", "PASS"), ("B", "d5", "FAIL"),
-        ("C", "d1", "FAIL"), ("C", "d2", "UNINFORMATIVE"),
-        ("D", "d1", "INCONCLUSIVE"), ("E", "d1", "UNINFORMATIVE"),
-    ])
-    other = claims.assign(verdict="PASS")
-    return scaffold.StudySection("s", "Study S", "Paper S", claims_tables={"paper": claims, "eq": other})
+    return scaffold.StudySection("s", "Study S", "Paper S", claims_tables={"paper": pd.DataFrame(),
+                                                                           "eq": pd.DataFrame()})
 
 
-def test_adapter_never_hides_a_failure_behind_a_majority(section):
-    frame = verdicts.verdicts_from_claims_tables([section])
-    assert list(frame.columns) == list(verdicts.VERDICT_COLUMNS)
-    first = frame[frame["reading"] == "paper"].set_index("claim_id")
-    assert first["verdict"].to_dict() == {"A": "HOLDS", "B": "MIXED", "C": "FAILS", "D": "INCONCLUSIVE",
-                                          "E": "UNINFORMATIVE"}
-    assert first.loc["B", ["n_cells", "n_for", "n_against"]].tolist() == [5, 4, 1]
-    assert first.loc["B", "where"] == "fails on d5; holds on d1, d2, d3, d4"
-    assert first.loc["C", "n_informative"] == 1 and first.loc["D", "n_informative"] == 0
-    assert (frame[frame["reading"] == "eq"]["verdict"] == "HOLDS").all()
-    not_run = scaffold.StudySection("o", "O", "Paper O", not_run="switched off")
-    assert verdicts.verdicts_from_claims_tables([not_run]).empty
+@pytest.fixture
+def frame() -> pd.DataFrame:
+    # B holds in four cells and fails in one: the engine calls it MIXED, never HOLDS
+    paper = [("paper", "A", "HOLDS", 2, 0), ("paper", "B", "MIXED", 4, 1), ("paper", "C", "FAILS", 0, 1),
+             ("paper", "D", "INCONCLUSIVE", 0, 0), ("paper", "E", "UNINFORMATIVE", 0, 0)]
+    return _verdicts(paper + [("eq", cid, "HOLDS", 1, 0) for cid in "ABCDE"])
 
 
-def test_verdicts_parquet_replaces_the_adapter_when_it_exists(section, tmp_path):
-    path = tmp_path / "data" / "results" / "claims" / "verdicts.parquet"
-    frame, source = verdicts.load_verdicts(path, [section])
-    assert "claims table" in source and set(frame["claim_id"]) == set("ABCDE")
-    hand = pd.DataFrame([
-        {"study": "s", "claim_id": "Z1", "reading": "paper", "claim": "Z holds.", "source": "seed, sec. 4",
-         "verdict": "VACUOUS", "n_cells": 3, "n_informative": 3, "n_for": 3, "n_against": 0, "where": "all"},
-        {"study": "s", "claim_id": "Z2", "reading": "paper", "claim": "Z2 holds.", "source": "seed, sec. 5",
-         "verdict": "FAILS", "n_cells": 2, "n_informative": 2, "n_for": 0, "n_against": 2, "where": "d1, d2"},
-    ])
+def test_the_report_reads_the_engines_verdicts_and_refuses_a_damaged_file(frame, tmp_path):
+    path = tmp_path / tables.VERDICTS_PATH
     path.parent.mkdir(parents=True)
-    hand.to_parquet(path)
-    frame, source = verdicts.load_verdicts(path, [section])
-    assert "verdicts.parquet" in source and frame["claim_id"].tolist() == ["Z1", "Z2"]
-    page = verdicts.verdict_matrix_html(frame, {"s": "Paper S"}, lambda s, r, c: f"claim-{s}-{c.lower()}")
+    frame.to_parquet(path)
+    back = tables.read_verdicts(path)
+    page = verdicts.verdict_matrix_html(back[back["claim_id"].isin(["B", "C"]) & (back["reading"] == "paper")],
+                                        {"s": "Paper S"}, lambda s, r, c: f"claim-{s}-{c.lower()}")
     assert re.findall(r'class="mpdp-vcell v-(\w+)" href="#([\w-]+)"', page) == [
-        ("VACUOUS", "claim-s-z1"), ("FAILS", "claim-s-z2")]
-    hand.drop(columns="where").to_parquet(path)
-    with pytest.raises(InputDataError, match="where.*snakemake --cores all claims"):
-        verdicts.load_verdicts(path, [section])
+        ("MIXED", "claim-s-b"), ("FAILS", "claim-s-c")]
+    frame.drop(columns="where").to_parquet(path)
+    with pytest.raises(InputDataError, match="claims"):
+        tables.read_verdicts(path)
     path.write_bytes(b"not a parquet file")
-    with pytest.raises(InputDataError, match="cannot be read"):
-        verdicts.load_verdicts(path, [section])
+    with pytest.raises(InputDataError):
+        tables.read_verdicts(path)
 
 
-def test_matrix_has_one_linked_coloured_cell_per_claim_and_reading(section):
-    frame = verdicts.verdicts_from_claims_tables([section])
+def test_matrix_has_one_linked_coloured_cell_per_claim_and_reading(section, frame):
     page = verdicts.verdict_matrix_html(frame, {"s": "Paper S"},
                                         lambda s, r, c: section.claim_anchor(c, list(section.claims_tables).index(r)))
     assert page.startswith('<div id="verdicts">')
@@ -89,8 +66,7 @@ def test_matrix_has_one_linked_coloured_cell_per_claim_and_reading(section):
         assert f".v-{verdict} {{" in sections.REPORT_CSS
 
 
-def test_conclusion_is_short_plain_and_counted_from_the_frame(section):
-    frame = verdicts.verdicts_from_claims_tables([section])
+def test_conclusion_is_short_plain_and_counted_from_the_frame(frame):
     text = verdicts.conclusion(frame, "Paper S", ["It spends about 36× the ε it claims."])
     assert text.startswith("**Paper S.** Of its five claims (as printed), one fail, one hold only in part, ")
     assert "method B beats the baseline (fails on 1 of 5)" in text and "(all settings)" not in text

@@ -128,3 +128,18 @@ def test_a_universe_whose_run_fails_is_recorded_not_raised(tmp_path, mirror, mon
     default = pd.DataFrame([{"study": "wddp", "claim_id": "C1", "reading": "paper", "claim": "c",
                              "verdict": "HOLDS", "n_informative": 3}])
     assert collect.compare(default, result)["outcome"].tolist() == ["failed"]
+
+
+def test_a_study_switched_off_is_not_varied_and_its_base_keys_are_skipped():
+    """A config without an optional study's section (e.g. no ``admm:``) still plans its multiverse:
+    the base keys and the choices inside the missing section are skipped, not reported as typos."""
+    cfg = _cfg()
+    assert any(c["key"].startswith("admm.") for c in cfg["multiverse"]["choices"])
+    del cfg["admm"]
+    planning.check_multiverse(cfg, AVAILABLE, {})
+    assert not any(u.key and u.key.startswith("admm.") for u in spec.universes(cfg))
+    assert "admm" not in spec.universe_config(cfg, spec.universes(cfg)[0])
+    # a typo in a section that is present is still an error
+    cfg["multiverse"]["base"] = {"wddp.nope": 1}
+    with pytest.raises(ConfigError, match="multiverse.base.wddp.nope"):
+        planning.check_multiverse(cfg, AVAILABLE, {})

@@ -35,7 +35,7 @@ rule claims_tables:
         "logs/claims/tables.log",
     params:
         code=source_hash("claims"),
-        settings=lambda wc: rule_keys.settings(CFG, "claims_tables"),
+        settings=rule_keys.param(CFG, "claims_tables"),
         voting_tables=list(VOTING_TABLES),
         available=AVAILABLE,
     conda:

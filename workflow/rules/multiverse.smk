@@ -28,7 +28,7 @@ rule multiverse:
         "logs/multiverse/collect.log",
     params:
         code=source_hash("multiverse"),
-        settings=lambda wc: rule_keys.settings(CFG, "multiverse"),
+        settings=rule_keys.param(CFG, "multiverse"),
         universes=list(MULTIVERSE),
     conda:
         "../envs/mpdp.yaml"
@@ -48,8 +48,9 @@ rule multiverse_universe:
     # cores of the nested run (fewer when snakemake is given fewer)
     threads: 2
     params:
-        # the universe's whole config: any change of it reruns the universe (mpdp.rule_keys)
-        config=lambda wc: multiverse_spec.universe_config(CFG, MULTIVERSE[wc.universe]),
+        # a hash of the universe's whole config: any change of it reruns the universe (one short
+        # line as the rerun reason; the script rebuilds the config itself)
+        settings=lambda wc: mpdp_config.config_hash(multiverse_spec.universe_config(CFG, MULTIVERSE[wc.universe])),
         code=source_hash("multiverse_universe"),
         root=str(Path(workflow.main_snakefile).resolve().parent),
     conda:

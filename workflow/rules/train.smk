@@ -82,7 +82,7 @@ rule collect_results:
     log:
         "logs/collect_results/{dataset}.log",
     params:
-        settings=lambda wc: rule_keys.settings(CFG, "collect_results"),
+        settings=rule_keys.param(CFG, "collect_results"),
     conda:
         "../envs/mpdp.yaml"
     script:

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from mpdp import results
 from mpdp.errors import InputDataError
 from mpdp.io import atomic_path
 
@@ -72,12 +73,7 @@ def write(frame: pd.DataFrame, path: str | Path) -> None:
 
 def _read(path: str | Path, required: dict[str, str], what: str) -> pd.DataFrame:
     path = Path(path)
-    try:
-        frame = pd.read_parquet(path)
-    except FileNotFoundError as exc:
-        raise InputDataError(f"{path} is missing: build it with `{REBUILD}`") from exc
-    except Exception as exc:  # pyarrow raises several types for a damaged file
-        raise InputDataError(f"{path} is damaged ({exc}): delete it and rebuild with `{REBUILD}`") from exc
+    frame = results.read_parquet(path, what)  # missing or damaged: one line naming the rebuild
     missing = [c for c in required if c not in frame]
     if missing:
         raise InputDataError(f"{path} is not a {what} table (missing columns {missing}): rebuild it with "

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from mpdp import results
 from mpdp.errors import InputDataError
 from mpdp.multiverse.collect import COLUMNS, claim_summary
 
@@ -32,10 +33,7 @@ def read(path: str | Path) -> pd.DataFrame | None:
     path = Path(path)
     if not path.is_file():
         return None
-    try:
-        table = pd.read_parquet(path)
-    except Exception as exc:  # pyarrow raises several types for a damaged file
-        raise InputDataError(f"{path} is damaged ({exc}): delete it and rebuild with `{REBUILD}`") from exc
+    table = results.read_parquet(path, "multiverse table")  # damaged: one line naming the rebuild
     missing = [c for c in COLUMNS if c not in table]
     if missing:
         raise InputDataError(f"{path} lacks columns {missing}: rebuild it with `{REBUILD}`")

@@ -60,6 +60,18 @@ def slug(value: Any) -> str:
     return text or "empty"
 
 
+#: the config sections of optional studies: a config without one switches that study off, and the
+#: multiverse's base keys and choices inside it are then skipped (no universe varies a study that
+#: does not run)
+OPTIONAL_SECTIONS = ("ls", "voting", "admm", "audit", "benchmark")
+
+
+def switched_off(cfg: Mapping[str, Any], key: str) -> bool:
+    """Whether dotted ``key`` lies in an optional study's section that ``cfg`` does not have."""
+    top = key.split(".", 1)[0]
+    return top in OPTIONAL_SECTIONS and top not in cfg
+
+
 def section(cfg: Mapping[str, Any]) -> Mapping[str, Any]:
     """The ``multiverse`` section (empty when the config has none)."""
     return cfg.get("multiverse") or {}
@@ -69,6 +81,8 @@ def universes(cfg: Mapping[str, Any]) -> list[Universe]:
     """The default universe, then one per (choice, value) in declaration order."""
     out = [Universe(None, None, None, "the pipeline's defaults with multiverse.base")]
     for i, ch in enumerate(section(cfg).get("choices", [])):
+        if switched_off(cfg, ch["key"]):
+            continue
         out += [Universe(ch["choice"], ch["key"], v, ch["source"], i) for v in ch["values"]]
     ids = [u.id for u in out]
     dup = sorted({i for i in ids if ids.count(i) > 1})
@@ -105,6 +119,8 @@ def universe_config(cfg: Mapping[str, Any], universe: Universe) -> dict[str, Any
     """
     out = {k: copy.deepcopy(v) for k, v in cfg.items() if k != "multiverse"}
     for key, value in section(cfg).get("base", {}).items():
+        if switched_off(out, key):
+            continue
         _check_key(out, key, f"config key 'multiverse.base.{key}'")
         put(out, key, value)
     if universe.key is not None:

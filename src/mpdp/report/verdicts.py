@@ -1,15 +1,10 @@
 """The report's first screen: one verdict per claim, as a paper × claim matrix, and per paper a
 plain-language conclusion (issue 35; claims contract of issue 33).
 
-Everything here reads one frame with the columns of ``data/results/claims/verdicts.parquet``
-(:data:`VERDICT_COLUMNS`: one row per claim and reading). Where that file exists the report reads
-it (:func:`load_verdicts`); until the claims engine writes it, :func:`verdicts_from_claims_tables`
-— the one adapter, nowhere else — derives the same frame from the per-study claims tables
-(:data:`mpdp.claims.COLUMNS`, one row per claim and data set or setting):
-
-* PASS on some data sets and FAIL on none: HOLDS; FAIL on some and PASS on none: FAILS; both:
-  MIXED. A claim failing anywhere is never shown as holding because it passes on more data sets;
-* neither PASS nor FAIL: INCONCLUSIVE if some cell is inconclusive, else UNINFORMATIVE.
+Everything here reads one frame: the claims engine's ``data/results/claims/verdicts.parquet``
+(:data:`mpdp.claims.tables.VERDICT_COLUMNS`: one row per claim and reading, each verdict taken over
+every cell of the grid where the claim is defined; read with :func:`mpdp.claims.tables.read_verdicts`).
+A claim failing in any cell is FAILS or MIXED there, never hidden by a majority (docs/claims.md).
 
 Nothing here knows a study: the sections (:class:`mpdp.report.scaffold.StudySection`) give the
 paper names and the anchors the cells link to. No number is typed by hand: the conclusion's counts
@@ -21,20 +16,8 @@ from __future__ import annotations
 import html
 import re
 from collections.abc import Callable, Mapping, Sequence
-from pathlib import Path
 
 import pandas as pd
-
-from mpdp.errors import InputDataError
-
-#: where the claims engine writes the verdicts (claims contract, issue 33)
-VERDICTS_PATH = "data/results/claims/verdicts.parquet"
-
-#: the required columns of the verdicts frame, in the contract's order
-VERDICT_COLUMNS: tuple[str, ...] = (
-    "study", "claim_id", "reading", "claim", "source", "verdict",
-    "n_cells", "n_informative", "n_for", "n_against", "where",
-)
 
 #: every verdict, worst first (the display order of the contract)
 VERDICT_ORDER: tuple[str, ...] = ("FAILS", "MIXED", "VACUOUS", "INCONCLUSIVE", "UNINFORMATIVE", "HOLDS")
@@ -55,101 +38,6 @@ _READING_LABELS: dict[str, str] = {"paper's reading": "as printed", "paper": "as
 
 #: the most words a paper's conclusion may have (issue 35: at most ~120)
 MAX_WORDS = 120
-
-
-# --------------------------------------------------------------------------------------------
-# the frame: from verdicts.parquet, or (until it exists) from the per-study claims tables
-# --------------------------------------------------------------------------------------------
-
-
-def aggregate_verdict(cell_verdicts: Sequence[str]) -> str:
-    """One claim's verdict from its per-data-set verdicts (PASS/FAIL/INCONCLUSIVE/UNINFORMATIVE).
-
-    A FAIL anywhere makes it FAILS or MIXED, never HOLDS (see the module docstring).
-    """
-    counts = pd.Series(list(cell_verdicts), dtype=object).value_counts()
-    passed, failed = int(counts.get("PASS", 0)), int(counts.get("FAIL", 0))
-    if failed and passed:
-        return "MIXED"
-    if failed:
-        return "FAILS"
-    if passed:
-        return "HOLDS"
-    return "INCONCLUSIVE" if counts.get("INCONCLUSIVE", 0) else "UNINFORMATIVE"
-
-
-def _where(rows: pd.DataFrame) -> str:
-    """Plain words: on which data sets / settings the claim fails and holds."""
-    parts = []
-    for verdict, word in (("FAIL", "fails on"), ("PASS", "holds on")):
-        places = [str(d) for d in rows.loc[rows["verdict"] == verdict, "dataset"]]
-        if places:
-            parts.append(f"{word} {', '.join(dict.fromkeys(places))}")
-    return "; ".join(parts)
-
-
-def verdicts_from_claims_tables(sections: Sequence[object]) -> pd.DataFrame:
-    """ADAPTER, until ``data/results/claims/verdicts.parquet`` exists: the verdicts frame
-    (:data:`VERDICT_COLUMNS`) from the studies' own claims tables.
-
-    ``sections`` are :class:`~mpdp.report.scaffold.StudySection` objects; each of their
-    ``claims_tables`` (reading -> :data:`mpdp.claims.COLUMNS` frame) gives one row per claim and
-    reading, aggregated over data sets by :func:`aggregate_verdict`. Sections that did not run or
-    have no claims table give no row.
-    """
-    rows = []
-    for section in sections:
-        if not section.ran:
-            continue
-        for reading, claims in section.claims_tables.items():
-            if claims is None or claims.empty:
-                continue
-            for claim_id, group in claims.groupby("claim_id", sort=False):
-                informative = group["verdict"].isin(["PASS", "FAIL"]) | (
-                    (group["verdict"] == "INCONCLUSIVE") & (group.get("n_reps", 1) != 0))
-                rows.append({
-                    "study": section.key, "claim_id": str(claim_id), "reading": reading,
-                    "claim": str(group["claim"].iloc[0]),
-                    "source": section.paper,
-                    "verdict": aggregate_verdict(group["verdict"]),
-                    "n_cells": len(group), "n_informative": int(informative.sum()),
-                    "n_for": int((group["verdict"] == "PASS").sum()),
-                    "n_against": int((group["verdict"] == "FAIL").sum()),
-                    "where": _where(group),
-                })
-    return pd.DataFrame(rows, columns=list(VERDICT_COLUMNS))
-
-
-def read_verdicts_file(path: str | Path) -> pd.DataFrame:
-    """``verdicts.parquet`` with its required columns checked (the claims engine's reader
-    ``mpdp.claims.tables.read_verdicts`` when it is installed, else the same check here)."""
-    try:
-        from mpdp.claims.tables import read_verdicts  # type: ignore[import-not-found]
-    except ImportError:
-        read_verdicts = None
-    if read_verdicts is not None:
-        return read_verdicts(path)
-    try:
-        frame = pd.read_parquet(path)
-    except Exception as exc:  # noqa: BLE001 - any damage: one message with the rebuild command
-        raise InputDataError(f"{path} cannot be read ({type(exc).__name__}: {exc}); rebuild it with "
-                             "`snakemake --cores all claims`") from None
-    missing = [c for c in VERDICT_COLUMNS if c not in frame.columns]
-    if missing:
-        raise InputDataError(f"{path} lacks the columns {missing}; rebuild it with "
-                             "`snakemake --cores all claims`")
-    unknown = sorted(set(frame["verdict"]) - set(VERDICT_ORDER))
-    if unknown:
-        raise InputDataError(f"{path} has unknown verdicts {unknown}; expected {list(VERDICT_ORDER)}")
-    return frame
-
-
-def load_verdicts(path: str | Path | None, sections: Sequence[object]) -> tuple[pd.DataFrame, str]:
-    """The verdicts frame and where it came from: ``path`` (``verdicts.parquet``) when that file
-    exists, else :func:`verdicts_from_claims_tables` of ``sections``."""
-    if path is not None and Path(path).is_file():
-        return read_verdicts_file(path), f"read from `{VERDICTS_PATH}`"
-    return verdicts_from_claims_tables(sections), "computed from each study's claims table"
 
 
 # --------------------------------------------------------------------------------------------

@@ -69,6 +69,7 @@ def build_context(root: Path, cfg: Mapping[str, Any]) -> dict[str, Any]:
     """The report context (:data:`mpdp.report.build.CONTEXT_KEYS` and the studies' keys) of the
     build in ``root``, from the files that exist there."""
     data, figs = root / "data", root / "reports" / "figures"
+    claims = data / "results" / "claims"
     datasets = list(cfg.get("datasets", []))
     results = {ds: str(data / "results" / "wddp" / f"{ds}.parquet") for ds in datasets}
     results = {ds: p if Path(p).is_file() else None for ds, p in results.items()}
@@ -101,4 +102,8 @@ def build_context(root: Path, cfg: Mapping[str, Any]) -> dict[str, Any]:
                "ranking": _existing([root / ranking_path()])},
         "audit": {"table": str(data / "results" / "audit" / "audit.parquet"),
                   "figure": str(figs / "audit_eps.png")},
+        # the claims engine's tables and verdict maps (issue 33), where the build wrote them
+        "claims": {"cells": str(claims / "cells.parquet"), "verdicts": str(claims / "verdicts.parquet"),
+                   "maps": {p.stem.removeprefix("claims_map_"): str(p) for p in sorted(figs.glob("claims_map_*.png"))}}
+        if (claims / "verdicts.parquet").is_file() else None,
     }
