@@ -10,4 +10,4 @@ fi
 .venv/bin/python -m pip install -q --upgrade pip
 .venv/bin/python -m pip install -q -e ".${1:+[$1]}"
 # The engine path this install gives (a WARNING when the optional compiled kernel did not build).
-.venv/bin/python -m mpdp.engine_provenance
+.venv/bin/python -m mpdp.engine.provenance

@@ -206,7 +206,7 @@ CHANGES = {
     "`wddp.cv` (η fixed by `wddp.eta`, as in the smoke profile)": {"config": "wddp={cv: {folds: 3}}"},
     "`preprocess.bank_keep_duration`": {"config": "preprocess={bank_keep_duration: false}"},
     "plot code (`src/mpdp/figures/`)": {"edit": "figures/plot.py"},
-    "training code (`src/mpdp/engine.py`, mechanisms, privacy, `studies/wddp/` training modules)":
+    "training code (`src/mpdp/engine/gd.py`, mechanisms, privacy, `studies/wddp/` training modules)":
         {"edit": "engine.py"},
 }
 

@@ -17,8 +17,9 @@ WDDP_TRAINING = tuple(f"studies/wddp/{name}.py" for name in ("plan", "batch", "c
 
 #: the batched training engine: its Python side and the compiled kernel's and noise stream's C
 #: sources
-ENGINE = ("engine.py", "fused_kernel.py", "_gd_kernel.c", "_gd_kernel_simd.h", "_normal_stream.c",
-          "_ziggurat_tables.h", "normal_stream.py")
+ENGINE = tuple(f"engine/{name}" for name in (
+    "__init__.py", "gd.py", "kernel.py", "layout.py", "noise.py", "path.py", "_gd_kernel.c",
+    "_gd_kernel_simd.h", "_normal_stream.c", "_ziggurat_tables.h"))
 
 #: which parts of the package each stage depends on (paths relative to src/mpdp)
 STAGE_SOURCES: dict[str, tuple[str, ...]] = {

@@ -27,7 +27,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from mpdp import fused_kernel
+from mpdp.engine import kernel as fused_kernel
 
 #: Draws compared with NumPy before the compiled generator is used (about a millisecond).
 CHECK_DRAWS = 1 << 16
