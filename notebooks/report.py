@@ -33,8 +33,8 @@ import yaml
 from IPython.display import HTML, Markdown, display
 
 from mpdp import config as mpdp_config
-from mpdp import planning
 from mpdp.audit import section as audit_section
+from mpdp.pipeline import planning
 from mpdp.report import provenance, scaffold, sections
 from mpdp.report.build import CONTEXT_ENV
 from mpdp.studies.admm import report as zz_report

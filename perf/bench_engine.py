@@ -311,10 +311,10 @@ def full_pipeline(args: argparse.Namespace) -> None:
 
     Runs in the current directory (a checkout with the raw data or ``MPDP_DATA_MIRROR``). The
     process re-executes itself once with the environment of the pipeline's jobs
-    (:func:`mpdp.runner.job_environment`: one BLAS thread, the OpenBLAS kernel they use), so
+    (:func:`mpdp.pipeline.runner.job_environment`: one BLAS thread, the OpenBLAS kernel they use), so
     the peak is measured with the kernels the jobs run.
     """
-    from mpdp.runner import job_environment
+    from mpdp.pipeline.runner import job_environment
 
     env = {**os.environ, **job_environment()}
     if any(os.environ.get(k) != v for k, v in job_environment().items()):

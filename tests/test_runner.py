@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from mpdp.errors import InputDataError
-from mpdp.runner import run_step
+from mpdp.pipeline.runner import run_step
 
 
 def _corrupt_parquet_step(tmp_path):

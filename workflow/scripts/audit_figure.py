@@ -1,7 +1,7 @@
 """Snakemake script: the audit figure reports/figures/audit_eps.png/pdf."""
 from mpdp.audit import table
 from mpdp.audit.figure import render_audit_figure
-from mpdp.runner import run_step
+from mpdp.pipeline.runner import run_step
 
 sm = snakemake  # noqa: F821  (injected by Snakemake)
 

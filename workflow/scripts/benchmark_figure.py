@@ -1,8 +1,8 @@
 """Snakemake script: one cross-paper benchmark figure (xp_eps, xp_m, xp_u, xp_rank: png + pdf)."""
 from pathlib import Path
 
-from mpdp.rule_keys import rule_config
-from mpdp.runner import run_step
+from mpdp.pipeline.rule_keys import rule_config
+from mpdp.pipeline.runner import run_step
 from mpdp.studies.benchmark.figures import build
 
 sm = snakemake  # noqa: F821  (injected by Snakemake)

@@ -1,7 +1,7 @@
 """Snakemake script: one results table per data set from its jobs' rows."""
 from pathlib import Path
 
-from mpdp.runner import run_step
+from mpdp.pipeline.runner import run_step
 from mpdp.studies.wddp.job import collect
 
 sm = snakemake  # noqa: F821  (injected by Snakemake)

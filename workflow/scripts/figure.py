@@ -4,7 +4,7 @@ from pathlib import Path
 import pandas as pd
 
 from mpdp import results
-from mpdp.runner import run_step
+from mpdp.pipeline.runner import run_step
 from mpdp.studies.wddp.figures import render_figure
 
 sm = snakemake  # noqa: F821  (injected by Snakemake)

@@ -2,7 +2,7 @@
 from pathlib import Path
 
 from mpdp.io import atomic_path
-from mpdp.runner import run_step
+from mpdp.pipeline.runner import run_step
 from mpdp.studies.ls import claims, experiment, report
 
 sm = snakemake  # noqa: F821  (injected by Snakemake)

@@ -1,7 +1,7 @@
 """Snakemake script: figure reports/figures/<experiment>.png/pdf of the least-squares study."""
 from pathlib import Path
 
-from mpdp.runner import run_step
+from mpdp.pipeline.runner import run_step
 from mpdp.studies.ls import figures, report
 
 sm = snakemake  # noqa: F821  (injected by Snakemake)

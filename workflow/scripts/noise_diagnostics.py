@@ -2,7 +2,7 @@
 from pathlib import Path
 
 from mpdp import results
-from mpdp.runner import run_step
+from mpdp.pipeline.runner import run_step
 from mpdp.studies.wddp.figures import render_noise_diagnostics
 
 sm = snakemake  # noqa: F821  (injected by Snakemake)
