@@ -207,7 +207,7 @@ CHANGES = {
     "`preprocess.bank_keep_duration`": {"config": "preprocess={bank_keep_duration: false}"},
     "plot code (`src/mpdp/figures/`)": {"edit": "figures/plot.py"},
     "training code (`src/mpdp/engine/gd.py`, mechanisms, privacy, `studies/wddp/` training modules)":
-        {"edit": "engine.py"},
+        {"edit": "engine/gd.py"},
 }
 
 

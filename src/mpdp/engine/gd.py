@@ -22,12 +22,12 @@ therefore do not depend on how the draws are chunked, on the engine dtype, or on
 columns are trained alongside, so a run's trajectory is the same alone or in any batch, up to
 BLAS rounding. Passing the same seed for several columns gives them the same noise (the
 ``noise_sharing: shared`` option of M3.1). The fused path draws the same values with the
-compiled copy of NumPy's generator in :mod:`mpdp.normal_stream` (checked against NumPy on
+compiled copy of NumPy's generator in :mod:`mpdp.engine.noise` (checked against NumPy on
 every load; NumPy itself where that copy is unavailable).
 
 Speed (issue 12, measured in ``perf/README.md``): each block runs all ``T`` steps before
 the next one. In float32 on x86-64 CPUs with AVX2 and FMA, a compiled kernel
-(``_gd_kernel.c``, loaded by :mod:`mpdp.fused_kernel`; :class:`_FusedBlockState`; its AVX-512
+(``_gd_kernel.c``, loaded by :mod:`mpdp.engine.kernel`; :class:`_FusedBlockState`; its AVX-512
 build where the CPU has AVX-512) runs many steps per call, each one pass over the block's rows
 in cache-sized tiles: the products, the coefficients (a vectorised ``exp``) and the tile's
 share of ``G`` while the tile is in cache. Small blocks and wide ones keep their rows
@@ -292,7 +292,7 @@ def _transposed_tiles(rows: np.ndarray, tile_rows: int) -> np.ndarray:
 
 
 class _FusedBlockState:
-    """A float32 block stepped by the compiled kernel (``_gd_kernel.c``, :mod:`mpdp.fused_kernel`).
+    """A float32 block stepped by the compiled kernel (``_gd_kernel.c``, :mod:`mpdp.engine.kernel`).
 
     Same recursion and operands as :class:`_BlockState` (rows premultiplied by their label,
     ``S = −η w / (1 + exp z)``, ``θ ← (1 − ηλ)θ − Σ_i s_i x_i − η c − ησ z``), but one C call
@@ -356,7 +356,7 @@ class _FusedBlockState:
 
     def refill_noise(self, steps: int) -> None:
         """Draw the next ``steps`` noise vectors of every column, scaled by ``η_k σ_k``
-        (:class:`~mpdp.normal_stream.NoiseStreams`: NumPy's values, drawn by compiled code)."""
+        (:class:`~mpdp.engine.noise.NoiseStreams`: NumPy's values, drawn by compiled code)."""
         self.noise.fill(self.scaled_noise[:steps], self.p)
 
     def advance(self, noise_index: int, steps: int) -> None:

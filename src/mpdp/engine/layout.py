@@ -16,7 +16,7 @@ FUSED_TILE_BYTES = 16 * 1024
 #: changes no result: every sum is ordered by rows and features only (``_gd_kernel.c``).
 FUSED_TRANSPOSED_TILE_BYTES = {8: 8 * 1024, 16: 48 * 1024}
 #: Version of the rule that lays out a fused block (:func:`fused_transposed`): recorded in every
-#: results row (:mod:`mpdp.engine_provenance`). Change it whenever the rule or its constants
+#: results row (:mod:`mpdp.engine.provenance`). Change it whenever the rule or its constants
 #: change, since the layout decides the rounding.
 LAYOUT_RULE = "shape-v1"
 #: Largest block (``n_b · P`` float32 bytes) that the fused kernel also keeps transposed, tile by

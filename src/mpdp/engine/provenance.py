@@ -75,7 +75,7 @@ def fill(frame: pd.DataFrame, engine_rows: Callable[[pd.DataFrame], pd.Series]) 
 def summary() -> tuple[str, bool]:
     """What float32 training on this machine will take, and whether that is a fallback: the line
     ``scripts/reproduce.sh`` and ``scripts/setup-venv.sh`` print (``python -m
-    mpdp.engine_provenance``)."""
+    mpdp.engine.provenance``)."""
     provenance, fallback = current("float32")
     line = describe(provenance)
     if fallback is not None:
