@@ -1,11 +1,11 @@
 """Build step of mpdp's optional compiled kernel (the rest of the metadata is in pyproject.toml).
 
-``src/mpdp/_gd_kernel.c`` (the fused step kernel, for AVX2 + FMA and AVX-512) and
-``src/mpdp/_normal_stream.c`` (NumPy's normal stream) are built into a plain shared library,
-``mpdp/libmpdp_kernel.so``, which :mod:`mpdp.fused_kernel` loads with ctypes: it is not a
+``src/mpdp/engine/_gd_kernel.c`` (the fused step kernel, for AVX2 + FMA and AVX-512) and
+``src/mpdp/engine/_normal_stream.c`` (NumPy's normal stream) are built into a plain shared library,
+``mpdp/engine/libmpdp_kernel.so``, which :mod:`mpdp.engine.kernel` loads with ctypes: it is not a
 Python extension module (no ``PyInit_`` function, no Python headers used). The build is
 optional: without a C compiler the install still succeeds, the engine takes its NumPy path, and
-``python -m mpdp.engine_provenance`` (run by scripts/setup-venv.sh) prints a WARNING.
+``python -m mpdp.engine.provenance`` (run by scripts/setup-venv.sh) prints a WARNING.
 """
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ import sys
 from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
 
-#: the library's name inside the package (mpdp.fused_kernel.LIBRARY)
-LIBRARY = "mpdp.libmpdp_kernel"
+#: the library's name inside the package (mpdp.engine.kernel.LIBRARY)
+LIBRARY = "mpdp.engine.libmpdp_kernel"
 #: -ffp-contract=off: no multiply and add fused by the compiler, so that the normal stream
 #: rounds as NumPy's does and the two kernel builds stay bit-identical (they fuse explicitly);
 #: -Wall -Wextra: the sources build warning-free (tests/engine/test_kernel_build.py: -Werror)
@@ -40,8 +40,8 @@ setup(
     ext_modules=[
         Extension(
             LIBRARY,
-            sources=["src/mpdp/_gd_kernel.c", "src/mpdp/_normal_stream.c"],
-            depends=["src/mpdp/_gd_kernel_simd.h", "src/mpdp/_ziggurat_tables.h"],
+            sources=["src/mpdp/engine/_gd_kernel.c", "src/mpdp/engine/_normal_stream.c"],
+            depends=["src/mpdp/engine/_gd_kernel_simd.h", "src/mpdp/engine/_ziggurat_tables.h"],
             extra_compile_args=FLAGS,
             optional=True,
         )

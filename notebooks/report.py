@@ -33,10 +33,10 @@ import yaml
 from IPython.display import HTML, Markdown, display
 
 from mpdp import config as mpdp_config
-from mpdp import planning
 from mpdp.audit import section as audit_section
 from mpdp.multiverse import section as multiverse_section
 from mpdp.multiverse import spec as multiverse_spec
+from mpdp.pipeline import planning
 from mpdp.report import claims_view, provenance, scaffold, sections, verdicts
 from mpdp.report.build import CONTEXT_ENV
 from mpdp.studies.admm import report as zz_report

@@ -37,8 +37,8 @@ from pathlib import Path
 import numpy as np
 from threadpoolctl import threadpool_info, threadpool_limits
 
-from mpdp import fused_kernel
 from mpdp.engine import Block, noisy_gd
+from mpdp.engine import path as engine_path
 from mpdp.models.logistic import gradient
 
 ADULT_N, ADULT_P = 36_177, 105
@@ -232,7 +232,7 @@ def main() -> None:
         return
 
     with threadpool_limits(limits=args.threads, user_api="blas"):
-        print(f"machine: {cpu_name()}; BLAS: {blas_description()}; {fused_kernel.describe()}")
+        print(f"machine: {cpu_name()}; BLAS: {blas_description()}; {engine_path.describe_training()}")
         rng = np.random.default_rng(args.seed)
         X, y, origin = load_problem(args.data, args.min_rows, args.seed)
         n, p = X.shape
@@ -311,10 +311,10 @@ def full_pipeline(args: argparse.Namespace) -> None:
 
     Runs in the current directory (a checkout with the raw data or ``MPDP_DATA_MIRROR``). The
     process re-executes itself once with the environment of the pipeline's jobs
-    (:func:`mpdp.runner.job_environment`: one BLAS thread, the OpenBLAS kernel they use), so
+    (:func:`mpdp.pipeline.runner.job_environment`: one BLAS thread, the OpenBLAS kernel they use), so
     the peak is measured with the kernels the jobs run.
     """
-    from mpdp.runner import job_environment
+    from mpdp.pipeline.runner import job_environment
 
     env = {**os.environ, **job_environment()}
     if any(os.environ.get(k) != v for k, v in job_environment().items()):
@@ -323,7 +323,7 @@ def full_pipeline(args: argparse.Namespace) -> None:
     if args.configfile is not None:
         snakemake += ["--configfile", str(args.configfile)]
     print(f"machine: {cpu_name()}; BLAS: {blas_description()}; {args.cores} cores used; "
-          f"{fused_kernel.describe()}")
+          f"{engine_path.describe_training()}")
     print("preparing data and partitions (untimed): " + " ".join(snakemake[2:]) + " --omit-from "
           + " ".join(TRAINING_RULES[:2]), flush=True)
     run_snakemake([*snakemake, "--omit-from", *TRAINING_RULES[:2], "--quiet", "rules"], env)

@@ -100,7 +100,7 @@ class Job:
     outputs: list[str] = field(default_factory=list)
     wildcards: str = ""
     log: str = ""
-    #: from the job's own log (mpdp.runner.run_step's last line): exact, unlike cpu_time
+    #: from the job's own log (mpdp.pipeline.runner.run_step's last line): exact, unlike cpu_time
     on_cpu: float | None = None
     waiting: float | None = None
     neither: float | None = None
@@ -166,7 +166,7 @@ _PROCESS_SPLIT = re.compile(r"the process since it started: [\d.]+ s \(on a CPU 
 
 def read_job_splits(root: Path, jobs: list[Job]) -> None:
     """Fill each job's on-CPU / waiting-for-a-core / neither seconds from its log file's last
-    ``done in`` line (mpdp.runner.run_step; /proc/self/schedstat of the job's process): the
+    ``done in`` line (mpdp.pipeline.runner.run_step; /proc/self/schedstat of the job's process): the
     whole process's split where the line has it (imports included), else the step's. Child
     processes of a job (the report's notebook kernel) count as ``neither``."""
     for job in jobs:
@@ -379,14 +379,14 @@ def snakemake_log(workdir: Path, since: float = 0.0) -> Path:
 
 
 #: what the compiled kernel is built from (setup.py)
-KERNEL_SOURCES = ("setup.py", "src/mpdp/_gd_kernel.c", "src/mpdp/_gd_kernel_simd.h", "src/mpdp/_normal_stream.c",
-                  "src/mpdp/_ziggurat_tables.h")
+KERNEL_SOURCES = ("setup.py", "src/mpdp/engine/_gd_kernel.c", "src/mpdp/engine/_gd_kernel_simd.h", "src/mpdp/engine/_normal_stream.c",
+                  "src/mpdp/engine/_ziggurat_tables.h")
 
 
 def build_kernel(workdir: Path) -> None:
     """Put the compiled kernel into the clone's ``src/mpdp``: the installed one where it was built
     from the same sources (byte-identical files), else a fresh build by ``pip wheel``."""
-    import mpdp.fused_kernel as fk
+    import mpdp.engine.kernel as fk
 
     installed = Path(fk.__file__).with_name(fk.LIBRARY)
     here = Path(fk.__file__).resolve().parents[2]
@@ -415,7 +415,7 @@ def prepare_clone(workdir: Path, env: dict[str, str], commit: str | None = None)
     commit = subprocess.run(["git", "-C", str(workdir), "rev-parse", "HEAD"], check=True,
                             capture_output=True, text=True).stdout.strip()
     build_kernel(workdir)
-    where = subprocess.run([sys.executable, "-c", "import mpdp, mpdp.engine_provenance as e; print(mpdp.__file__)"],
+    where = subprocess.run([sys.executable, "-c", "import mpdp, mpdp.engine.provenance as e; print(mpdp.__file__)"],
                            cwd=workdir, env=env, check=True, capture_output=True, text=True).stdout.strip()
     if not Path(where).resolve().is_relative_to(workdir.resolve()):
         raise SystemExit(f"bench_pipeline: mpdp imports from {where}, not from the clone {workdir}")

@@ -6,5 +6,5 @@ cd "$(dirname "$0")/.."
 bash scripts/setup-venv.sh
 # Which engine path training takes (a WARNING when the compiled kernel is missing or unusable:
 # tables then agree with the fused path's only to rounding, docs/engine.md).
-.venv/bin/python -m mpdp.engine_provenance
+.venv/bin/python -m mpdp.engine.provenance
 .venv/bin/snakemake --cores all "$@"

@@ -33,4 +33,4 @@ else
   echo "$KEY" > "$STAMP"
 fi
 # The engine path this install gives (a WARNING when the optional compiled kernel did not build).
-.venv/bin/python -m mpdp.engine_provenance
+.venv/bin/python -m mpdp.engine.provenance

@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 from workflow_helpers import require_mirror
 
-from mpdp import engine
+from mpdp.engine import gd as engine
+from mpdp.engine import layout as engine_layout
 
 
 @pytest.fixture(scope="session")
@@ -28,6 +29,6 @@ def small_tiles(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(engine, "SMALL_PRODUCT", 500)
     monkeypatch.setattr(engine, "MIN_SMALL_TILE_ROWS", 8)
     monkeypatch.setattr(engine, "CACHE_TILE_ROWS", 50)
-    monkeypatch.setattr(engine, "FUSED_TILE_BYTES", 320)  # 10 rows of 8 float32 features
+    monkeypatch.setattr(engine_layout, "FUSED_TILE_BYTES", 320)  # 10 rows of 8 float32 features
     # transposed tiles: 32 rows at 8 features, 16 at 9-16, the lanes (8 or 16) from 17 on
-    monkeypatch.setattr(engine, "FUSED_TRANSPOSED_TILE_BYTES", {8: 1024, 16: 1024})
+    monkeypatch.setattr(engine_layout, "FUSED_TRANSPOSED_TILE_BYTES", {8: 1024, 16: 1024})

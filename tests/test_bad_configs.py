@@ -1,7 +1,7 @@
 """Bad configs, one table (issue 37): case -> override of the smoke profile -> expected outcome.
 
 Outcomes: ``err(key)`` stops at validation or planning (:func:`mpdp.config.validate`, then
-:func:`mpdp.planning.check`) with one line naming ``config key '<key>'``; ``warn(key)`` plans
+:func:`mpdp.pipeline.planning.check`) with one line naming ``config key '<key>'``; ``warn(key)`` plans
 and warns with a line starting with ``<key>``; ``RUNS`` plans without error or warning.
 Every leaf key of the schema needs at least one case (:func:`test_every_schema_key_has_a_case`),
 so a new key cannot be added without its case.
@@ -16,8 +16,9 @@ from typing import Any, NamedTuple
 import pytest
 import yaml
 
-from mpdp import config, planning
+from mpdp import config
 from mpdp.errors import ConfigError
+from mpdp.pipeline import planning
 
 ROOT = Path(__file__).resolve().parents[1]
 DELETE = object()  # override value: remove the key

@@ -119,7 +119,7 @@ def test_smoke_build_of_one_data_set_from_a_clone(tmp_path: Path) -> None:
 
 
 def test_exact_cpu_split_from_the_job_logs(bench, tmp_path: Path) -> None:
-    # mpdp.runner.run_step's last line: on a CPU / waiting for a core / neither (schedstat)
+    # mpdp.pipeline.runner.run_step's last line: on a CPU / waiting for a core / neither (schedstat)
     _, jobs = bench.parse_log(LOG)
     assert [j.log for j in jobs] == ["logs/a.log", "logs/b.log", "logs/c.log"]
     (tmp_path / "logs").mkdir()

@@ -88,7 +88,7 @@ def test_command_line_strings_are_coerced():
 
 
 def test_job_environment_single_thread_and_avx512_kernels():
-    from mpdp.runner import job_environment
+    from mpdp.pipeline.runner import job_environment
 
     plain = job_environment("flags\t\t: fpu sse avx2\n")
     assert plain["OMP_NUM_THREADS"] == "1" and "OPENBLAS_CORETYPE" not in plain

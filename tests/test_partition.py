@@ -9,8 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mpdp.errors import ConfigError, InputDataError
-from mpdp.partition import (
+from mpdp.data.partition import (
     PartitionSet,
     default_tau,
     load_partition,
@@ -19,6 +18,7 @@ from mpdp.partition import (
     save_partitions,
     two_group_sizes,
 )
+from mpdp.errors import ConfigError, InputDataError
 from mpdp.seeding import rng
 
 

@@ -1,4 +1,4 @@
-"""Planning checks (mpdp.planning): config errors that only a job used to find stop before any
+"""Planning checks (mpdp.pipeline.planning): config errors that only a job used to find stop before any
 job, naming the key; data-forced substitutions are warned about (console and report)."""
 
 import json
@@ -11,11 +11,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from mpdp import config, planning
+from mpdp import config
 from mpdp.audit.adapters import AuditContext
 from mpdp.audit.registry import get as audit_adapter
 from mpdp.data import prepare
 from mpdp.errors import ConfigError, MpdpError
+from mpdp.pipeline import planning
 from mpdp.studies.admm.train import split_nodes
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -1,4 +1,4 @@
-"""Each rule declares exactly the config keys it reads (mpdp.rule_keys, issue 13 item 3)."""
+"""Each rule declares exactly the config keys it reads (mpdp.pipeline.rule_keys, issue 13 item 3)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from mpdp import config, rule_keys
+from mpdp import config
 from mpdp.config import UndeclaredKeyError
+from mpdp.pipeline import rule_keys
 from mpdp.studies.wddp import plan
 from mpdp.studies.wddp.batch import initial_point, train_batch
 from mpdp.studies.wddp.cv import cross_validate, eta_lookup, fixed_etas

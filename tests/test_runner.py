@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from mpdp import runner
 from mpdp.errors import InputDataError
-from mpdp.runner import run_step
+from mpdp.pipeline import runner
+from mpdp.pipeline.runner import run_step
 
 
 def _corrupt_parquet_step(tmp_path):
@@ -96,7 +96,7 @@ import sys, time
 from pathlib import Path
 sys.path.insert(0, {src!r})
 from mpdp import io
-from mpdp.runner import run_step
+from mpdp.pipeline.runner import run_step
 
 def step(log):
     Path({started!r}).write_text("started")

@@ -264,8 +264,8 @@ CHANGES = {
     "`voting.delta_p`": {"config": "voting={delta_p: 0.1}"},
     "`MPDP_DATA_MIRROR` or `data_mirror` (the same files in another folder)": {"mirror": True},
     "plot code (`src/mpdp/figures/`)": {"edit": "figures/plot.py"},
-    "training code (`src/mpdp/engine.py`, mechanisms, privacy, `studies/wddp/` training modules)":
-        {"edit": "engine.py"},
+    "training code (`src/mpdp/engine/gd.py`, mechanisms, privacy, `studies/wddp/` training modules)":
+        {"edit": "engine/gd.py"},
 }
 
 

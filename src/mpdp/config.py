@@ -214,7 +214,7 @@ def select(cfg: Mapping[str, Any], keys: Iterable[str]) -> dict[str, Any]:
 
 
 class UndeclaredKeyError(KeyError):
-    """A job read a config key its rule does not declare (see :mod:`mpdp.rule_keys`)."""
+    """A job read a config key its rule does not declare (see :mod:`mpdp.pipeline.rule_keys`)."""
 
     def __str__(self) -> str:
         return str(self.args[0])
@@ -230,7 +230,7 @@ class _Restricted(dict):
     def _fail(self, key: object) -> UndeclaredKeyError:
         return UndeclaredKeyError(
             f"config key '{self._prefix}{key}' is read by {self._owner} but not declared for it in "
-            "mpdp.rule_keys.RULE_KEYS: add it there (changing it must rerun the job)"
+            "mpdp.pipeline.rule_keys.RULE_KEYS: add it there (changing it must rerun the job)"
         )
 
     def __missing__(self, key: object) -> Any:

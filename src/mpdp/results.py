@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from mpdp import engine_provenance
+from mpdp.engine import provenance as engine_provenance
 from mpdp.errors import InputDataError
 from mpdp.io import atomic_path
 
@@ -77,7 +77,7 @@ COLUMNS: dict[str, str] = {
     "flops": "float64",
     "synthetic": "boolean",  # True only for fixtures; never for real runs
     # how the row was computed: engine path, instruction set, layout rule, noise source
-    # (mpdp.engine_provenance; filled by conform where a row builder leaves them out)
+    # (mpdp.engine.provenance; filled by conform where a row builder leaves them out)
     **engine_provenance.COLUMNS,
 }
 
@@ -120,7 +120,7 @@ def engine_rows(frame: pd.DataFrame) -> pd.Series:
 
 def conform(frame: pd.DataFrame, extra: ExtraColumns = None) -> pd.DataFrame:
     """Order and type the columns of ``frame``; unknown columns are an error, missing ones NA,
-    except the provenance columns, which :func:`mpdp.engine_provenance.fill` fills (the one
+    except the provenance columns, which :func:`mpdp.engine.provenance.fill` fills (the one
     place every results table passes through)."""
     schema = columns(extra)
     unknown = sorted(set(frame.columns) - set(schema))

@@ -11,9 +11,9 @@ import pytest
 from mpdp import mechanisms
 from mpdp.audit import registry
 from mpdp.audit.adapters import AuditContext
+from mpdp.data.partition import PartitionSet
 from mpdp.errors import ConfigError
 from mpdp.mechanisms import RunSpec
-from mpdp.partition import PartitionSet
 from mpdp.studies.benchmark import calibration as bench
 from mpdp.studies.wddp.batch import Canaries, train_batch
 

@@ -1,4 +1,4 @@
-"""Preparing a data set reads only the config keys its rule declares (mpdp.rule_keys)."""
+"""Preparing a data set reads only the config keys its rule declares (mpdp.pipeline.rule_keys)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from mpdp import config, rule_keys
+from mpdp import config
+from mpdp.pipeline import rule_keys
 from mpdp.data import prepare as prep
 
 ROOT = Path(__file__).resolve().parents[2]

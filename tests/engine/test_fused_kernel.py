@@ -1,4 +1,4 @@
-"""The compiled fused step kernel of the engine (issue 12; src/mpdp/_gd_kernel.c).
+"""The compiled fused step kernel of the engine (issue 12; src/mpdp/engine/_gd_kernel.c).
 
 Each test of the kernel runs once per instruction set (AVX2, AVX-512). Without the compiled
 kernel (no C compiler at install, or a CPU without AVX2/FMA) these tests skip locally; under CI
@@ -14,8 +14,11 @@ import numpy as np
 import pytest
 from test_engine_noisy_gd import make_data, reference_run, seeds
 
-from mpdp import engine, fused_kernel
 from mpdp.engine import Block, noisy_gd
+from mpdp.engine import gd as engine
+from mpdp.engine import kernel as fused_kernel
+from mpdp.engine import layout as engine_layout
+from mpdp.engine import path as engine_path
 from mpdp.errors import MpdpError
 from mpdp.models.logistic import gradient
 
@@ -44,9 +47,9 @@ def fused_path(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) 
     """Both kinds of fused block: products from transposed tiles (blocks that fit the cache)
     and from row-major tiles (larger blocks), by moving the size threshold."""
     limit = 1 << 40 if request.param == "transposed" else 0
-    monkeypatch.setattr(engine, "FUSED_TRANSPOSED_MAX_BYTES", limit)
+    monkeypatch.setattr(engine_layout, "FUSED_TRANSPOSED_MAX_BYTES", limit)
     if request.param == "row_major":
-        monkeypatch.setattr(engine, "FUSED_TRANSPOSED_WIDE_COLUMNS", 1 << 30)
+        monkeypatch.setattr(engine_layout, "FUSED_TRANSPOSED_WIDE_COLUMNS", 1 << 30)
     return request.param
 
 
@@ -164,19 +167,19 @@ def test_block_shape_alone_chooses_the_product_layout(kernel):
     args = (np.zeros((10, 2)), np.ones(2), 0.0, np.zeros(2), seeds(2), 5)
     small = engine._FusedBlockState(kernel, Block(X, y, np.full(300, 1 / 300), np.arange(2)), *args)
     assert small.yx_tiles is not None and small.tile_rows % kernel.lanes == 0
-    assert small.yx.nbytes <= engine.FUSED_TRANSPOSED_MAX_BYTES
-    big_n = engine.FUSED_TRANSPOSED_MAX_BYTES // (4 * 16) + 1
+    assert small.yx.nbytes <= engine_layout.FUSED_TRANSPOSED_MAX_BYTES
+    big_n = engine_layout.FUSED_TRANSPOSED_MAX_BYTES // (4 * 16) + 1
     Xb, yb = np.resize(X, (big_n, 10)), np.resize(y, big_n)
     big = engine._FusedBlockState(kernel, Block(Xb, yb, np.full(big_n, 1 / big_n), np.arange(2)), *args)
     assert big.yx_tiles is None
     # a large block with many columns is transposed too, in either build
-    for K, expected in ((engine.FUSED_TRANSPOSED_WIDE_COLUMNS, True),
-                        (engine.FUSED_TRANSPOSED_WIDE_COLUMNS - 1, False)):
+    for K, expected in ((engine_layout.FUSED_TRANSPOSED_WIDE_COLUMNS, True),
+                        (engine_layout.FUSED_TRANSPOSED_WIDE_COLUMNS - 1, False)):
         args = (np.zeros((10, K)), np.ones(K), 0.0, np.zeros(K), seeds(K), 5)
         state = engine._FusedBlockState(kernel, Block(Xb, yb, np.full(big_n, 1 / big_n), np.arange(K)),
                                         *args)
         assert (state.yx_tiles is not None) is expected
-        assert engine.fused_transposed(big_n, 16, K) is expected
+        assert engine_layout.fused_transposed(big_n, 16, K) is expected
 
 
 @pytest.mark.parametrize(("n", "p", "K"), [(3000, 105, 6), (501, 21, 7), (37, 5, 2), (64, 17, 13)])
@@ -205,10 +208,10 @@ def test_both_product_layouts_agree(kernel, monkeypatch):
     args = (0.1 * rng.standard_normal((105, K)), np.full(K, 1.0), 1e-3, np.full(K, 0.05),
             seeds(K, root=46), T)
     block = Block(X, y, w, np.arange(K))
-    monkeypatch.setattr(engine, "FUSED_TRANSPOSED_MAX_BYTES", 1 << 40)
+    monkeypatch.setattr(engine_layout, "FUSED_TRANSPOSED_MAX_BYTES", 1 << 40)
     transposed = noisy_gd([block], *args)
-    monkeypatch.setattr(engine, "FUSED_TRANSPOSED_MAX_BYTES", 0)
-    monkeypatch.setattr(engine, "FUSED_TRANSPOSED_WIDE_COLUMNS", 1 << 30)
+    monkeypatch.setattr(engine_layout, "FUSED_TRANSPOSED_MAX_BYTES", 0)
+    monkeypatch.setattr(engine_layout, "FUSED_TRANSPOSED_WIDE_COLUMNS", 1 << 30)
     row_major = noisy_gd([block], *args)
     np.testing.assert_allclose(transposed, row_major, rtol=0, atol=1e-5 * np.abs(row_major).max())
 
@@ -216,7 +219,7 @@ def test_both_product_layouts_agree(kernel, monkeypatch):
 def test_engine_variable_chooses_or_refuses(monkeypatch):
     monkeypatch.setenv(fused_kernel.ENGINE_VARIABLE, "numpy")
     assert fused_kernel.load() is None
-    assert "NumPy" in fused_kernel.describe()
+    assert "NumPy" in engine_path.describe_training()
     monkeypatch.setenv(fused_kernel.ENGINE_VARIABLE, "gpu")
     with pytest.raises(MpdpError, match="expected one of"):
         fused_kernel.load()
@@ -225,7 +228,7 @@ def test_engine_variable_chooses_or_refuses(monkeypatch):
         monkeypatch.setenv(fused_kernel.ENGINE_VARIABLE, isa)
         if any(kernel.isa == isa for kernel in kernels):
             assert fused_kernel.load().isa == isa
-            assert fused_kernel.ISAS[isa][1] in fused_kernel.describe()
+            assert fused_kernel.ISAS[isa][1] in engine_path.describe_training()
         else:
             with pytest.raises(MpdpError, match="lacks"):
                 fused_kernel.load()
@@ -246,4 +249,4 @@ def test_float64_never_uses_the_kernel(monkeypatch):
     X, y = make_data(20, 3, seed=42)
     noisy_gd([Block(X, y, np.full(20, 0.05), np.arange(1))], np.zeros((3, 1)), [0.1], 0.0, [0.0],
              seeds(1), 3, dtype=np.float64)
-    assert engine.FUSED_TILE_BYTES >= 4 * 8 * 3
+    assert engine_layout.FUSED_TILE_BYTES >= 4 * 8 * 3

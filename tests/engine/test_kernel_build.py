@@ -15,10 +15,10 @@ import numpy as np
 import pytest
 from test_fused_kernel import require
 
-from mpdp import fused_kernel
+from mpdp.engine import kernel as fused_kernel
 
 ROOT = Path(__file__).resolve().parents[2]
-SOURCES = [ROOT / "src" / "mpdp" / "_gd_kernel.c", ROOT / "src" / "mpdp" / "_normal_stream.c"]
+SOURCES = [ROOT / "src" / "mpdp" / "engine" / "_gd_kernel.c", ROOT / "src" / "mpdp" / "engine" / "_normal_stream.c"]
 
 
 def setup_flags() -> list[str]:

@@ -1,4 +1,4 @@
-"""The fused engine lays out a block by its shape only (``engine.fused_transposed``): the same
+"""The fused engine lays out a block by its shape only (``mpdp.engine.layout.fused_transposed``): the same
 inputs give bit-identical results whatever CPU the process believes it runs on (vendor, cache
 sizes, instruction set), so tables are the same on every x86-64 CPU with AVX2 and FMA.
 
@@ -19,7 +19,8 @@ import textwrap
 
 from test_fused_kernel import require
 
-from mpdp import engine
+from mpdp.engine import gd as engine
+from mpdp.engine import layout as engine_layout
 
 #: (vendor_id, L2 size as sysfs writes it) of the simulated machines; None: files missing
 MACHINES = {
@@ -62,7 +63,7 @@ CHILD = textwrap.dedent('''
     pathlib.Path.read_text = fake_read_text
 
     import numpy as np
-    from mpdp import engine
+    from mpdp.engine import layout as engine_layout
     from mpdp.engine import Block, noisy_gd
 
     rng = np.random.default_rng(7)
@@ -77,7 +78,7 @@ CHILD = textwrap.dedent('''
                          rng.uniform(0.5, 2.0, K), 1e-3, np.full(K, 0.05), seeds, 8)
         P = -(-p // 8) * 8
         out[f"{n}x{p}x{K}"] = [hashlib.sha256(theta.tobytes()).hexdigest(),
-                               engine.fused_transposed(n, P, K)]
+                               engine_layout.fused_transposed(n, P, K)]
     print(json.dumps(out))
 ''')
 
@@ -106,15 +107,15 @@ def test_tables_are_bit_identical_on_every_simulated_cpu():
 def test_layout_rule_takes_only_the_shape():
     # the decision is a pure function of (rows, padded features, columns) and the rule's version
     # is recorded: changing a constant without bumping LAYOUT_RULE would go unnoticed otherwise
-    assert engine.fused_transposed(1, 8, 1)
-    limit_rows = engine.FUSED_TRANSPOSED_MAX_BYTES // (4 * 112)
-    assert engine.fused_transposed(limit_rows, 112, 6)
-    assert not engine.fused_transposed(limit_rows + 1, 112, 6)
-    assert engine.fused_transposed(10**6, 112, engine.FUSED_TRANSPOSED_WIDE_COLUMNS)
-    rule = (engine.LAYOUT_RULE, engine.FUSED_TRANSPOSED_MAX_BYTES, engine.FUSED_TRANSPOSED_WIDE_COLUMNS)
+    assert engine_layout.fused_transposed(1, 8, 1)
+    limit_rows = engine_layout.FUSED_TRANSPOSED_MAX_BYTES // (4 * 112)
+    assert engine_layout.fused_transposed(limit_rows, 112, 6)
+    assert not engine_layout.fused_transposed(limit_rows + 1, 112, 6)
+    assert engine_layout.fused_transposed(10**6, 112, engine_layout.FUSED_TRANSPOSED_WIDE_COLUMNS)
+    rule = (engine_layout.LAYOUT_RULE, engine_layout.FUSED_TRANSPOSED_MAX_BYTES, engine_layout.FUSED_TRANSPOSED_WIDE_COLUMNS)
     digest = hashlib.sha256(repr(rule).encode()).hexdigest()[:12]
     assert digest == LAYOUT_RULE_DIGEST, (
-        f"layout constants changed ({rule}): bump engine.LAYOUT_RULE and update LAYOUT_RULE_DIGEST "
+        f"layout constants changed ({rule}): bump engine_layout.LAYOUT_RULE and update LAYOUT_RULE_DIGEST "
         f"to {digest!r}")
 
 

@@ -1,5 +1,5 @@
 """The compiled copy of NumPy's normal streams that feeds the fused engine's noise (issue 12;
-src/mpdp/_normal_stream.c, mpdp.normal_stream).
+src/mpdp/engine/_normal_stream.c, mpdp.engine.noise).
 
 The property that matters is bit-for-bit agreement with ``Generator(PCG64(seed))
 .standard_normal``, the stream the spec's noise is defined by and the NumPy engine draws: on
@@ -18,9 +18,10 @@ import numpy as np
 import pytest
 from test_engine_noisy_gd import make_data, seeds
 
-from mpdp import fused_kernel, normal_stream
 from mpdp.engine import Block, noisy_gd
-from mpdp.normal_stream import NoiseStreams
+from mpdp.engine import noise as normal_stream
+from mpdp.engine import path as engine_path
+from mpdp.engine.noise import NoiseStreams
 
 R = 3.6541528853610088  # the ziggurat's base-strip edge (NumPy's ziggurat_nor_r)
 MULTIPLIER = 0x2360ED051FC65DA44385DF649FCCF645  # PCG64's 128-bit LCG multiplier
@@ -143,7 +144,7 @@ def test_fused_engine_gives_the_same_parameters_with_either_generator(monkeypatc
     eta, sigma = np.full(K, 0.2), np.linspace(0.0, 2.0, K)
     blocks = [Block(X, y, np.full(300, 1 / 300), np.arange(K))]
     fast = noisy_gd(blocks, theta0, eta, 1e-3, sigma, seeds(K), T=40)
-    assert "compiled copy of NumPy's normal streams" in fused_kernel.describe()
+    assert "compiled copy of NumPy's normal streams" in engine_path.describe_training()
     monkeypatch.setattr(normal_stream, "load", lambda: None)
     slow = noisy_gd(blocks, theta0, eta, 1e-3, sigma, seeds(K), T=40)
     assert np.array_equal(fast, slow)

@@ -15,8 +15,8 @@ import pytest
 PACKAGE = Path(__file__).resolve().parents[2] / "src" / "mpdp"
 
 #: the layers every study uses (paths relative to src/mpdp)
-SHARED_LAYERS = ("figures", "report", "claims", "multiverse", "results.py", "privacy", "engine.py", "data",
-                 "partition.py")
+SHARED_LAYERS = ("figures", "report", "claims", "multiverse", "results.py", "privacy", "engine", "data",
+                 "models", "mechanisms", "bounds.py", "seeding.py", "io.py", "tuning.py", "errors.py")
 
 
 def _modules() -> list[Path]:

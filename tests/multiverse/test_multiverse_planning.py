@@ -9,9 +9,10 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from mpdp import config, planning
+from mpdp import config
 from mpdp.errors import ConfigError
 from mpdp.multiverse import spec
+from mpdp.pipeline import planning
 
 ROOT = Path(__file__).resolve().parents[2]
 AVAILABLE = ["kddcup99", "adult", "bank", "breast_cancer", "credit_card"]

@@ -5,7 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from mpdp import config, partition, seeding
+from mpdp import config, seeding
+from mpdp.data import partition
 from mpdp.studies.wddp import plan
 from mpdp.studies.wddp.batch import initial_point
 from mpdp.studies.wddp.cv import cross_validate, eta_lookup, fixed_etas

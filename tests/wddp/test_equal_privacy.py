@@ -10,8 +10,8 @@ from scipy import optimize, stats
 from training_helpers import make_run as _run
 
 from mpdp import mechanisms
+from mpdp.data.partition import PartitionSet
 from mpdp.models import logistic
-from mpdp.partition import PartitionSet
 from mpdp.privacy import PrivacyParameterError, per_party_noise_std, worst_party_epsilon
 from mpdp.seeding import seed_sequence
 from mpdp.studies.wddp import plan

@@ -6,9 +6,10 @@ import numpy as np
 import pytest
 from training_helpers import make_run as _run
 
-from mpdp import engine, mechanisms
+from mpdp import mechanisms
+from mpdp.data.partition import PartitionSet
+from mpdp.engine import gd as engine
 from mpdp.mechanisms import RunSpec
-from mpdp.partition import PartitionSet
 from mpdp.privacy import accounted_epsilon, noise_std
 from mpdp.studies.wddp.batch import train_batch
 

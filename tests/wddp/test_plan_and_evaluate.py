@@ -9,17 +9,18 @@ import pytest
 from training_helpers import make_run as _run
 
 from mpdp import config, mechanisms, results
+from mpdp.data.partition import PartitionSet
 from mpdp.models import logistic
-from mpdp.partition import PartitionSet
 from mpdp.studies.wddp import plan
 from mpdp.studies.wddp.batch import train_batch
-from mpdp.studies.wddp.cv import cross_validate, cv_run_count, eta_lookup, one_se_choice
+from mpdp.studies.wddp.cv import cross_validate, eta_lookup, one_se_choice
 from mpdp.studies.wddp.evaluate import (
     compute_optimum,
     lambda_sensitivity,
     rep_references,
     result_rows,
 )
+from mpdp.studies.wddp.plan import cv_run_count
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -3,7 +3,7 @@
 # data set. Logic in
 # src/mpdp/studies/benchmark; adapters in workflow/scripts/benchmark_*.py. The figures, the
 # report section and the umbrella target `benchmark` are defined elsewhere (not here).
-from mpdp.provenance_hash import source_hash
+from mpdp.pipeline.provenance_hash import source_hash
 from mpdp.studies.benchmark import plan as benchmark_plan
 from mpdp.studies.benchmark import registry as benchmark_registry
 

@@ -5,15 +5,17 @@ from pathlib import Path
 
 from mpdp import config as mpdp_config
 from mpdp import planning as mpdp_planning
+from mpdp.pipeline import planning as mpdp_planning
+from mpdp.pipeline import planning as mpdp_planning
 from mpdp.data import fetch as mpdp_fetch
 from mpdp.data import prepare as mpdp_prepare
 from mpdp.data import registry as mpdp_registry
 from mpdp.errors import MpdpError
 from mpdp.studies.wddp.figure_spec import FIGURES, variants_for
-from mpdp.provenance_hash import source_hash
+from mpdp.pipeline.provenance_hash import source_hash
 from mpdp.report.provenance import invocation
-from mpdp.runner import job_environment
-from mpdp import rule_keys
+from mpdp.pipeline.runner import job_environment
+from mpdp.pipeline import rule_keys
 from mpdp.studies.wddp import plan
 from mpdp.studies import scheduling
 
@@ -120,7 +122,7 @@ def setup_priority(wildcards):
 
 
 def job_settings(wildcards):
-    """The config keys a training job reads (a param: changes rerun the job; mpdp.rule_keys)."""
+    """The config keys a training job reads (a param: changes rerun the job; mpdp.pipeline.rule_keys)."""
     experiment = plan.parse_job_id(wildcards.dataset, wildcards.job).experiment
     return rule_keys.param(CFG, "train_job", dataset=wildcards.dataset, experiment=experiment)
 

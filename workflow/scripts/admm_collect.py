@@ -1,7 +1,7 @@
 """Snakemake script: concatenate the ADMM jobs' tables into data/results/admm/<dataset>.parquet."""
 from pathlib import Path
 
-from mpdp.runner import run_step
+from mpdp.pipeline.runner import run_step
 from mpdp.studies.admm.train import collect
 
 sm = snakemake  # noqa: F821  (injected by Snakemake)

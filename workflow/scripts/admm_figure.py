@@ -7,7 +7,7 @@ warm.delegate(globals(), ("mpdp.studies.admm.figures", "mpdp.config"))
 from pathlib import Path  # noqa: E402
 
 from mpdp import config  # noqa: E402
-from mpdp.runner import run_step  # noqa: E402
+from mpdp.pipeline.runner import run_step  # noqa: E402
 from mpdp.studies.admm.figures import build  # noqa: E402
 
 sm = snakemake  # noqa: F821  (injected by Snakemake)

@@ -2,7 +2,7 @@
 from pathlib import Path
 
 from mpdp import config
-from mpdp.runner import run_step
+from mpdp.pipeline.runner import run_step
 from mpdp.studies.admm.train import train_job
 
 sm = snakemake  # noqa: F821  (injected by Snakemake)

@@ -6,7 +6,7 @@ warm.delegate(globals(), ("mpdp.audit.figure", "mpdp.audit.table"))
 
 from mpdp.audit import table  # noqa: E402
 from mpdp.audit.figure import render_audit_figure  # noqa: E402
-from mpdp.runner import run_step  # noqa: E402
+from mpdp.pipeline.runner import run_step  # noqa: E402
 
 sm = snakemake  # noqa: F821  (injected by Snakemake)
 

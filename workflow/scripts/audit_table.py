@@ -4,7 +4,7 @@ from pathlib import Path
 from mpdp import config
 from mpdp.audit import table
 from mpdp.io import read_json
-from mpdp.runner import run_step
+from mpdp.pipeline.runner import run_step
 from mpdp.studies.benchmark import registry as benchmark_registry
 
 sm = snakemake  # noqa: F821  (injected by Snakemake)

@@ -2,12 +2,12 @@
 from mpdp.figures import warm
 
 # rendered by the warm renderer where it runs (one process"s imports for every figure; mpdp.figures.warm)
-warm.delegate(globals(), ("mpdp.studies.benchmark.figures", "mpdp.rule_keys"))
+warm.delegate(globals(), ("mpdp.studies.benchmark.figures", "mpdp.pipeline.rule_keys"))
 
 from pathlib import Path  # noqa: E402
 
-from mpdp.rule_keys import rule_config  # noqa: E402
-from mpdp.runner import run_step  # noqa: E402
+from mpdp.pipeline.rule_keys import rule_config  # noqa: E402
+from mpdp.pipeline.runner import run_step  # noqa: E402
 from mpdp.studies.benchmark.figures import build  # noqa: E402
 
 sm = snakemake  # noqa: F821  (injected by Snakemake)

@@ -1,8 +1,8 @@
 """Snakemake script: the benchmark tables -> data/results/benchmark/ranking.parquet (one row per cell)."""
 from pathlib import Path
 
-from mpdp.rule_keys import rule_config
-from mpdp.runner import run_step
+from mpdp.pipeline.rule_keys import rule_config
+from mpdp.pipeline.runner import run_step
 from mpdp.studies.benchmark.ranking import write
 
 sm = snakemake  # noqa: F821  (injected by Snakemake)

@@ -1,6 +1,6 @@
 """Snakemake script: data/results/claims/cells.parquet -> one study's verdict map (issue 33)."""
 from mpdp.claims import maps, tables
-from mpdp.runner import run_step
+from mpdp.pipeline.runner import run_step
 
 sm = snakemake  # noqa: F821  (injected by Snakemake)
 

@@ -2,8 +2,8 @@
 from pathlib import Path
 
 from mpdp.claims import tables
-from mpdp.rule_keys import rule_config
-from mpdp.runner import run_step
+from mpdp.pipeline.rule_keys import rule_config
+from mpdp.pipeline.runner import run_step
 from mpdp.studies.claims_build import Paths, build
 
 sm = snakemake  # noqa: F821  (injected by Snakemake)

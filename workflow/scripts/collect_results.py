@@ -2,8 +2,8 @@
 check of its non-private reference (mpdp.studies.wddp.reference)."""
 from pathlib import Path
 
-from mpdp.rule_keys import rule_config
-from mpdp.runner import run_step
+from mpdp.pipeline.rule_keys import rule_config
+from mpdp.pipeline.runner import run_step
 from mpdp.studies.wddp.job import collect, write_reference_check
 
 sm = snakemake  # noqa: F821  (injected by Snakemake)

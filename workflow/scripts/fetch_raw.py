@@ -3,7 +3,7 @@ from pathlib import Path
 
 from mpdp import config, io
 from mpdp.data import fetch
-from mpdp.runner import run_step
+from mpdp.pipeline.runner import run_step
 
 sm = snakemake  # noqa: F821  (injected by Snakemake)
 out = Path(sm.output[0])

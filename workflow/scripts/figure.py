@@ -9,7 +9,7 @@ from pathlib import Path  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from mpdp import results  # noqa: E402
-from mpdp.runner import run_step  # noqa: E402
+from mpdp.pipeline.runner import run_step  # noqa: E402
 from mpdp.studies.wddp.figures import render_figure  # noqa: E402
 
 sm = snakemake  # noqa: F821  (injected by Snakemake)

@@ -1,8 +1,8 @@
 """Snakemake script: learning rate per (mechanism, mode) by cross-validation (spec E3.3)."""
 from pathlib import Path
 
-from mpdp.rule_keys import rule_config
-from mpdp.runner import run_step
+from mpdp.pipeline.rule_keys import rule_config
+from mpdp.pipeline.runner import run_step
 from mpdp.studies.wddp.job import write_etas
 
 sm = snakemake  # noqa: F821  (injected by Snakemake)

@@ -3,7 +3,7 @@ rule claims_tables, mpdp.studies.ls.claims)."""
 from pathlib import Path
 
 from mpdp.io import atomic_path
-from mpdp.runner import run_step
+from mpdp.pipeline.runner import run_step
 from mpdp.studies.ls import experiment, report
 
 sm = snakemake  # noqa: F821  (injected by Snakemake)

@@ -1,7 +1,7 @@
 """Snakemake script: one least-squares experiment (spec E6) -> data/results/ls/<experiment>.parquet."""
 from mpdp import config
 from mpdp.io import atomic_path
-from mpdp.runner import run_step
+from mpdp.pipeline.runner import run_step
 from mpdp.studies.ls import experiment
 
 sm = snakemake  # noqa: F821  (injected by Snakemake)

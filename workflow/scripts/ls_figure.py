@@ -6,7 +6,7 @@ warm.delegate(globals(), ("mpdp.studies.ls.figures", "mpdp.studies.ls.report"))
 
 from pathlib import Path  # noqa: E402
 
-from mpdp.runner import run_step  # noqa: E402
+from mpdp.pipeline.runner import run_step  # noqa: E402
 from mpdp.studies.ls import figures, report  # noqa: E402
 
 sm = snakemake  # noqa: F821  (injected by Snakemake)

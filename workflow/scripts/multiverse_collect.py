@@ -1,7 +1,7 @@
 """Snakemake script: data/results/claims/multiverse.parquet and its figure (mpdp.multiverse)."""
 from mpdp.claims import tables
 from mpdp.multiverse import collect, figure, spec, universe
-from mpdp.runner import run_step
+from mpdp.pipeline.runner import run_step
 
 sm = snakemake  # noqa: F821  (injected by Snakemake)
 

@@ -3,7 +3,7 @@ from pathlib import Path
 
 from mpdp import config
 from mpdp.multiverse import spec, universe
-from mpdp.runner import run_step
+from mpdp.pipeline.runner import run_step
 
 sm = snakemake  # noqa: F821  (injected by Snakemake)
 

@@ -7,7 +7,7 @@ warm.delegate(globals(), ("mpdp.studies.wddp.figures", "mpdp.results"))
 from pathlib import Path  # noqa: E402
 
 from mpdp import results  # noqa: E402
-from mpdp.runner import run_step  # noqa: E402
+from mpdp.pipeline.runner import run_step  # noqa: E402
 from mpdp.studies.wddp.figures import render_noise_diagnostics  # noqa: E402
 
 sm = snakemake  # noqa: F821  (injected by Snakemake)

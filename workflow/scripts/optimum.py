@@ -1,8 +1,8 @@
 """Snakemake script: theta* of a data set's training split (spec M1a)."""
 from pathlib import Path
 
-from mpdp.rule_keys import rule_config
-from mpdp.runner import run_step
+from mpdp.pipeline.rule_keys import rule_config
+from mpdp.pipeline.runner import run_step
 from mpdp.studies.wddp.job import write_optimum
 
 sm = snakemake  # noqa: F821  (injected by Snakemake)

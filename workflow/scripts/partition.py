@@ -1,7 +1,8 @@
 """Snakemake script: the partitions of one data set and experiment (spec E2)."""
-from mpdp import io, partition
-from mpdp.rule_keys import rule_config
-from mpdp.runner import run_step
+from mpdp import io
+from mpdp.data import partition
+from mpdp.pipeline.rule_keys import rule_config
+from mpdp.pipeline.runner import run_step
 
 sm = snakemake  # noqa: F821  (injected by Snakemake)
 cfg = rule_config(sm.config, "partition")

@@ -3,8 +3,8 @@ from pathlib import Path
 
 from mpdp import io
 from mpdp.data import prepare
-from mpdp.rule_keys import rule_config
-from mpdp.runner import run_step
+from mpdp.pipeline.rule_keys import rule_config
+from mpdp.pipeline.runner import run_step
 
 sm = snakemake  # noqa: F821  (injected by Snakemake)
 cfg = rule_config(sm.config, "prepare", dataset=sm.wildcards.dataset)

@@ -2,8 +2,8 @@
 from pathlib import Path
 
 from mpdp import config
+from mpdp.pipeline.runner import run_step
 from mpdp.report.build import render_report
-from mpdp.runner import run_step
 from mpdp.studies.ls import report as ls_report
 
 sm = snakemake  # noqa: F821  (injected by Snakemake)

@@ -1,8 +1,8 @@
 """Snakemake script: one coarse training job (spec E3)."""
 from pathlib import Path
 
-from mpdp.rule_keys import rule_config
-from mpdp.runner import run_step
+from mpdp.pipeline.rule_keys import rule_config
+from mpdp.pipeline.runner import run_step
 from mpdp.studies.wddp.job import train_job
 from mpdp.studies.wddp.plan import parse_job_id
 

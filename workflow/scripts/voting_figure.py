@@ -7,7 +7,7 @@ warm.delegate(globals(), ("mpdp.studies.voting.figures", "mpdp.config"))
 from pathlib import Path  # noqa: E402
 
 from mpdp import config  # noqa: E402
-from mpdp.runner import run_step  # noqa: E402
+from mpdp.pipeline.runner import run_step  # noqa: E402
 from mpdp.studies.voting import figures  # noqa: E402
 
 sm = snakemake  # noqa: F821  (injected by Snakemake)

@@ -2,7 +2,7 @@
 from pathlib import Path
 
 from mpdp import config
-from mpdp.runner import run_step
+from mpdp.pipeline.runner import run_step
 from mpdp.studies.voting.train import run_table
 
 sm = snakemake  # noqa: F821  (injected by Snakemake)

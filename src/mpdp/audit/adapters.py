@@ -32,11 +32,11 @@ from mpdp.audit.bugs import bug_name, planted
 from mpdp.audit.gdp import final_model_factor, gaussian_epsilon, gdp_epsilon_estimate
 from mpdp.audit.many_draws import many_draws_audit
 from mpdp.audit.one_run import DEFAULT_K_FRACTIONS, one_run_audit
+from mpdp.data.partition import PartitionSet, two_group_sizes
 from mpdp.data.prepare import load as load_processed
 from mpdp.errors import ConfigError
 from mpdp.mechanisms import RunSpec
 from mpdp.models.logistic import hessian, solve_optimum
-from mpdp.partition import PartitionSet, two_group_sizes
 from mpdp.privacy.samplers import l2_laplace, l2_laplace_beta
 from mpdp.seeding import rng
 from mpdp.studies.benchmark import calibration as benchmark_calibration

@@ -14,9 +14,10 @@ from typing import Any
 
 import pandas as pd
 
-from mpdp import engine_provenance, results
+from mpdp import results
 from mpdp.audit.adapters import AuditContext, GradientCanaryAdapter, setting_label
 from mpdp.audit.registry import ADAPTERS, get
+from mpdp.engine import provenance as engine_provenance
 from mpdp.io import atomic_path
 
 #: column name -> pandas dtype of data/results/audit/audit.parquet
@@ -117,7 +118,7 @@ def _engine_rows(frame: pd.DataFrame) -> pd.Series:
 
 def conform(frame: pd.DataFrame) -> pd.DataFrame:
     """The frame with exactly :data:`COLUMNS` in order and their dtypes (an adapter's row),
-    followed by the provenance columns of :mod:`mpdp.engine_provenance` (kept where present,
+    followed by the provenance columns of :mod:`mpdp.engine.provenance` (kept where present,
     else filled)."""
     frame = frame.copy()
     for column in COLUMNS:

@@ -191,7 +191,7 @@ def _from_mirror(mirror_file: Path, raw: RawFile, dest: Path) -> None:
         ) from None
     except (OSError, EOFError, zlib.error, zipfile.BadZipFile) as exc:
         if isinstance(exc, OSError) and exc.errno is not None:
-            raise  # the disk, not the copy (mpdp.runner names the file)
+            raise  # the disk, not the copy (mpdp.pipeline.runner names the file)
         raise InputDataError(
             f"mirror copy {mirror_file} of {raw.name} cannot be decompressed ({type(exc).__name__}: {exc}; "
             f"damaged or truncated); nothing was written to {dest.parent}. Replace it with a gzip copy "

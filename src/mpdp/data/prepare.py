@@ -214,7 +214,7 @@ def preprocessing(dataset_id: str, cfg: Mapping[str, Any]) -> dict[str, dict[str
             cfg.get("max_records"), "config", "E8 (stratified cap, rng key max_records)"
         ),
     }
-    specific = {  # lazy: a data set reads only its own preprocessing keys (mpdp.rule_keys)
+    specific = {  # lazy: a data set reads only its own preprocessing keys (mpdp.pipeline.rule_keys)
         "kddcup99": lambda: {
             "kdd_sample_size": _choice(
                 pre["kdd_sample_size"], "S-000", "E1 (a); sample without replacement [REC]"

@@ -8,7 +8,7 @@ to the values every universe, the default's included, runs with (fewer repetitio
 grids: the time budget of docs/multiverse.md). A universe's config is the validated config
 without its ``multiverse`` section, with the base and then the one alternative set
 (:func:`universe_config`); it is validated like any config by
-:func:`mpdp.planning.check_multiverse` before any job runs.
+:func:`mpdp.pipeline.planning.check_multiverse` before any job runs.
 """
 
 from __future__ import annotations

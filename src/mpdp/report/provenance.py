@@ -280,7 +280,7 @@ def invocation(
     return Invocation(tuple(files), args, mirror, default_configfile)
 
 
-#: the provenance columns of every results table (mpdp.engine_provenance)
+#: the provenance columns of every results table (mpdp.engine.provenance)
 ENGINE_COLUMNS = ["engine_path", "isa", "layout_rule", "noise_source"]
 
 

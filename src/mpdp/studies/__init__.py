@@ -1,7 +1,7 @@
 """One subpackage per replicated paper (a *study*).
 
 A study owns its plan (which runs, which jobs), its figure table, its claims and its report
-section; it reuses the shared layers (``mpdp.data``, ``mpdp.partition``, ``mpdp.privacy``,
+section; it reuses the shared layers (``mpdp.data``, ``mpdp.data.partition``, ``mpdp.privacy``,
 ``mpdp.mechanisms``, ``mpdp.engine``/``mpdp.models``, ``mpdp.results``, ``mpdp.figures.style``,
 ``mpdp.claims``, ``mpdp.report``) and never copies them. Each study also has its config
 section, ``workflow/rules/<study>.smk``, tables under ``data/results/<study>/`` and figures

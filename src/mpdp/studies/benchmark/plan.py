@@ -30,9 +30,9 @@ from typing import Any
 import numpy as np
 
 from mpdp.config import validate
+from mpdp.data.partition import PartitionSet, make_partitions, two_group_sizes
 from mpdp.data.prepare import load
 from mpdp.errors import ConfigError
-from mpdp.partition import PartitionSet, make_partitions, two_group_sizes
 from mpdp.seeding import rng, tuning_key, tuning_rng
 
 

@@ -38,11 +38,11 @@ import numpy as np
 import pandas as pd
 
 from mpdp import io, results
+from mpdp.data.partition import PartitionSet
 from mpdp.errors import ConfigError, InputDataError
 from mpdp.mechanisms import admm as zz
 from mpdp.mechanisms import output_perturbation as op
 from mpdp.models import logistic
-from mpdp.partition import PartitionSet
 from mpdp.seeding import rng
 from mpdp.studies.benchmark import calibration as calib
 from mpdp.studies.benchmark import plan, registry, selection

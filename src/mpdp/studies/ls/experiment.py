@@ -21,8 +21,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from mpdp import engine_provenance, seeding
+from mpdp import seeding
 from mpdp.claims import median_interval
+from mpdp.engine import provenance as engine_provenance
 from mpdp.errors import ConfigError
 from mpdp.mechanisms import least_squares as lsq
 from mpdp.privacy.calibration import PrivacyParameterError
@@ -63,7 +64,7 @@ COLUMNS: dict[str, str] = {
     "delta_method": "float64",  # mean of the linearised excess (B8)
     "delta_method_median": "float64",  # its median (d = 1)
     "in_validity": "boolean",  # s₁ ≤ validity_ratio · c(D)
-    **engine_provenance.COLUMNS,  # how the rows were computed (mpdp.engine_provenance)
+    **engine_provenance.COLUMNS,  # how the rows were computed (mpdp.engine.provenance)
 }
 
 
@@ -215,7 +216,7 @@ def conform(rows: list[dict[str, Any]]) -> pd.DataFrame:
         if col not in frame:
             frame[col] = pd.NA
         frame[col] = frame[col].astype(dtype)
-    # how the rows were computed (mpdp.engine_provenance): the study's own NumPy float64 code
+    # how the rows were computed (mpdp.engine.provenance): the study's own NumPy float64 code
     return engine_provenance.fill(frame[list(COLUMNS)],
                                   lambda f: pd.Series(False, index=f.index)).reset_index(drop=True)
 

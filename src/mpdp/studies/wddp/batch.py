@@ -22,9 +22,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from mpdp import mechanisms
+from mpdp.data.partition import PartitionSet
 from mpdp.engine import Block, column_flops, deduplicate, noisy_gd, row_keys
 from mpdp.mechanisms import Calibration, RunSpec
-from mpdp.partition import PartitionSet
 from mpdp.seeding import rng, seed_sequence, tuning_key, tuning_rng
 
 

@@ -33,12 +33,17 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from mpdp.data.partition import PartitionSet, random_sizes
 from mpdp.mechanisms import RunSpec
 from mpdp.models import logistic
-from mpdp.partition import PartitionSet, random_sizes
 from mpdp.seeding import tuning_rng
 from mpdp.studies.wddp.batch import initial_point, train_batch
-from mpdp.studies.wddp.plan import IDENTICAL_TO, JAYARAMAN_ONLY, accountants_for, method_keys
+from mpdp.studies.wddp.plan import (
+    method_keys,
+    reference_accountant,
+    selection_accountants,
+    selection_groups,
+)
 
 #: name of the selection rule, recorded in the η table and the report
 RULE = "one_se_smallest"
@@ -54,38 +59,6 @@ def fixed_etas(cfg: dict[str, Any]) -> dict[str, Any]:
         "chosen": [{"mechanism": k[0], "mode": k[1], "eta": eta} for k in method_keys(cfg)],
         "scores": [],
     }
-
-
-def selection_groups(cfg: dict[str, Any]) -> dict[tuple[str, str], list[tuple[str, str]]]:
-    """Representative (mechanism, mode) -> the (mechanism, mode) pairs sharing its selection."""
-    groups: dict[tuple[str, str], list[tuple[str, str]]] = {}
-    for key in method_keys(cfg):
-        groups.setdefault(IDENTICAL_TO.get(key, key), []).append(key)
-    return groups
-
-
-def reference_accountant(cfg: dict[str, Any]) -> str:
-    """The accountant of the selection when ``cv.per_accountant`` is off."""
-    return next(a for a in cfg["wddp"]["accountants"] if a not in JAYARAMAN_ONLY)
-
-
-def selection_accountants(cfg: dict[str, Any], members: list[tuple[str, str]]) -> list[str]:
-    """Accountants a group is selected under (every one its members train with, or one)."""
-    if not cfg["wddp"]["cv"].get("per_accountant", False):
-        return [reference_accountant(cfg)]
-    accs = [a for mech, mode in members for a in accountants_for(cfg, mech, mode)]
-    return list(dict.fromkeys(accs))
-
-
-def cv_run_count(cfg: dict[str, Any]) -> int:
-    """Training runs of one data set's CV (all folds): for the grid-cost projection."""
-    w = cfg["wddp"]
-    cv = w["cv"]
-    per_fold = sum(
-        len(selection_accountants(cfg, members)) * len(members) * cv["seeds"]
-        for members in selection_groups(cfg).values()
-    ) * len(w["eta_grid"])
-    return per_fold * cv["folds"]
 
 
 def one_se_choice(scores: pd.DataFrame) -> pd.Series:

@@ -13,10 +13,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from mpdp import bounds, mechanisms
+from mpdp.data.partition import PartitionSet
 from mpdp.engine import deduplicate
 from mpdp.mechanisms import Calibration, RunSpec
 from mpdp.models import logistic
-from mpdp.partition import PartitionSet
 
 
 @dataclass(frozen=True)

@@ -13,10 +13,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from mpdp import fused_kernel, io, results
+from mpdp import io, results
+from mpdp.data.partition import PartitionSet, load_partition
 from mpdp.data.prepare import load as load_processed
+from mpdp.engine import path as engine_path
 from mpdp.models import logistic
-from mpdp.partition import PartitionSet, load_partition
 from mpdp.studies.wddp import reference
 from mpdp.studies.wddp.batch import initial_point, train_batch
 from mpdp.studies.wddp.cv import cross_validate, eta_lookup, fixed_etas
@@ -135,7 +136,7 @@ def train_job(
                     over["eps_accounted"].max(), over.loc[over["eps_accounted"].idxmax(), "eps_claimed"])
     log.info("%s/%s: trained in %.1f s (%.0f GFLOP of products, %.1f GFLOP/s; %s), evaluated in "
              "%.1f s", dataset, job_id, train_seconds, flops / 1e9,
-             flops / 1e9 / max(train_seconds, 1e-9), fused_kernel.describe(w["dtype"]),
+             flops / 1e9 / max(train_seconds, 1e-9), engine_path.describe_training(w["dtype"]),
              time.perf_counter() - start - train_seconds)
 
 

@@ -232,6 +232,39 @@ def job_priority(cfg: dict[str, Any], dataset: str, job_id: str) -> int:
     return int(job_workload(cfg, parse_job_id(dataset, job_id), n, p)[1] / 1e9)
 
 
+def selection_groups(cfg: dict[str, Any]) -> dict[tuple[str, str], list[tuple[str, str]]]:
+    """Representative (mechanism, mode) -> the (mechanism, mode) pairs sharing its selection."""
+    groups: dict[tuple[str, str], list[tuple[str, str]]] = {}
+    for key in method_keys(cfg):
+        groups.setdefault(IDENTICAL_TO.get(key, key), []).append(key)
+    return groups
+
+
+def reference_accountant(cfg: dict[str, Any]) -> str:
+    """The accountant of the selection when ``cv.per_accountant`` is off."""
+    return next(a for a in cfg["wddp"]["accountants"] if a not in JAYARAMAN_ONLY)
+
+
+def selection_accountants(cfg: dict[str, Any], members: list[tuple[str, str]]) -> list[str]:
+    """Accountants a group is selected under (every one its members train with, or one)."""
+    if not cfg["wddp"]["cv"].get("per_accountant", False):
+        return [reference_accountant(cfg)]
+    accs = [a for mech, mode in members for a in accountants_for(cfg, mech, mode)]
+    return list(dict.fromkeys(accs))
+
+
+def cv_run_count(cfg: dict[str, Any]) -> int:
+    """Training runs of one data set's CV (all folds, :mod:`mpdp.studies.wddp.cv`): for the grid-cost
+    projection."""
+    w = cfg["wddp"]
+    cv = w["cv"]
+    per_fold = sum(
+        len(selection_accountants(cfg, members)) * len(members) * cv["seeds"]
+        for members in selection_groups(cfg).values()
+    ) * len(w["eta_grid"])
+    return per_fold * cv["folds"]
+
+
 def dataset_workload(cfg: dict[str, Any], dataset: str, n: int, p: int) -> tuple[float, float]:
     """Runs and flops of one data set's training jobs and CV on ``n × p`` training data
     (4·n·p flops per run-step, E8; a CV run trains on all folds but one)."""
@@ -242,8 +275,6 @@ def dataset_workload(cfg: dict[str, Any], dataset: str, n: int, p: int) -> tuple
         runs += count
         flops += job_flops
     if w["eta"] is None:
-        from mpdp.studies.wddp.cv import cv_run_count  # cv imports this module
-
         cv_runs = cv_run_count(cfg)
         runs += cv_runs
         flops += cv_runs * 4.0 * w["T"] * n * p * (1 - 1 / w["cv"]["folds"])

@@ -30,7 +30,7 @@ from mpdp.audit.registry import ADAPTERS
 from mpdp.data import prepare
 from mpdp.errors import ConfigError, MpdpError
 from mpdp.multiverse import spec as multiverse_spec
-from mpdp.planning_studies import (
+from mpdp.pipeline.planning_studies import (
     audit_warnings,
     check_admm,
     check_audit_settings,
@@ -118,7 +118,7 @@ def check_writable(workdir: str | Path = ".") -> None:
 def warnings(cfg: Mapping[str, Any], available: list[str], cards: Cards) -> list[str]:
     """Substitutions and no-ops of this config (one sentence each, naming the key): WD-DP
     figures whose fixed m or (m, ε) is not trained, audit keys without effect
-    (:mod:`mpdp.planning_studies`), and every M of ``voting.M_grid`` a data set is too small
+    (:mod:`mpdp.pipeline.planning_studies`), and every M of ``voting.M_grid`` a data set is too small
     for (its tables drop it; the figures at ``voting.h1_M`` then show the largest feasible M
     below it; needs the data cards: data sets not prepared yet are not judged)."""
     v = cfg["voting"]

@@ -1,14 +1,14 @@
 """Planning checks of the studies' grids and settings (spec E8; issue 37): what the schema
 cannot see and each study's jobs used to find only after other jobs had run.
 
-Called by :func:`mpdp.planning.check` (errors: :class:`~mpdp.errors.ConfigError`, one line
-naming the key and the fix) and :func:`mpdp.planning.warnings` (settings that run but leave a
+Called by :func:`mpdp.pipeline.planning.check` (errors: :class:`~mpdp.errors.ConfigError`, one line
+naming the key and the fix) and :func:`mpdp.pipeline.planning.warnings` (settings that run but leave a
 figure without a curve or make a key a no-op; the console and the report's deviations
 section show them).
 
 - WD-DP (spec E2.1, E2.2, E3.4): every party count of ``wddp.m_grid`` and every two-group
   layout of ``wddp.u_settings`` × ``wddp.u_grid`` must fit the training records (the size
-  bound of :func:`mpdp.planning.data_size`); a too large ``split.test_frac`` is named itself;
+  bound of :func:`mpdp.pipeline.planning.data_size`); a too large ``split.test_frac`` is named itself;
   the figures' fixed m and (m, ε) of :data:`~mpdp.studies.wddp.figure_spec.FIGURES` must be
   trained, else their curves are missing (warning) or, for an empty ``wddp.u_settings``,
   every u-sweep figure is empty (error).
@@ -44,7 +44,7 @@ DEFAULT_TEST_FRAC = 0.2
 
 
 class SizeLike(Protocol):
-    """What the checks need of :class:`mpdp.planning.Size`."""
+    """What the checks need of :class:`mpdp.pipeline.planning.Size`."""
 
     n_total: int
     n_train: int
@@ -162,7 +162,7 @@ def check_audit_settings(cfg: Mapping[str, Any]) -> None:
         key = f"audit.settings.{i}"
         adapter = ADAPTERS.get(setting["mechanism"])
         if adapter is None:
-            continue  # named by mpdp.planning._check_audit
+            continue  # named by mpdp.pipeline.planning._check_audit
         mech = setting["mechanism"]
         for name in required_fields(adapter, setting):
             if setting.get(name) is None:

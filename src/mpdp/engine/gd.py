@@ -22,12 +22,12 @@ therefore do not depend on how the draws are chunked, on the engine dtype, or on
 columns are trained alongside, so a run's trajectory is the same alone or in any batch, up to
 BLAS rounding. Passing the same seed for several columns gives them the same noise (the
 ``noise_sharing: shared`` option of M3.1). The fused path draws the same values with the
-compiled copy of NumPy's generator in :mod:`mpdp.normal_stream` (checked against NumPy on
+compiled copy of NumPy's generator in :mod:`mpdp.engine.noise` (checked against NumPy on
 every load; NumPy itself where that copy is unavailable).
 
 Speed (issue 12, measured in ``perf/README.md``): each block runs all ``T`` steps before
 the next one. In float32 on x86-64 CPUs with AVX2 and FMA, a compiled kernel
-(``_gd_kernel.c``, loaded by :mod:`mpdp.fused_kernel`; :class:`_FusedBlockState`; its AVX-512
+(``_gd_kernel.c``, loaded by :mod:`mpdp.engine.kernel`; :class:`_FusedBlockState`; its AVX-512
 build where the CPU has AVX-512) runs many steps per call, each one pass over the block's rows
 in cache-sized tiles: the products, the coefficients (a vectorised ``exp``) and the tile's
 share of ``G`` while the tile is in cache. Small blocks and wide ones keep their rows
@@ -49,12 +49,22 @@ the CPU only.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
-from mpdp import engine_provenance, fused_kernel, normal_stream
+from mpdp.engine import kernel as fused_kernel
+from mpdp.engine import noise as normal_stream
+from mpdp.engine import path
+from mpdp.engine.layout import (
+    FUSED_TILE_BYTES,
+    FUSED_TRANSPOSED_TILE_BYTES,
+    fused_transposed,
+)
+
+_LOG = logging.getLogger("mpdp")
 
 #: Number of noise values held per block between refills (about 8 MB in float64 on the NumPy
 #: path, 4 MB of scaled float32 on the fused one); the number of steps drawn at once is this
@@ -271,52 +281,6 @@ class _BlockState:
         return self.theta.T if self.transposed else self.theta
 
 
-#: Bytes of a row tile of the fused kernel: it stays in the L1 data cache between the products
-#: and the coefficients of a step.
-FUSED_TILE_BYTES = 16 * 1024
-#: Bytes of a row tile, per copy, of a block the fused kernel also holds transposed, by the
-#: kernel's lanes (8: AVX2, 16: AVX-512; its tiles are a multiple of that many rows). Measured
-#: best per build (both copies of the tile in L1 for AVX2, in L2 for AVX-512). The tile size
-#: changes no result: every sum is ordered by rows and features only (``_gd_kernel.c``).
-FUSED_TRANSPOSED_TILE_BYTES = {8: 8 * 1024, 16: 48 * 1024}
-#: Version of the rule that lays out a fused block (:func:`fused_transposed`): recorded in every
-#: results row (:mod:`mpdp.engine_provenance`). Change it whenever the rule or its constants
-#: change, since the layout decides the rounding.
-LAYOUT_RULE = "shape-v1"
-#: Largest block (``n_b · P`` float32 bytes) that the fused kernel also keeps transposed, tile by
-#: tile, for its products (no horizontal sums). 0.9 MiB: both copies fit a 2 MiB L2 with room
-#: for the rest of a step. Measured (``perf/README.md``): on an Intel Xeon (2 MiB L2) party
-#: blocks of 4–6 columns run transposed at 92–123 GFLOP/s and row-major at 83–97 up to
-#: 0.85 MiB, but beyond 0.97 MiB transposed fall to 56–85 while row-major hold 72–97; on AMD
-#: Zen 3/5 the transposed copy gains 6–12 % up to 3 MiB, which this rule forgoes between 0.9 and
-#: 3 MiB so that every CPU lays out (and rounds) a block the same way. These are the limits the
-#: last measured full-config run used (Intel Xeon, ratio 1.31 to the dense-GEMM bound).
-FUSED_TRANSPOSED_MAX_BYTES = 943_718
-#: The fewest columns for which a block over that size is transposed too: with enough columns
-#: the products outweigh the second copy's traffic. Measured with the AVX-512 build: Intel Xeon
-#: at 3.9 MiB 94 vs 80 GFLOP/s at 16 columns, 82 vs 76 at 12, 69 vs 71 at 8; AMD Zen 5 pooled
-#: blocks 131 → 139 at 24 columns, 130 → 172 at 50, a loss at 12. The AVX2 build (Zen 3) was
-#: about 7 % slower transposed at 50 columns (89 → 83): the price of one layout for both builds.
-FUSED_TRANSPOSED_WIDE_COLUMNS = 16
-
-
-def fused_transposed(n_b: int, P: int, k_b: int) -> bool:
-    """Whether the fused kernel also keeps a block of ``n_b`` rows of ``P`` (padded) features
-    and ``k_b`` columns transposed, tile by tile (rule :data:`LAYOUT_RULE`).
-
-    A function of the block's shape only — never of the CPU, its caches or the instruction set
-    — so that the fused path adds every sum in the same order, and gives bit-identical results,
-    on every x86-64 CPU with AVX2 and FMA (``docs/engine.md``).
-    """
-    return 4 * n_b * P <= FUSED_TRANSPOSED_MAX_BYTES or k_b >= FUSED_TRANSPOSED_WIDE_COLUMNS
-
-
-def fused_layout_description() -> str:
-    """A few words for job logs on which blocks the fused kernel also keeps transposed."""
-    return (f"layout rule {LAYOUT_RULE}: blocks of up to {FUSED_TRANSPOSED_MAX_BYTES / 2**20:.2f} "
-            f"MiB or at least {FUSED_TRANSPOSED_WIDE_COLUMNS} columns kept transposed too")
-
-
 def _transposed_tiles(rows: np.ndarray, tile_rows: int) -> np.ndarray:
     """``(n, c)`` rows as ``(tiles, c, tile_rows)`` float32, tile by tile transposed, the rows
     past ``n`` zero: the layout of the fused kernel's transposed tiles (``_gd_kernel.c``)."""
@@ -328,7 +292,7 @@ def _transposed_tiles(rows: np.ndarray, tile_rows: int) -> np.ndarray:
 
 
 class _FusedBlockState:
-    """A float32 block stepped by the compiled kernel (``_gd_kernel.c``, :mod:`mpdp.fused_kernel`).
+    """A float32 block stepped by the compiled kernel (``_gd_kernel.c``, :mod:`mpdp.engine.kernel`).
 
     Same recursion and operands as :class:`_BlockState` (rows premultiplied by their label,
     ``S = −η w / (1 + exp z)``, ``θ ← (1 − ηλ)θ − Σ_i s_i x_i − η c − ησ z``), but one C call
@@ -392,7 +356,7 @@ class _FusedBlockState:
 
     def refill_noise(self, steps: int) -> None:
         """Draw the next ``steps`` noise vectors of every column, scaled by ``η_k σ_k``
-        (:class:`~mpdp.normal_stream.NoiseStreams`: NumPy's values, drawn by compiled code)."""
+        (:class:`~mpdp.engine.noise.NoiseStreams`: NumPy's values, drawn by compiled code)."""
         self.noise.fill(self.scaled_noise[:steps], self.p)
 
     def advance(self, noise_index: int, steps: int) -> None:
@@ -515,7 +479,7 @@ def noisy_gd(
     work = np.array([max(1, b.X.shape[0] * b.columns.size) for b in blocks], dtype=np.float64)
     total, done, next_report = work.sum(), 0.0, 0.1
     kernel = fused_kernel.load() if dtype == np.float32 else None
-    engine_provenance.record(dtype.name)  # the results rows' provenance; logs a fallback
+    record(dtype.name)  # the results rows' provenance; logs a fallback
     for block, cost in zip(blocks, work, strict=True):
         state: _BlockState | _FusedBlockState
         if kernel is not None:
@@ -614,3 +578,24 @@ def deduplicate(
     ).astype(weights.dtype, copy=False)
     w_u = summed.reshape(-1) if weights.ndim == 1 else summed
     return X[first], y[first], w_u
+
+
+#: what noisy_gd used in this process, by dtype name ("float32", "float64")
+_USED: dict[str, path.Provenance] = {}
+
+
+def record(dtype: str) -> path.Provenance:
+    """Note that :func:`mpdp.engine.noisy_gd` trains in ``dtype`` now and return its provenance;
+    the first time per dtype it is logged (a WARNING for a fallback)."""
+    provenance, fallback = path.current(dtype)
+    if _USED.get(dtype) != provenance:
+        _USED[dtype] = provenance
+        _LOG.info("%s", path.describe(provenance))
+        if fallback is not None:
+            _LOG.warning("engine fallback: %s", fallback)
+    return provenance
+
+
+def used() -> dict[str, path.Provenance]:
+    """What the engine used in this process so far, by dtype."""
+    return dict(_USED)

@@ -14,7 +14,7 @@ fixed stream (enough to take the ziggurat's rare tail and wedge paths hundreds o
 for bit and including the generator state it leaves behind. Without the library or that
 agreement (e.g. a NumPy whose generator changed), :class:`NoiseStreams` draws with NumPy: the
 values are the same either way, only the speed differs, and the engine logs a WARNING
-(:mod:`mpdp.engine_provenance`). Kept, rather than dropped, because it saved 6–13 % of a
+(:mod:`mpdp.engine.provenance`). Kept, rather than dropped, because it saved 6–13 % of a
 training job's time (``perf/README.md``) for 150 lines of C that are checked on every load.
 """
 
@@ -27,7 +27,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from mpdp import fused_kernel
+from mpdp.engine import kernel as fused_kernel
 
 #: Draws compared with NumPy before the compiled generator is used (about a millisecond).
 CHECK_DRAWS = 1 << 16

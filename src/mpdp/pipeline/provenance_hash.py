@@ -10,22 +10,24 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
-PACKAGE_ROOT = Path(__file__).resolve().parent
+PACKAGE_ROOT = Path(__file__).resolve().parents[1]
 
 #: the WD-DP study's training modules (its figure table is a figures/report dependency)
 WDDP_TRAINING = tuple(f"studies/wddp/{name}.py" for name in ("plan", "batch", "cv", "evaluate", "job"))
 
 #: the batched training engine: its Python side and the compiled kernel's and noise stream's C
 #: sources
-ENGINE = ("engine.py", "fused_kernel.py", "_gd_kernel.c", "_gd_kernel_simd.h", "_normal_stream.c",
-          "_ziggurat_tables.h", "normal_stream.py")
+ENGINE = tuple(f"engine/{name}" for name in (
+    "__init__.py", "gd.py", "kernel.py", "layout.py", "noise.py", "path.py", "_gd_kernel.c",
+    "_gd_kernel_simd.h", "_normal_stream.c", "_ziggurat_tables.h"))
 
 #: which parts of the package each stage depends on (paths relative to src/mpdp)
 STAGE_SOURCES: dict[str, tuple[str, ...]] = {
-    "data": ("data", "seeding.py", "io.py", "errors.py"),
-    "partition": ("partition.py", "seeding.py", "io.py"),
+    "data": ("data/__init__.py", "data/registry.py", "data/fetch.py", "data/parsers.py",
+             "data/prepare.py", "seeding.py", "io.py", "errors.py"),
+    "partition": ("data/partition.py", "seeding.py", "io.py"),
     "train": (*ENGINE, "models", "mechanisms", "privacy", *WDDP_TRAINING, "bounds.py",
-              "partition.py", "seeding.py", "results.py"),
+              "data/partition.py", "seeding.py", "results.py"),
     "figures": ("figures", "studies/wddp/figures.py", "studies/wddp/figure_spec.py", "bounds.py",
                 "results.py"),
     "report": ("report", "claims", "studies/wddp/claims.py", "studies/wddp/report.py",
@@ -33,7 +35,7 @@ STAGE_SOURCES: dict[str, tuple[str, ...]] = {
                "studies/wddp/figure_spec.py", "bounds.py", "results.py", "studies/ls",
                "studies/voting", "studies/admm", "audit/report.py", "audit/figure.py", "audit/section.py",
                "audit/table.py",
-               "studies/benchmark", "planning.py", "planning_studies.py", "studies/wddp/tuning_report.py"),
+               "studies/benchmark", "pipeline/planning.py", "pipeline/planning_studies.py", "studies/wddp/tuning_report.py"),
     # least-squares study (issue 9): experiment tables, then figures and claims
     "ls": ("studies/ls/__init__.py", "studies/ls/data.py", "studies/ls/experiment.py",
            "studies/ls/theory.py", "mechanisms/least_squares.py", "privacy", "claims/intervals.py",
@@ -41,7 +43,7 @@ STAGE_SOURCES: dict[str, tuple[str, ...]] = {
     "ls_figures": ("studies/ls", "figures", "claims/intervals.py"),
     # the empirical privacy audit (spec audit.md): its adapters reuse the mechanisms' code
     # and the trainer and calibrations that produce the tables (wddp batch, benchmark calibration)
-    "audit": ("audit", *ENGINE, "models", "mechanisms", "privacy", "partition.py",
+    "audit": ("audit", *ENGINE, "models", "mechanisms", "privacy", "data/partition.py",
               "seeding.py", "studies/wddp/batch.py", "studies/benchmark/calibration.py",
               "studies/voting/train.py", "data/prepare.py"),
     "audit_figure": ("audit/figure.py", "audit/table.py", "figures"),
@@ -56,7 +58,7 @@ STAGE_SOURCES: dict[str, tuple[str, ...]] = {
     # cross-paper benchmark tables (issue 10): reuses the gradient, voting and ADMM training code
     "benchmark_train": ("studies/benchmark",
                         "studies/wddp/batch.py", "studies/voting/train.py", "studies/voting/plan.py",
-                        *ENGINE, "models", "mechanisms", "privacy", "partition.py", "seeding.py",
+                        *ENGINE, "models", "mechanisms", "privacy", "data/partition.py", "seeding.py",
                         "results.py", "data/prepare.py", "bounds.py"),
     # the claims tables (issue 33): the engine and every study's declarations and observations
     "claims": ("claims", "studies/wddp/claims.py", "studies/admm/claims.py", "studies/admm/figures.py",

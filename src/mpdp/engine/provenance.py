@@ -25,13 +25,14 @@ in a process is logged on the ``mpdp`` logger (the job log), as a WARNING when i
 
 from __future__ import annotations
 
-import dataclasses
-import logging
 import os
 import platform
 from collections.abc import Callable
 
 import pandas as pd
+
+from mpdp.engine import gd
+from mpdp.engine.path import NOT_ENGINE, UNRECORDED, current, describe
 
 #: provenance column -> pandas dtype, after every other column of a results table
 COLUMNS: dict[str, str] = {
@@ -40,79 +41,6 @@ COLUMNS: dict[str, str] = {
     "layout_rule": "string",  # engine.LAYOUT_RULE (fused path) | n/a
     "noise_source": "string",  # compiled-stream | numpy
 }
-
-_LOG = logging.getLogger("mpdp")
-
-
-@dataclasses.dataclass(frozen=True)
-class Provenance:
-    """The four provenance values of a row (see the module docstring)."""
-
-    engine_path: str
-    isa: str = "none"
-    layout_rule: str = "n/a"
-    noise_source: str = "numpy"
-
-    def values(self) -> dict[str, str]:
-        return dataclasses.asdict(self)
-
-
-#: rows not trained by the gradient-descent engine (the mechanism's own NumPy float64 code)
-NOT_ENGINE = Provenance("not-engine-float64")
-#: engine rows of a process in which the engine never ran
-UNRECORDED = Provenance("unrecorded", "unrecorded", "unrecorded", "unrecorded")
-
-#: what noisy_gd used in this process, by dtype name ("float32", "float64")
-_USED: dict[str, Provenance] = {}
-
-
-def current(dtype: str = "float32") -> tuple[Provenance, str | None]:
-    """What :func:`mpdp.engine.noisy_gd` in ``dtype`` uses in this process, and, when that is a
-    fallback from the fused path this machine should take, why (else ``None``)."""
-    from mpdp import engine, fused_kernel, normal_stream  # engine imports this module
-
-    if dtype != "float32":
-        return Provenance(f"numpy-{dtype}"), None
-    kernel = fused_kernel.load()
-    if kernel is None:
-        fallback = fused_kernel.fallback_reason()
-        return Provenance("numpy-float32"), fallback
-    if normal_stream.load() is None:
-        return (Provenance("fused", kernel.isa, engine.LAYOUT_RULE, "numpy"),
-                "the compiled normal stream is missing or disagrees with NumPy's; noise drawn by "
-                "NumPy (the same values, slower)")
-    return Provenance("fused", kernel.isa, engine.LAYOUT_RULE, "compiled-stream"), None
-
-
-def describe(provenance: Provenance) -> str:
-    """One line for logs and the report."""
-    if provenance.engine_path == "fused":
-        from mpdp import engine, fused_kernel
-
-        return (f"engine: fused {fused_kernel.ISAS[provenance.isa][1]} kernel (float32), "
-                f"{engine.fused_layout_description()}, noise from "
-                f"{'the compiled copy of NumPy' if provenance.noise_source == 'compiled-stream' else 'NumPy'}"
-                "'s normal streams: bit-identical on every x86-64 CPU with AVX2 and FMA")
-    return (f"engine: {provenance.engine_path} (NumPy/BLAS path, noise from NumPy): agrees with the "
-            "fused path to rounding only")
-
-
-def record(dtype: str) -> Provenance:
-    """Note that :func:`mpdp.engine.noisy_gd` trains in ``dtype`` now and return its provenance;
-    the first time per dtype it is logged (a WARNING for a fallback)."""
-    provenance, fallback = current(dtype)
-    if _USED.get(dtype) != provenance:
-        _USED[dtype] = provenance
-        _LOG.info("%s", describe(provenance))
-        if fallback is not None:
-            _LOG.warning("engine fallback: %s", fallback)
-    return provenance
-
-
-def used() -> dict[str, Provenance]:
-    """What the engine used in this process so far, by dtype."""
-    return dict(_USED)
-
 
 def fill(frame: pd.DataFrame, engine_rows: Callable[[pd.DataFrame], pd.Series]) -> pd.DataFrame:
     """``frame`` with the :data:`COLUMNS` (appended where absent), their NA values filled.
@@ -133,11 +61,11 @@ def fill(frame: pd.DataFrame, engine_rows: Callable[[pd.DataFrame], pd.Series]) 
     if "dtype" in out.columns:
         dtypes = out["dtype"].astype("string").fillna("unknown")  # no dtype: unrecorded
     else:
-        only = next(iter(_USED)) if len(_USED) == 1 else "float32"
+        only = next(iter(gd._USED)) if len(gd._USED) == 1 else "float32"
         dtypes = pd.Series(only, index=out.index, dtype="string")
     for name in COLUMNS:
         values = [
-            getattr(_USED.get(str(dt), UNRECORDED) if eng else NOT_ENGINE, name)
+            getattr(gd._USED.get(str(dt), UNRECORDED) if eng else NOT_ENGINE, name)
             for eng, dt in zip(is_engine, dtypes, strict=True)
         ]
         out[name] = out[name].fillna(pd.Series(values, index=out.index, dtype="string"))
@@ -147,7 +75,7 @@ def fill(frame: pd.DataFrame, engine_rows: Callable[[pd.DataFrame], pd.Series]) 
 def summary() -> tuple[str, bool]:
     """What float32 training on this machine will take, and whether that is a fallback: the line
     ``scripts/reproduce.sh`` and ``scripts/setup-venv.sh`` print (``python -m
-    mpdp.engine_provenance``)."""
+    mpdp.engine.provenance``)."""
     provenance, fallback = current("float32")
     line = describe(provenance)
     if fallback is not None:

@@ -152,15 +152,3 @@ def fallback_reason() -> str | None:
         return ("the compiled kernel is not built (no C compiler at install?); install a C "
                 "compiler and run `pip install -e .` again")
     return "this CPU lacks AVX2 or FMA, which the compiled kernel needs"
-
-
-def describe(dtype: str = "float32") -> str:
-    """A few words for job logs: which engine path training in ``dtype`` takes."""
-    from mpdp import engine_provenance  # imports this module
-
-    try:
-        provenance, fallback = engine_provenance.current(dtype)
-    except MpdpError as exc:
-        return f"engine: {exc}"
-    text = engine_provenance.describe(provenance)
-    return text if fallback is None else f"{text} (fallback: {fallback})"

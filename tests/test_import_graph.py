@@ -1,0 +1,114 @@
+"""``src/mpdp`` has no import circle, and its layers import one way (issue 36).
+
+The graph is read from the source with :mod:`ast` (imports inside functions count too, since a
+lazy import only hides a circle): an edge ``a -> b`` for every ``import`` or ``from ... import``
+of module ``b`` (or of a name of package ``b``) in module ``a``. A package's ``__init__`` is the
+package's own node.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parents[1] / "src" / "mpdp"
+
+
+def _name(path: Path, root: Path) -> str:
+    parts = list(path.relative_to(root.parent).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def import_graph(root: Path = PACKAGE) -> dict[str, set[str]]:
+    """module -> the modules of the package it imports (resolved to existing modules)."""
+    modules = {_name(p, root): p for p in root.rglob("*.py")}
+    graph: dict[str, set[str]] = {m: set() for m in modules}
+    for module, path in modules.items():
+        is_package = path.name == "__init__.py"
+        for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+            targets: list[str] = []
+            if isinstance(node, ast.Import):
+                targets = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                if node.level:
+                    base_parts = module.split(".")[: len(module.split(".")) - node.level + is_package]
+                    base = ".".join([*base_parts, *([node.module] if node.module else [])])
+                else:
+                    base = node.module or ""
+                targets = [f"{base}.{alias.name}" for alias in node.names] + [base]
+            for target in targets:
+                # the longest existing module the target names (a submodule, or the package of a name)
+                while target and target not in modules:
+                    target = target.rpartition(".")[0]
+                if target and target != module:
+                    graph[module].add(target)
+    return graph
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components with more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in sorted(graph[v]):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return found
+
+
+def _parent_package_edges(graph: dict[str, set[str]]) -> dict[str, set[str]]:
+    """The graph without the implicit edge of a submodule to its own package's ``__init__``
+    (Python runs a package's ``__init__`` first; a re-exporting ``__init__`` is not a circle)."""
+    return {m: {t for t in targets if not m.startswith(t + ".")} for m, targets in graph.items()}
+
+
+def test_no_import_circle_in_the_package():
+    circles = cycles(_parent_package_edges(import_graph()))
+    assert not circles, "import circles: " + "; ".join(" <-> ".join(c) for c in circles)
+
+
+def test_the_engine_imports_one_way():
+    graph = _parent_package_edges(import_graph())
+    order = ["mpdp.engine.kernel", "mpdp.engine.noise", "mpdp.engine.layout", "mpdp.engine.path",
+             "mpdp.engine.gd", "mpdp.engine.provenance"]
+    for i, module in enumerate(order):
+        later = set(order[i + 1:])
+        assert not graph[module] & later, f"{module} imports {graph[module] & later}"
+    for module, targets in graph.items():
+        if module != "mpdp.engine.provenance" and not module.startswith("mpdp.engine"):
+            continue
+        assert "mpdp.engine.provenance" not in targets or module == "mpdp.engine.provenance"
+
+
+def test_the_circle_finder_finds_a_planted_circle(tmp_path):
+    pkg = tmp_path / "mpdp"
+    (pkg / "sub").mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "sub" / "__init__.py").write_text("")
+    (pkg / "a.py").write_text("from mpdp.sub import b\n")
+    (pkg / "sub" / "b.py").write_text("def f():\n    from mpdp import a\n")
+    assert cycles(import_graph(pkg)) == [["mpdp.a", "mpdp.sub.b"]]
