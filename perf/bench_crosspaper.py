@@ -24,7 +24,7 @@ import time
 from pathlib import Path
 
 from mpdp import config
-from mpdp.studies.benchmark import builtin, plan, train
+from mpdp.studies.benchmark import plan, train
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -57,8 +57,7 @@ def main() -> None:
     print(f"{'data set':<14}{'group':<10}{'cpu s':>9}{'wall s':>9}{'tuning s':>10}{'cpu s at R=' + str(R):>16}")
     for ds in args.datasets:
         data = plan.load_data(small, ds, ROOT / "data" / "processed" / ds)
-        for group, runner_name in builtin.FAMILY_RUNNERS.items():
-            runner = getattr(train, runner_name)
+        for group, runner in train.FAMILY_RUNNERS.items():
             log = logging.getLogger(f"bench.{ds}.{group}")
             log.setLevel(logging.INFO)
             timer = _TuningTimer()

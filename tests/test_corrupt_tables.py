@@ -9,7 +9,7 @@ import pytest
 from mpdp import results
 from mpdp.audit import table as audit_table
 from mpdp.errors import InputDataError
-from mpdp.studies.benchmark.figures import read_tables as read_benchmark_tables
+from mpdp.studies.benchmark.tables import read_tables as read_benchmark_tables
 from mpdp.studies.ls.report import read_table as read_ls_table
 
 
@@ -65,10 +65,10 @@ def test_every_table_reader_goes_through_the_one_line_reader():
 
 
 def test_a_truncated_ranking_table_names_the_file(tmp_path):
-    from mpdp.studies.benchmark import figures as benchmark_figures
+    from mpdp.studies.benchmark import tables as benchmark_tables
 
     path = _truncated(tmp_path / "data" / "results" / "benchmark" / "ranking.parquet")
     with pytest.raises(InputDataError) as err:
-        benchmark_figures.read_ranking(path)
+        benchmark_tables.read_ranking(path)
     assert str(err.value).startswith(f"benchmark ranking table {path} is unreadable (")
     assert f"snakemake --force {path}" in str(err.value) and "\n" not in str(err.value)

@@ -10,7 +10,7 @@ import pytest
 
 from mpdp import results
 from mpdp.errors import ConfigError
-from mpdp.studies.benchmark import builtin, registry
+from mpdp.studies.benchmark import builtin, registry, train
 from mpdp.studies.benchmark.schema import EXTRA_COLUMNS
 
 TOY = str(Path(__file__).with_name("toy_mechanism.py"))
@@ -56,8 +56,8 @@ def test_an_id_taken_by_another_mechanism_is_refused():
 def test_a_registered_mechanism_runs_the_common_protocol(bench_cfg, bench_data):
     """Tuned with the same budget, trained on every cell, ε, repetition, accounted at the target."""
     bench_cfg["benchmark"]["mechanisms"] = [TOY]
-    mech = registry.configured(bench_cfg)[0]
-    rows, hp = mech.train_job(bench_cfg, "synthetic", bench_data, ("toy_first_party",), LOG)
+    assert registry.configured(bench_cfg)[0].id == "toy_first_party"  # registers the added mechanism
+    rows, hp = train.run_job(bench_cfg, "synthetic", bench_data, ("toy_first_party",), LOG)
     everything = results.to_frame(rows, EXTRA_COLUMNS)
     b = bench_cfg["benchmark"]
     # the private protocol accounts it through its declared RDP curve, end to end at the target
@@ -76,7 +76,7 @@ def test_a_registered_mechanism_runs_the_common_protocol(bench_cfg, bench_data):
     assert hp["toy_first_party"]["chosen"] in b["output"]["lambda_candidates"]
     assert frame["accuracy"].between(0, 1).all() and frame["test_logloss"].gt(0).all()
     # the same partitions as every other mechanism (paired repetitions)
-    other, _ = registry.get("pathak").train_job(bench_cfg, "synthetic", bench_data, ("pathak",), LOG)
+    other, _ = train.run_job(bench_cfg, "synthetic", bench_data, ("pathak",), LOG)
     key = ["m", "u", "rep"]
     ours = frame.drop_duplicates(key).set_index(key)["partition"]
     theirs = results.to_frame(other, EXTRA_COLUMNS)
@@ -87,9 +87,9 @@ def test_a_registered_mechanism_runs_the_common_protocol(bench_cfg, bench_data):
 def test_unequal_candidate_budget_of_a_registered_mechanism_is_refused(bench_cfg, bench_data):
     bench_cfg["benchmark"]["mechanisms"] = [TOY]
     bench_cfg["benchmark"]["output"]["lambda_candidates"] = [0.01, 0.1, 1.0]
-    mech = registry.configured(bench_cfg)[0]
+    assert registry.configured(bench_cfg)[0].id == "toy_first_party"  # registers the added mechanism
     with pytest.raises(ConfigError, match="same selection budget"):
-        mech.train_job(bench_cfg, "synthetic", bench_data, ("toy_first_party",), LOG)
+        train.run_job(bench_cfg, "synthetic", bench_data, ("toy_first_party",), LOG)
 
 
 def test_own_audit_adapters_are_registered_with_the_audit(bench_cfg, monkeypatch):

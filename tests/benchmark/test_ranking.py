@@ -112,10 +112,8 @@ def test_unknown_primary_metric_is_a_clear_error():
 
 
 def test_ranking_table_is_written_atomically_with_its_columns(tmp_path, monkeypatch):
-    from mpdp.studies.benchmark import figures
-
     table = _table({"a": np.array([0.3, 0.31]), "b": np.array([0.5, 0.52])})
-    monkeypatch.setattr(figures, "read_tables", lambda paths, every_protocol=False: table)
+    monkeypatch.setattr(ranking, "read_tables", lambda paths, every_protocol=False: table)
     out = tmp_path / "ranking.parquet"
     ranking.write([tmp_path / "x.parquet"], "test_logloss", out)
     assert list(pd.read_parquet(out).columns) == ranking.RANKING_COLUMNS

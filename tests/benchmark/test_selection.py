@@ -20,7 +20,7 @@ from mpdp.errors import ConfigError
 from mpdp.privacy import private_selection as ps
 from mpdp.privacy.calibration import noise_multiplier
 from mpdp.studies.benchmark import calibration as calib
-from mpdp.studies.benchmark import registry, selection
+from mpdp.studies.benchmark import registry, selection, train
 from mpdp.studies.benchmark.schema import EXTRA_COLUMNS
 
 LOG = logging.getLogger("test")
@@ -36,7 +36,7 @@ def default_run(bench_data, make_small_cfg):
     cfg = make_small_cfg()
     rows, hp = [], {}
     for ids in registry.job_groups(cfg).values():
-        r, h = registry.get(ids[0]).train_job(cfg, "synthetic", bench_data, ids, LOG)
+        r, h = train.run_job(cfg, "synthetic", bench_data, ids, LOG)
         rows += r
         for protocol, mechs in h.items():
             hp.setdefault(protocol, {}).update(mechs)
@@ -139,7 +139,7 @@ def test_public_protocol_removes_its_split_from_the_private_pool(bench_data, mak
     cfg = make_small_cfg()
     cfg["benchmark"]["selection"].update(protocol="public", final_run_reading=False)
     cfg["benchmark"]["mechanisms"] = ["wyx"]
-    rows, hp = registry.get("wyx").train_job(cfg, "synthetic", bench_data, ("wyx",), LOG)
+    rows, hp = train.run_job(cfg, "synthetic", bench_data, ("wyx",), LOG)
     frame = results.to_frame(rows, EXTRA_COLUMNS)
     n_public = hp["public"]["wyx"]["n_public"]
     assert n_public == math.ceil(cfg["benchmark"]["val_frac"] * bench_data.n)

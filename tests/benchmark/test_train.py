@@ -21,7 +21,7 @@ KEY = ["mechanism", "epsilon", "m", "u", "rep"]
 def all_rows(bench_cfg, bench_data):
     rows, hp = [], {}
     for ids in registry.job_groups(bench_cfg).values():
-        r, h = registry.get(ids[0]).train_job(bench_cfg, "synthetic", bench_data, ids, LOG)
+        r, h = train.run_job(bench_cfg, "synthetic", bench_data, ids, LOG)
         rows += r
         for protocol, mechs in h.items():
             hp.setdefault(protocol, {}).update(mechs)

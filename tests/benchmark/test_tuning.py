@@ -7,12 +7,12 @@ import logging
 import pytest
 
 from mpdp import seeding
-from mpdp.studies.benchmark import registry, train
+from mpdp.studies.benchmark import train
 from mpdp.studies.wddp import batch
 
 
 def _dpsgd(cfg, dataset, data, log):
-    return registry.get("dpsgd").train_job(cfg, dataset, data, ("dpsgd",), log)
+    return train.run_job(cfg, dataset, data, ("dpsgd",), log)
 
 
 @pytest.mark.parametrize("runner", [train.run_gradient, train.run_output, train.run_admm, _dpsgd])

@@ -66,7 +66,7 @@ def study_inputs(paths: Paths, cfg: Mapping[str, Any]) -> list[tuple[tuple[Claim
         lt = {Path(p).stem: results.read_parquet(p, "least-squares table") for p in paths.ls}
         out.append((ls.CLAIMS, engine.Inputs(ls.observations(lt), ls.baselines(lt))))
     if paths.benchmark:
-        from mpdp.studies.benchmark.figures import read_tables
+        from mpdp.studies.benchmark.tables import read_tables
 
         bt = read_tables(paths.benchmark)
         cards = {ds: _card(paths, ds) for ds in bt["dataset"].astype(str).unique() if ds in paths.cards}

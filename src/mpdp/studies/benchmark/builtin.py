@@ -11,15 +11,13 @@ of the same id (:mod:`mpdp.audit.registry`).
 
 from __future__ import annotations
 
-import logging
-from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from mpdp.studies.benchmark.interface import Mechanism, Rows
+from mpdp.studies.benchmark.interface import Mechanism
 
 if TYPE_CHECKING:
-    from mpdp.studies.benchmark.plan import BenchmarkData
+    pass
 
 _GAUSS = "composed Gaussian, exact accountant"
 _GAUSS_PARTY = "composed Gaussian per party, exact accountant (worst party)"
@@ -29,22 +27,11 @@ _ADMM = "per-release pure α, PLD composition over T"
 PVP_CALIBRATION = "noise to the hidden-state bound Δp/(1−r)"
 
 
-#: the papers' three training families and the function of :mod:`mpdp.studies.benchmark.train`
-#: that trains all of a family's configured mechanisms in one job
-FAMILY_RUNNERS: dict[str, str] = {"gradient": "run_gradient", "output": "run_output",
-                                  "admm": "run_admm"}
-
-
 @dataclass(frozen=True)
 class FamilyMechanism(Mechanism):
     """A mechanism of the papers, trained with the rest of its family (``job``) by the family's
-    runner in :data:`FAMILY_RUNNERS`."""
+    runner (:data:`mpdp.studies.benchmark.train.FAMILY_RUNNERS`)."""
 
-    def train_job(self, cfg: Mapping[str, Any], dataset: str, data: BenchmarkData, ids: Sequence[str],
-                  log: logging.Logger) -> tuple[Rows, dict[str, Any]]:
-        from mpdp.studies.benchmark import train
-
-        return getattr(train, FAMILY_RUNNERS[self.job])(cfg, dataset, data, log, ids=ids)
 
 
 @dataclass(frozen=True)

@@ -30,13 +30,12 @@ import pandas as pd  # noqa: E402
 from matplotlib.colors import ListedColormap  # noqa: E402
 from matplotlib.patches import Patch, Rectangle  # noqa: E402
 
-from mpdp import results  # noqa: E402
 from mpdp.errors import InputDataError  # noqa: E402
 from mpdp.figures import style  # noqa: E402
 from mpdp.figures.bands import summarise  # noqa: E402
 from mpdp.figures.plot import save_figure  # noqa: E402
 from mpdp.studies.benchmark import ranking  # noqa: E402
-from mpdp.studies.benchmark.schema import EXTRA_COLUMNS  # noqa: E402
+from mpdp.studies.benchmark.tables import read_ranking, read_tables  # noqa: E402
 
 FIGURES = ("xp_eps", "xp_m", "xp_u", "xp_rank")
 #: the axis of each sweep figure: (column, label, log scale)
@@ -56,37 +55,6 @@ _CELL_COLOURS = plt.get_cmap("tab20").colors
 _LINESTYLES = ("-", "--", ":", "-.")
 #: the most mechanisms' curves in one panel (issue 35: a reader can tell at most ~8 apart)
 MAX_CURVES = 7
-
-
-def read_tables(paths: Sequence[Path | str], every_protocol: bool = False) -> pd.DataFrame:
-    """The benchmark tables of the data sets, concatenated (schema-checked on read).
-
-    By default only the headline selection protocol's rows (:func:`headline_rows`: the figures and
-    the report's sweeps show the end-to-end reading); ``every_protocol`` keeps every protocol's
-    rows (the ranking ranks each).
-    """
-    frames = [results.read(p, extra=_extra(p)) for p in paths]
-    if not frames:
-        raise InputDataError("no benchmark tables to plot")
-    table = pd.concat(frames, ignore_index=True)
-    return table if every_protocol else headline_rows(table)
-
-
-def headline_rows(table: pd.DataFrame) -> pd.DataFrame:
-    """The rows of the headline protocol: every non-``oracle`` row if any, else the oracle rows."""
-    if "selection" not in table.columns or not (table["selection"] != "oracle").any():
-        return table
-    return table[table["selection"] != "oracle"].reset_index(drop=True)
-
-
-def _extra(path: Path | str) -> dict[str, str]:
-    """The benchmark's extra columns plus whatever further columns the table carries."""
-    columns = results.read_parquet(path, "benchmark table").columns
-    extra = dict(EXTRA_COLUMNS)
-    for col in columns:
-        if col not in results.COLUMNS and col not in extra:
-            extra[col] = "object"
-    return extra
 
 
 def catalogue(table: pd.DataFrame) -> pd.DataFrame:
@@ -277,12 +245,6 @@ def plot_rank(ranked: pd.DataFrame, cat: pd.DataFrame, png: Path, pdf: Path,
         plt.close(fig)
 
 
-def read_ranking(path: str | Path) -> pd.DataFrame:
-    """The per-cell ranking table (data/results/benchmark/ranking.parquet); a damaged file is a
-    one-line error naming it and the rebuild command (:func:`mpdp.results.read_parquet`)."""
-    return results.read_parquet(path, "benchmark ranking table")
-
-
 def build(name: str, cfg: Mapping[str, Any], tables: Sequence[Path], png: Path, pdf: Path,
           log: logging.Logger, ranking_tables: Sequence[Path] = ()) -> None:
     """Draw benchmark figure ``name`` from the data sets' tables (xp_rank: from the ranking table)."""
@@ -294,9 +256,7 @@ def build(name: str, cfg: Mapping[str, Any], tables: Sequence[Path], png: Path, 
     if name == "xp_rank":
         if not ranking_tables:
             raise InputDataError("xp_rank needs data/results/benchmark/ranking.parquet (rule benchmark_ranking)")
-        from mpdp.studies.benchmark.ranking import headline
-
-        plot_rank(headline(read_ranking(ranking_tables[0])), catalogue(table), png, pdf, data_sizes(table, cap))
+        plot_rank(ranking.headline(read_ranking(ranking_tables[0])), catalogue(table), png, pdf, data_sizes(table, cap))
     else:
         plot_sweep(table, name, b["reference"], float(b["delta"]), png, pdf, cap)
     log.info("%s: %d rows of %d data sets", name, len(table), table["dataset"].nunique())

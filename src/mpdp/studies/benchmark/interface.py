@@ -66,7 +66,11 @@ class Mechanism:
 
     def train_job(self, cfg: Mapping[str, Any], dataset: str, data: BenchmarkData, ids: Sequence[str],
                   log: logging.Logger) -> tuple[Rows, dict[str, Any]]:
-        """Train the mechanisms ``ids`` of this job on every cell; (rows, selection record by id)."""
+        """Train the mechanisms ``ids`` of this job on every cell; (rows, selection record by id).
+
+        The hook of a mechanism that runs its whole job itself; a :class:`BatchMechanism` and the
+        papers' families are run by the framework instead
+        (:func:`mpdp.studies.benchmark.train.run_job`, which dispatches on the type)."""
         raise NotImplementedError(f"benchmark mechanism {self.id!r} does not say how it trains")
 
     def audit_adapter(self) -> Any | None:
@@ -132,8 +136,3 @@ class BatchMechanism(Mechanism, ABC):
         """The λ of its objective for ``hparam`` (the optimality gap's θ*): the knob if it is λ."""
         return float(hparam) if self.hparam == "lambda" else float(cfg["benchmark"]["lambda"])
 
-    def train_job(self, cfg: Mapping[str, Any], dataset: str, data: BenchmarkData, ids: Sequence[str],
-                  log: logging.Logger) -> tuple[Rows, dict[str, Any]]:
-        from mpdp.studies.benchmark.train import run_batch_mechanism
-
-        return run_batch_mechanism(cfg, dataset, data, self, log)

@@ -40,6 +40,7 @@ from scipy import stats
 
 from mpdp import io
 from mpdp.studies.benchmark.schema import CELL
+from mpdp.studies.benchmark.tables import read_tables
 
 ALPHA = 0.05
 #: declarable primary metrics (``benchmark.primary_metric``), all lower-is-better
@@ -203,8 +204,6 @@ def winner_changes(ranking: pd.DataFrame) -> pd.DataFrame:
 
 def write(tables: Sequence[Path], metric: str, out: Path) -> pd.DataFrame:
     """Read the data sets' tables, rank every cell, write ``out`` (parquet, atomically)."""
-    from mpdp.studies.benchmark.figures import read_tables
-
     frame = ranking_table(read_tables(tables, every_protocol=True), metric)
     with io.atomic_path(out) as tmp:
         frame.to_parquet(tmp, index=False)

@@ -16,7 +16,8 @@ import pandas as pd
 
 from mpdp import tuning
 from mpdp.studies.benchmark import ranking
-from mpdp.studies.benchmark.figures import catalogue, data_sizes, read_ranking, read_tables
+from mpdp.studies.benchmark.figures import catalogue, data_sizes
+from mpdp.studies.benchmark.tables import read_ranking, read_tables
 
 CAPTIONS: dict[str, str] = {
     "xp_eps": "Test accuracy (top) and optimality gap against the pooled θ* of the same λ (bottom) "

@@ -46,6 +46,7 @@ from mpdp.models import logistic
 from mpdp.seeding import rng
 from mpdp.studies.benchmark import calibration as calib
 from mpdp.studies.benchmark import plan, registry, selection
+from mpdp.studies.benchmark.builtin import FamilyMechanism
 from mpdp.studies.benchmark.interface import BatchMechanism, Run
 from mpdp.studies.benchmark.schema import EXTRA_COLUMNS
 from mpdp.studies.voting import train as voting
@@ -637,6 +638,24 @@ def _run_batch_mechanism(cfg: Mapping[str, Any], dataset: str, data: plan.Benchm
     return rows, hp
 
 
+#: the papers' three training families and the function that trains all of a family's configured
+#: mechanisms in one job
+FAMILY_RUNNERS = {"gradient": run_gradient, "output": run_output, "admm": run_admm}
+
+
+def run_job(cfg: Mapping[str, Any], dataset: str, data: plan.BenchmarkData, ids: Sequence[str],
+            log: logging.Logger) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """Train the mechanisms ``ids`` of one job (one family, or one added mechanism): a family of the
+    papers by its runner, a :class:`~.interface.BatchMechanism` by the common protocol
+    (:func:`run_batch_mechanism`), any other mechanism by its own ``train_job`` hook."""
+    mech = registry.get(ids[0])
+    if isinstance(mech, FamilyMechanism):
+        return FAMILY_RUNNERS[mech.job](cfg, dataset, data, log, ids=ids)
+    if isinstance(mech, BatchMechanism):
+        return run_batch_mechanism(cfg, dataset, data, mech, log)
+    return mech.train_job(cfg, dataset, data, ids, log)
+
+
 def family_job(cfg: Mapping[str, Any], dataset: str, group: str, processed_dir: Path, out: Path,
                hparams_out: Path, log: logging.Logger) -> None:
     """One Snakemake job: every mechanism of ``group`` on every cell of ``dataset``."""
@@ -655,7 +674,7 @@ def family_job(cfg: Mapping[str, Any], dataset: str, group: str, processed_dir: 
         raise InputDataError(f"benchmark: no configured mechanism trains in job {group!r} "
                              f"(benchmark.mechanisms gives jobs {sorted(groups)})")
     ids = groups[group]
-    rows, hp = registry.get(ids[0]).train_job(cfg, dataset, data, ids, log)
+    rows, hp = run_job(cfg, dataset, data, ids, log)
     frame = results.to_frame(rows, EXTRA_COLUMNS)
     results.write(frame, out, EXTRA_COLUMNS)
     io.write_json({"group": group, "mechanisms": hp, "skipped_cells": skipped,
