@@ -65,7 +65,7 @@ def dry_run_words(command: str) -> list[str] | None:
     if words[:2] == ["bash", "scripts/reproduce.sh"]:  # what the script runs after its setup
         words = ["snakemake", "--cores", "all", *words[2:]]
     words[0] = "snakemake"
-    if words[-1].startswith("-") and words[-1] not in ("--unlock",) and "=" not in words[-1]:
+    if words[-1].startswith("-") and words[-1] not in ("--unlock", "--summary", "--lint") and "=" not in words[-1]:
         return None  # e.g. "snakemake --config" in a sentence about the option
     if not any(w in words for w in ("--cores", "-c", "--workflow-profile")):
         words[1:1] = ["--cores", "1"]

@@ -81,8 +81,9 @@ def test_conclusion_is_short_plain_and_counted_from_the_frame(frame):
 
 
 def test_counts_print_as_whole_numbers_and_tables_scroll_in_the_column():
-    frame = pd.DataFrame({"records": [494000.0], "n": [123456], "small": [1.0e-7], "x": [0.12345]})
+    frame = pd.DataFrame({"records": [494000.0], "n": [123456], "small": [1.0e-7], "x": [0.12345],
+                          "mean": [45990.3]})
     text = sections.html_table(frame)
-    assert "494\u2009000" in text and "123\u2009456" in text and "e+0" not in text
+    assert "494\u2009000" in text and "123\u2009456" in text and "45\u2009990" in text and "e+0" not in text
     assert "1.000e-07" in text and "0.1235" in text
     assert text.startswith('<div class="mpdp-scroll">') and "overflow-x: auto" in sections.REPORT_CSS

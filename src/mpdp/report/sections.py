@@ -66,8 +66,8 @@ def _grouped(value: float) -> str:
 
 
 def format_number(value: Any) -> str:
-    """Numbers for HTML tables: counts as whole numbers with thousands separators, others to 4
-    significant digits; scientific notation only for magnitudes below 10⁻³ (never for counts)."""
+    """Numbers for HTML tables: magnitudes from 10 000 on as whole numbers with thousands separators,
+    others to 4 significant digits; scientific notation only for magnitudes below 10⁻³."""
     if isinstance(value, bool | np.bool_):
         return "yes" if value else "no"
     if isinstance(value, int | np.integer):
@@ -77,7 +77,7 @@ def format_number(value: Any) -> str:
             return "—"
         if math.isinf(value):
             return "∞" if value > 0 else "−∞"
-        if abs(value) >= 1e4 and (float(value).is_integer() or abs(value) >= 1e5):
+        if abs(value) >= 1e4:  # no exponent: 45 990, not 4.599e+04
             return _grouped(float(value))
         if value != 0 and abs(value) < 1e-3:
             return f"{value:.3e}"
