@@ -4,8 +4,6 @@ import sys
 from pathlib import Path
 
 from mpdp import config as mpdp_config
-from mpdp import planning as mpdp_planning
-from mpdp.pipeline import planning as mpdp_planning
 from mpdp.pipeline import planning as mpdp_planning
 from mpdp.data import fetch as mpdp_fetch
 from mpdp.data import prepare as mpdp_prepare
