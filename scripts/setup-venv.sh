@@ -15,7 +15,7 @@ if [ ! -x .venv/bin/python ]; then
 fi
 EXTRAS="${1:-}"
 STAMP=".venv/.mpdp-install-stamp.${EXTRAS:-base}"
-KEY="$(cat pyproject.toml setup.py src/mpdp/*.c src/mpdp/*.h | sha256sum | cut -d' ' -f1) $(.venv/bin/python -c 'import sys; print(sys.version.split()[0])')"
+KEY="$(cat pyproject.toml setup.py src/mpdp/engine/*.c src/mpdp/engine/*.h | sha256sum | cut -d' ' -f1) $(.venv/bin/python -c 'import sys; print(sys.version.split()[0])')"
 up_to_date=0
 for stamp in .venv/.mpdp-install-stamp.*; do
   [ -f "$stamp" ] || continue

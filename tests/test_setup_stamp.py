@@ -21,12 +21,13 @@ echo "$*" >> "$(dirname "$0")/../calls.log"
 def _copy(tmp_path: Path) -> Path:
     repo = tmp_path / "repo"
     (repo / "scripts").mkdir(parents=True)
-    (repo / "src" / "mpdp").mkdir(parents=True)
+    (repo / "src" / "mpdp" / "engine").mkdir(parents=True)
     shutil.copy(ROOT / "scripts" / "setup-venv.sh", repo / "scripts")
     for name in ("pyproject.toml", "setup.py"):
         shutil.copy(ROOT / name, repo)
-    for source in [*(ROOT / "src" / "mpdp").glob("*.c"), *(ROOT / "src" / "mpdp").glob("*.h")]:
-        shutil.copy(source, repo / "src" / "mpdp")
+    engine = ROOT / "src" / "mpdp" / "engine"
+    for source in [*engine.glob("*.c"), *engine.glob("*.h")]:
+        shutil.copy(source, repo / "src" / "mpdp" / "engine")
     python = repo / ".venv" / "bin" / "python"
     python.parent.mkdir(parents=True)
     python.write_text(FAKE_PYTHON)
@@ -51,6 +52,6 @@ def test_setup_reinstalls_only_when_what_it_installs_changed(tmp_path):
     with (repo / "setup.py").open("a") as f:
         f.write("\n# changed\n")
     assert _installs(repo) == 1  # the build recipe changed
-    next((repo / "src" / "mpdp").glob("*.c")).write_text("/* changed kernel */\n")
+    next((repo / "src" / "mpdp" / "engine").glob("*.c")).write_text("/* changed kernel */\n")
     assert _installs(repo, "test") == 1  # a C source changed: the compiled kernel is rebuilt
     assert _installs(repo, "test", env={"MPDP_REINSTALL": "1"}) == 1  # forced

@@ -146,13 +146,13 @@ def settings(cfg: Mapping[str, Any], rule: str, **wildcards: str | None) -> dict
 
 def param(cfg: Mapping[str, Any], rule: str, **wildcards: str | None) -> str:
     """The ``settings`` param of a job, compact: a hash of ``{dotted key: value}`` over the keys
-    it reads and how many, e.g. ``sha256:3f2a…(17 keys of mpdp.pipeline.rule_keys 'train_job')``. A
+    it reads and how many, e.g. ``sha256:3f2a…(17 keys read by rule 'train_job')``. A
     change of any of them reruns the job; Snakemake's rerun reason prints this line (issue 37:
     the whole section printed twice was ~2 KB per job). ``snakemake --list-params-changes``
     lists the jobs; :func:`settings` gives the values."""
     values = settings(cfg, rule, **wildcards)
     digest = hashlib.sha256(json.dumps(values, sort_keys=True, default=str).encode()).hexdigest()[:16]
-    return f"sha256:{digest} ({len(values)} keys of mpdp.pipeline.rule_keys {rule!r})"
+    return f"sha256:{digest} ({len(values)} keys read by rule {rule!r})"
 
 
 def rule_config(raw: Mapping[str, Any], rule: str, **wildcards: str | None) -> dict[str, Any]:
