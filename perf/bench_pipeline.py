@@ -379,8 +379,16 @@ def snakemake_log(workdir: Path, since: float = 0.0) -> Path:
 
 
 #: what the compiled kernel is built from (setup.py)
-KERNEL_SOURCES = ("setup.py", "src/mpdp/engine/_gd_kernel.c", "src/mpdp/engine/_gd_kernel_simd.h", "src/mpdp/engine/_normal_stream.c",
-                  "src/mpdp/engine/_ziggurat_tables.h")
+KERNEL_SOURCES = ("setup.py", "src/mpdp/engine/_gd_kernel.c", "src/mpdp/engine/_gd_kernel_simd.h",
+                  "src/mpdp/engine/_normal_stream.c", "src/mpdp/engine/_ziggurat_tables.h")
+
+
+def kernel_dir(workdir: Path) -> Path:
+    """Where a checkout keeps the compiled kernel: the engine package (``src/mpdp/engine/``), or
+    ``src/mpdp/`` in checkouts from before the engine became a package (e.g. a ``--commit``
+    baseline)."""
+    engine = workdir / "src" / "mpdp" / "engine"
+    return engine if (engine / "kernel.py").is_file() else workdir / "src" / "mpdp"
 
 
 def build_kernel(workdir: Path) -> None:
@@ -389,10 +397,10 @@ def build_kernel(workdir: Path) -> None:
     import mpdp.engine.kernel as fk
 
     installed = Path(fk.__file__).with_name(fk.LIBRARY)
-    here = Path(fk.__file__).resolve().parents[2]
+    here = Path(fk.__file__).resolve().parents[3]
     if installed.is_file() and all((here / f).is_file() and (here / f).read_bytes() == (workdir / f).read_bytes()
                          for f in KERNEL_SOURCES):
-        shutil.copy2(installed, workdir / "src" / "mpdp" / fk.LIBRARY)
+        shutil.copy2(installed, kernel_dir(workdir) / fk.LIBRARY)
         return
     with tempfile.TemporaryDirectory() as tmp:
         subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", tmp, str(workdir)],
@@ -401,8 +409,8 @@ def build_kernel(workdir: Path) -> None:
 
         (wheel,) = Path(tmp).glob("*.whl")
         with zipfile.ZipFile(wheel) as zf:
-            (name,) = [n for n in zf.namelist() if n.startswith("mpdp/libmpdp_kernel")]
-            (workdir / "src" / name).write_bytes(zf.read(name))
+            (name,) = [n for n in zf.namelist() if n.rsplit("/", 1)[-1].startswith("libmpdp_kernel")]
+            (kernel_dir(workdir) / name.rsplit("/", 1)[-1]).write_bytes(zf.read(name))
 
 
 def prepare_clone(workdir: Path, env: dict[str, str], commit: str | None = None) -> str:

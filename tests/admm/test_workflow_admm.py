@@ -89,7 +89,8 @@ def test_zz_builds_table_figures_and_fit_table(built):
 def test_report_section_renders_from_the_built_outputs(built):
     """The report's ADMM section (mpdp.studies.admm.section) on the built outputs, and without them."""
     from mpdp import config
-    from mpdp.report import scaffold
+    from mpdp.report import claims_view, scaffold
+    from mpdp.studies import claims_build
     from mpdp.studies.admm import section as zz_section
 
     workdir = built
@@ -98,7 +99,11 @@ def test_report_section_renders_from_the_built_outputs(built):
     ctx = {"admm": {"table": str(workdir / "data" / "results" / "admm" / "adult.parquet"),
                     "figures": {n: str(figures / f"{n}.png") for n in ("zz_f3", "zz_f4", "zz_f5")},
                     "fit_table": str(figures / "zz_table.csv")}}
-    section = zz_section.build(ctx, cfg)
+    # the claims engine's tables of this build's ADMM table (what rule claims_tables writes)
+    cells, verdicts = claims_build.build(claims_build.Paths(
+        admm=[ctx["admm"]["table"]], cards={"adult": str(workdir / "data" / "processed" / "adult" / "card.json")}),
+        config.validate(cfg))
+    section = zz_section.build(ctx, cfg, claims_view.ClaimsTables(verdicts, cells))
     html = " ".join(item.data or "" for item in scaffold.render(section))
     assert 'id="admm-claims"' in html and 'id="claim-admm-z3"' in html and "I-11" in html
     assert 'id="claim-admm-z6"' in html and "real ε" in html and "centralised optimum" in html

@@ -112,3 +112,12 @@ def test_section_reads_only_an_existing_table(tmp_path):
     table.drop(columns="outcome").to_parquet(tmp_path / "bad.parquet")
     with pytest.raises(InputDataError, match="lacks columns"):
         section.read(tmp_path / "bad.parquet")
+
+
+def test_a_failed_universe_names_its_error_not_a_warning():
+    from mpdp.multiverse import universe
+
+    tail = ("mpdp: WARNING: wddp.m_grid: m = 4 is not in wddp.m_grid\n"
+            "KeyError in file workflow/rules/multiverse.smk, line 31:\n'multiverse'\n")
+    assert universe._reason(tail, 1).startswith("KeyError in file")
+    assert universe._reason("mpdp: WARNING: only this\n", 2) == "snakemake exited with status 2"

@@ -188,3 +188,16 @@ def study_targets():
                          "instead, so that the default target can include them")
             files.add(str(path))
     return sorted(files)
+
+
+# ---- the multiverse (issue 38; workflow/rules/multiverse.smk): its universes and their raw data
+from mpdp.multiverse import spec as multiverse_spec
+
+MULTIVERSE = {u.id: u for u in multiverse_spec.universes(CFG)}
+
+
+def multiverse_raw(wildcards):
+    """The raw data of a universe's data sets, fetched once here: the universes share data/raw
+    (linked), so none of their nested runs fetches (or replaces) a file another one reads."""
+    ucfg = multiverse_spec.universe_config(CFG, MULTIVERSE[wildcards.universe])
+    return [f"data/raw/{ds}/manifest.json" for ds in ucfg["datasets"] if ds in AVAILABLE]

@@ -5,17 +5,6 @@
 # Logic in src/mpdp/multiverse; every universe was validated at planning (common.smk).
 import re
 
-from mpdp.multiverse import spec as multiverse_spec
-
-MULTIVERSE = {u.id: u for u in multiverse_spec.universes(CFG)}
-
-
-def multiverse_raw(wildcards):
-    """The raw data of a universe's data sets, fetched once here: the universes share data/raw
-    (linked), so none of their nested runs fetches (or replaces) a file another one reads."""
-    ucfg = multiverse_spec.universe_config(CFG, MULTIVERSE[wildcards.universe])
-    return [f"data/raw/{ds}/manifest.json" for ds in ucfg["datasets"] if ds in AVAILABLE]
-
 
 rule multiverse:
     input:
@@ -28,7 +17,7 @@ rule multiverse:
         "logs/multiverse/collect.log",
     params:
         code=source_hash("multiverse"),
-        settings=rule_keys.param(CFG, "multiverse"),
+        settings=lambda wc: rule_keys.param(CFG, "multiverse"),  # a universe has no multiverse section
         universes=list(MULTIVERSE),
     conda:
         "../envs/mpdp.yaml"

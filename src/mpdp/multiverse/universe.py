@@ -84,8 +84,9 @@ def run(universe: Universe, folder: Path, workflow_root: Path, config: Mapping[s
 
 
 def _reason(tail: str, returncode: int) -> str:
-    """The most telling line of a failed run's output (an mpdp message, else its last error)."""
-    lines = [ln.strip() for ln in tail.splitlines() if ln.strip()]
+    """The most telling line of a failed run's output (an mpdp message, else its last error);
+    warnings, which every run may print, are not reasons."""
+    lines = [ln.strip() for ln in tail.splitlines() if ln.strip() and "WARNING" not in ln]
     for marker in ("mpdp:", "Error", "error"):
         hits = [ln for ln in lines if marker in ln]
         if hits:
