@@ -263,19 +263,26 @@ def _gradient_batch(cfg: Mapping[str, Any], dataset: str, X: np.ndarray, y: np.n
     return keys, res.thetas, ledgers, part, res.flops
 
 
+def each_protocol(cfg: Mapping[str, Any], dataset: str, data: plan.BenchmarkData,
+                  run: Callable[[Tuning], tuple[list[dict[str, Any]], dict[str, Any]]]
+                  ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """``run`` once per configured selection protocol (:func:`.selection.protocols`) on that
+    protocol's tuning data: every protocol's rows, and the selection records by protocol."""
+    rows: list[dict[str, Any]] = []
+    hps: dict[str, Any] = {}
+    for protocol in selection.protocols(cfg):
+        r, hps[protocol] = run(tuning_data(cfg, dataset, data, protocol))
+        rows += r
+    return rows, hps
+
+
 def run_gradient(cfg: Mapping[str, Any], dataset: str, data: plan.BenchmarkData, log: logging.Logger,
                  noise_scale: float = 1.0, ids: Sequence[str] | None = None
                  ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """Select η by each configured protocol (:mod:`.selection`), then train the gradient
     mechanisms ``ids`` on the grid."""
     mechs = tuple(ids if ids is not None else registry.job_groups(cfg)["gradient"])
-    rows: list[dict[str, Any]] = []
-    hps: dict[str, Any] = {}
-    for protocol in selection.protocols(cfg):
-        r, h = _run_gradient(cfg, dataset, data, log, noise_scale, mechs, tuning_data(cfg, dataset, data, protocol))
-        rows += r
-        hps[protocol] = h
-    return rows, hps
+    return each_protocol(cfg, dataset, data, lambda tun: _run_gradient(cfg, dataset, data, log, noise_scale, mechs, tun))
 
 
 def _run_gradient(cfg: Mapping[str, Any], dataset: str, data: plan.BenchmarkData, log: logging.Logger,
@@ -359,13 +366,7 @@ def run_output(cfg: Mapping[str, Any], dataset: str, data: plan.BenchmarkData, l
     """Select λ by each configured protocol, then release the output/voting mechanisms ``ids`` on the
     grid (a reference-family id among them adds the non-private θ* rows)."""
     ids = tuple(ids if ids is not None else registry.job_groups(cfg)["output"])
-    rows: list[dict[str, Any]] = []
-    hps: dict[str, Any] = {}
-    for protocol in selection.protocols(cfg):
-        r, h = _run_output(cfg, dataset, data, log, noise, ids, tuning_data(cfg, dataset, data, protocol))
-        rows += r
-        hps[protocol] = h
-    return rows, hps
+    return each_protocol(cfg, dataset, data, lambda tun: _run_output(cfg, dataset, data, log, noise, ids, tun))
 
 
 def _run_output(cfg: Mapping[str, Any], dataset: str, data: plan.BenchmarkData, log: logging.Logger,
@@ -486,13 +487,7 @@ def run_admm(cfg: Mapping[str, Any], dataset: str, data: plan.BenchmarkData, log
              ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """Select the ADMM penalty by each configured protocol, then run DVP/PVP (``ids``) on the grid."""
     mechs = tuple(ids if ids is not None else registry.job_groups(cfg)["admm"])
-    rows: list[dict[str, Any]] = []
-    hps: dict[str, Any] = {}
-    for protocol in selection.protocols(cfg):
-        r, h = _run_admm(cfg, dataset, data, log, noise, mechs, tuning_data(cfg, dataset, data, protocol))
-        rows += r
-        hps[protocol] = h
-    return rows, hps
+    return each_protocol(cfg, dataset, data, lambda tun: _run_admm(cfg, dataset, data, log, noise, mechs, tun))
 
 
 def _run_admm(cfg: Mapping[str, Any], dataset: str, data: plan.BenchmarkData, log: logging.Logger,
@@ -572,13 +567,7 @@ def run_batch_mechanism(cfg: Mapping[str, Any], dataset: str, data: plan.Benchma
     if len(cands) != budget:
         raise ConfigError(f"benchmark mechanism {mech.id!r} has {len(cands)} candidates of {mech.hparam}; every "
                           f"mechanism gets the same selection budget, {budget} (benchmark.gradient.eta_candidates)")
-    rows: list[dict[str, Any]] = []
-    hps: dict[str, Any] = {}
-    for protocol in selection.protocols(cfg):
-        r, h = _run_batch_mechanism(cfg, dataset, data, mech, log, cands, tuning_data(cfg, dataset, data, protocol))
-        rows += r
-        hps[protocol] = h
-    return rows, hps
+    return each_protocol(cfg, dataset, data, lambda tun: _run_batch_mechanism(cfg, dataset, data, mech, log, cands, tun))
 
 
 def _run_batch_mechanism(cfg: Mapping[str, Any], dataset: str, data: plan.BenchmarkData, mech: BatchMechanism,
