@@ -114,7 +114,7 @@ SCHEMA_CASES: dict[str, Any] = {
     "wddp.u_grid.adult": [], "wddp.modes": ["x"], "wddp.noise_sharing": "x", "wddp.accountants": ["x"],
     "wddp.extra_accountant_modes": ["x"], "wddp.eta_grid": [0], "wddp.eta": 0, "wddp.cv.scope": "x",
     "wddp.cv.folds": 1, "wddp.cv.seeds": 0, "wddp.cv.ref_m": 0, "wddp.cv.ref_eps": 0,
-    "wddp.cv.per_accountant": "x", "wddp.tau_frac": 2, "wddp.init_std": -1, "wddp.dedup": "x",
+    "wddp.cv.per_accountant": "x", "wddp.tau_frac": 2, "wddp.leftover": "random", "wddp.init_std": -1, "wddp.dedup": "x",
     "wddp.nonprivate_reference": "x", "wddp.equal_privacy": "x",
     "ls.delta": 0, "ls.eps_grid": [], "ls.t_grid": [0], "ls.draws": 5, "ls.calibration": "x", "ls.eps_split": 1,
     "ls.delta_split": 0, "ls.symmetric_noise": "x", "ls.sigma3": -1, "ls.pd_floor": 0, "ls.validity_ratio": 0,

@@ -85,6 +85,32 @@ def test_two_group_design_hits_u_exactly(setting: tuple[int, int, int]) -> None:
     _check_disjoint_cover(part, n)
 
 
+@settings(max_examples=60, deadline=None)
+@given(two_group_settings())
+def test_two_group_leftover_to_large_group_uses_every_record(setting: tuple[int, int, int]) -> None:
+    # spec E7 #13's alternative: the leftover records go round-robin to the large group
+    n, m, u = setting
+    half = m // 2
+    a = n // (half * (1 + u))
+    part = make_partitions(n, "two_group", m, u, 2, 0, "bank", leftover="large_group")
+    assert part.n_eff == n
+    assert np.all(part.sizes[:, :half] == a)  # the small group and n_(1) are unchanged
+    large = part.sizes[:, half:]
+    assert np.all(large >= u * a) and np.all(large.max(axis=1) - large.min(axis=1) <= 1)
+    _check_disjoint_cover(part, n)
+    # the same permutation as the default: its retained rows are the first n_eff entries
+    dropped = make_partitions(n, "two_group", m, u, 2, 0, "bank")
+    assert np.array_equal(part.order[:, : dropped.n_eff], dropped.order)
+
+
+def test_two_group_leftover_example() -> None:
+    # 559 = 16·5 + 16·25 + 79: the 79 leftover records give the 16 large parties 4 each, 15 of them 5
+    sizes = two_group_sizes(559, 32, 5, "large_group")
+    assert sizes.tolist() == [5] * 16 + [30] * 15 + [29]
+    with pytest.raises(ConfigError, match="wddp.leftover"):
+        two_group_sizes(559, 32, 5, "give_away")
+
+
 def test_feasibility_example_of_the_spec() -> None:
     # E2.2: Breast Cancer, m = 32, u = 5 gives a = 5 on the 559 training records
     assert two_group_sizes(559, 32, 5).tolist() == [5] * 16 + [25] * 16

@@ -5,7 +5,9 @@ Two designs:
 * ``random`` (spec E2.1, ε-sweeps): sizes are ``tau`` plus a multinomial split of the
   remainder with Dirichlet(1) shares, so every party holds at least ``tau`` records;
 * ``two_group`` (spec E2.2, u-sweeps): m/2 parties of size ``a`` and m/2 of size ``u a``
-  with ``a = floor(n / ((m/2)(1+u)))``; the leftover records are dropped for all methods.
+  with ``a = floor(n / ((m/2)(1+u)))``; the leftover records are dropped for all methods
+  (``leftover="drop"``, the default) or dealt round-robin to the large group
+  (``leftover="large_group"``, spec E7 #13's alternative).
 
 Records are assigned by a random permutation of the training indices, cut into contiguous
 blocks in party order. Each repetition draws from ``mpdp.seeding.rng(root_seed,
@@ -27,6 +29,8 @@ from mpdp.io import save_npz
 from mpdp.seeding import rng
 
 DESIGNS = ("random", "two_group")
+#: what the two-group design does with its leftover records (spec E2.2, E7 #13)
+LEFTOVERS = ("drop", "large_group")
 
 
 def default_tau(n: int, m: int, tau_frac: float) -> int:
@@ -49,8 +53,15 @@ def random_sizes(n: int, m: int, tau: int, gen: np.random.Generator) -> np.ndarr
     return (tau + extra).astype(np.int64)
 
 
-def two_group_sizes(n: int, m: int, u: int) -> np.ndarray:
-    """m/2 parties of size a, then m/2 of size u a, ``a = floor(n / ((m/2)(1+u)))`` (spec E2.2)."""
+def two_group_sizes(n: int, m: int, u: int, leftover: str = "drop") -> np.ndarray:
+    """m/2 parties of size a, then m/2 of size u a, ``a = floor(n / ((m/2)(1+u)))`` (spec E2.2).
+
+    ``leftover="large_group"`` (spec E7 #13's alternative) deals the ``n - (m/2)(1+u)a``
+    leftover records round-robin to the large group (one more to its first parties), so the
+    sizes sum to n and the smallest party keeps ``a``; ``"drop"`` leaves them out.
+    """
+    if leftover not in LEFTOVERS:
+        raise ConfigError(f"config key 'wddp.leftover' must be one of {LEFTOVERS}, got {leftover!r}")
     if m < 2 or m % 2:
         raise ConfigError(
             f"the two-group design needs an even number of parties m >= 2, got m = {m}"
@@ -65,7 +76,12 @@ def two_group_sizes(n: int, m: int, u: int) -> np.ndarray:
             f"u = {u} (the small parties would be empty); lower m or u (config keys "
             f"wddp.u_settings, wddp.u_grid) or raise max_records"
         )
-    return np.array([a] * half + [u * a] * half, dtype=np.int64)
+    sizes = np.array([a] * half + [u * a] * half, dtype=np.int64)
+    if leftover == "large_group":
+        extra, first = divmod(n - int(sizes.sum()), half)
+        sizes[half:] += extra
+        sizes[half:half + first] += 1
+    return sizes
 
 
 @dataclass(frozen=True)
@@ -147,11 +163,13 @@ def make_partitions(
     root_seed: int,
     dataset: str,
     tau_frac: float = 0.2,
+    leftover: str = "drop",
 ) -> PartitionSet:
     """The partitions of ``n`` training rows for repetitions 0..reps-1 (spec E2).
 
     ``design`` is ``"random"`` (u must be None; tau from :func:`default_tau`) or
-    ``"two_group"``. Repetition r uses ``rng(root_seed, "partition", dataset, design, m, u, r)``.
+    ``"two_group"`` (``leftover``: see :func:`two_group_sizes`). Repetition r uses
+    ``rng(root_seed, "partition", dataset, design, m, u, r)``.
     """
     if design not in DESIGNS:
         raise ValueError(f"design must be one of {DESIGNS}, got {design!r}")
@@ -164,7 +182,7 @@ def make_partitions(
             sizes = random_sizes(n, m, default_tau(n, m, tau_frac), gen)
             order = gen.permutation(n)
         else:
-            sizes = two_group_sizes(n, m, u_key)
+            sizes = two_group_sizes(n, m, u_key, leftover)
             order = gen.permutation(n)[: int(sizes.sum())]
         orders.append(order)
         all_sizes.append(sizes)

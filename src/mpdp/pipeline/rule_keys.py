@@ -50,7 +50,7 @@ RULE_KEYS: dict[str, tuple[str, ...]] = {
     # data stage (spec E1); plus the data set's own key of DATASET_KEYS
     "prepare": ("root_seed", "max_records", "split", "preprocess.intercept"),
     # spec E2; the (m, u) layouts come as the param ``layouts`` (plan.partition_settings)
-    "partition": ("root_seed", "wddp.reps", "wddp.tau_frac"),
+    "partition": ("root_seed", "wddp.reps", "wddp.tau_frac", "wddp.leftover"),
     "optimum": ("wddp.lambda",),
     # η fixed by the config: no cross-validation
     "learning_rates:fixed": ("wddp.eta", "wddp.modes"),

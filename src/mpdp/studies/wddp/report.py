@@ -643,6 +643,7 @@ CONFIG_CHOICES: dict[str, tuple[str, str]] = {
     "wddp.eta_grid": ("E3.3 [S-000]", "η candidates of the cross-validation"),
     "wddp.cv": ("E3.3, E7 #15 [REC]", "CV protocol for η"),
     "wddp.tau_frac": ("E7 #10 [REC]", "minimum party size τ = max(2, ⌊τ_frac·n/m⌋)"),
+    "wddp.leftover": ("E7 #13 [REC]", "u-design leftover records: drop (for all methods) or give to the large group"),
     "wddp.init_std": ("E7 #14 [REC]", "θ₀ ~ N(0, init_std² I)"),
     "wddp.reference_step": (
         "M1b [REC], issue 33",
@@ -662,7 +663,6 @@ CONFIG_CHOICES: dict[str, tuple[str, str]] = {
 FIXED_CHOICES: list[tuple[str, str, str]] = [
     ("E7 #11 [REC]", "random party sizes", "τ + Multinomial(n − mτ, Dirichlet(1)) shares"),
     ("E7 #12 [REC]", "u-design group counts", "m/2 parties of size a, m/2 of size u·a"),
-    ("E7 #13 [REC]", "u-design leftover records", "dropped for all methods (n_eff)"),
     ("E7 #9 [REC]", "numeric scaling bounds", "min–max of the full data set, treated as public"),
     ("E7 #16", "privacy cost of CV and preprocessing", "not accounted, as in the paper"),
 ]
