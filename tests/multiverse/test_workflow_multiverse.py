@@ -1,13 +1,18 @@
 """End to end (issue 38): `snakemake multiverse` on the smoke profile with one data set. A
 choice that does not change the data (a key no claim reads) leaves every verdict unchanged, and
-the universes' claims tables are identical, statistic for statistic."""
+the universes' claims tables are identical, statistic for statistic. A choice that does change
+them, run from the default universe's results (mpdp.multiverse.universe.seed), reruns only the
+jobs that read it and gives the tables of the same universe run from scratch."""
+
+import json
 
 import pandas as pd
 import pytest
+import yaml
 from workflow_helpers import require_mirror, run_snakemake, workflow_dir
 
 from mpdp.claims import tables
-from mpdp.multiverse import spec
+from mpdp.multiverse import spec, universe
 
 TEST_CONFIG = """
 multiverse:
@@ -18,11 +23,12 @@ multiverse:
   choices:
     - {choice: audit_beta, key: audit.beta, values: [0.1],
        source: "the audit's failure probability: no claim of the claims target reads it"}
+    - {choice: wddp_lambda, key: wddp.lambda, values: [0.0], source: "E7 #4"}
 """
 
 
 @pytest.mark.slow
-def test_a_choice_that_does_not_change_the_data_leaves_every_verdict_unchanged(tmp_path):
+def test_a_choice_that_does_not_change_the_data_leaves_every_verdict_unchanged(tmp_path, monkeypatch):
     mirror = require_mirror()
     work = workflow_dir(tmp_path)
     (work / "multiverse.yaml").write_text(TEST_CONFIG)
@@ -31,13 +37,32 @@ def test_a_choice_that_does_not_change_the_data_leaves_every_verdict_unchanged(t
     table = pd.read_parquet(work / spec.TABLE_PATH)
     default = tables.read_verdicts(work / spec.ROOT / "default" / tables.VERDICTS_PATH)
     alt = tables.read_verdicts(work / spec.ROOT / "audit_beta=0.1" / tables.VERDICTS_PATH)
-    assert len(table) == len(default) > 0 and set(table["study"]) == set(default["study"])
-    assert (table["verdict"] == table["default_verdict"]).all()
-    assert (table["n_informative"] == table["default_n_informative"]).all()
-    assert set(table["outcome"]) <= {"holds", "unchanged"}
+    beta = table[table["choice"] == "audit_beta"]
+    assert len(beta) == len(default) > 0 and set(beta["study"]) == set(default["study"])
+    assert (beta["verdict"] == beta["default_verdict"]).all()
+    assert (beta["n_informative"] == beta["default_n_informative"]).all()
+    assert set(beta["outcome"]) <= {"holds", "unchanged"}
     pd.testing.assert_frame_equal(alt, default)
     cells = [tables.read_cells(work / spec.ROOT / u / tables.CELLS_PATH) for u in ("default", "audit_beta=0.1")]
     pd.testing.assert_frame_equal(*cells)
     assert (work / spec.FIGURE_PNG).stat().st_size > 0
     for u in ("default", "audit_beta=0.1"):  # the universes share the outer run's raw data, nothing else
         assert (work / spec.ROOT / u / "data" / "raw").resolve() == (work / "data" / "raw").resolve()
+
+    # the λ universe started from the default's results: it retrained WD-DP, not the data
+    lam = "wddp_lambda=0.0"
+    status = json.loads((work / spec.ROOT / lam / "status.json").read_text())
+    assert status["ok"] and status["seeded"]
+    ran = (work / "logs" / "multiverse" / f"{lam}.snakemake.log").read_text()
+    assert "rule train_job:" in ran and "rule optimum:" in ran
+    assert "rule prepare:" not in ran and "rule voting_train:" not in ran and "rule ls_experiment" not in ran
+    # ... and its tables equal those of the same universe run from scratch
+    config = yaml.safe_load((work / spec.ROOT / lam / "config" / "config.yaml").read_text())
+    u = {x.id: x for x in spec.universes({"multiverse": yaml.safe_load(TEST_CONFIG)["multiverse"]})}[lam]
+    scratch = tmp_path / "scratch"
+    monkeypatch.setenv("MPDP_DATA_MIRROR", str(mirror))
+    fresh = universe.run(u, scratch, work, config, 2, scratch / "status.json", tmp_path / "scratch.log",
+                         raw=work / "data" / "raw")
+    assert fresh["ok"] and not fresh["seeded"], fresh["error"]
+    for read, path in ((tables.read_cells, tables.CELLS_PATH), (tables.read_verdicts, tables.VERDICTS_PATH)):
+        pd.testing.assert_frame_equal(read(work / spec.ROOT / lam / path), read(scratch / path))

@@ -114,6 +114,12 @@ def job_priority(wildcards):
     return plan.job_priority(CFG, wildcards.dataset, wildcards.job)
 
 
+def data_priority(wildcards):
+    """A data set's fetch and preparation as early as the longest job reading it
+    (mpdp.studies.scheduling.data_priority)."""
+    return scheduling.data_priority(CFG, AVAILABLE, wildcards.dataset)
+
+
 def setup_priority(wildcards):
     """θ* and CV before the training jobs they gate (mpdp.studies.wddp.plan.setup_priority)."""
     return plan.setup_priority(CFG, wildcards.dataset)
@@ -201,3 +207,11 @@ def multiverse_raw(wildcards):
     (linked), so none of their nested runs fetches (or replaces) a file another one reads."""
     ucfg = multiverse_spec.universe_config(CFG, MULTIVERSE[wildcards.universe])
     return [f"data/raw/{ds}/manifest.json" for ds in ucfg["datasets"] if ds in AVAILABLE]
+
+
+def multiverse_base(wildcards):
+    """The default universe's status, which an alternative universe waits for and seeds from
+    (nothing for the default universe itself)."""
+    if wildcards.universe == multiverse_spec.DEFAULT:
+        return []
+    return [f"{multiverse_spec.ROOT}/{multiverse_spec.DEFAULT}/status.json"]

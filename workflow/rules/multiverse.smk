@@ -27,7 +27,9 @@ rule multiverse:
 
 rule multiverse_universe:
     input:
-        multiverse_raw,
+        raw=multiverse_raw,
+        # an alternative starts from the default universe's results (mpdp.multiverse.universe.seed)
+        base=multiverse_base,
     output:
         status="data/multiverse/{universe}/status.json",
     log:

@@ -12,9 +12,11 @@ def step(log):
     cfg = config.validate(dict(sm.config))
     u = {x.id: x for x in spec.universes(cfg)}[sm.wildcards.universe]
     status_path = Path(sm.output.status)
+    base = universe.seed_source([str(f) for f in sm.input.base])  # the default universe, if it ran
     status = universe.run(u, status_path.parent, Path(sm.params.root), spec.universe_config(cfg, u), sm.threads,
-                          status_path, Path(sm.log[0]).with_suffix(".snakemake.log"))
-    log.info("universe %s: %s", u.id, "ok" if status["ok"] else f"FAILED: {status['error']}")
+                          status_path, Path(sm.log[0]).with_suffix(".snakemake.log"), base=base)
+    log.info("universe %s%s: %s", u.id, " (from the default universe's results)" if status["seeded"] else "",
+             "ok" if status["ok"] else f"FAILED: {status['error']}")
 
 
 run_step(step, sm.log[0], "multiverse_universe")

@@ -3,16 +3,26 @@
 A universe's folder ``data/multiverse/<id>/`` links the workflow (Snakefile, rules, notebooks)
 and the outer run's raw data (``data/raw``, fetched once by the outer run), holds its config as ``config/config.yaml`` (the file the
 Snakefile loads, so nothing merges into it) and gets its own ``data/``, ``logs/`` and
-``.snakemake/``: universes never share an intermediate result, and rerunning one redoes only
-what its config or the code changed (Snakemake's own rerun rules). The run's outcome goes to
-``status.json``; a failed run is recorded there with the end of its log, never raised, so one
-impossible universe cannot stop the others or the collection.
+``.snakemake/``, and rerunning one redoes only what its config or the code changed (Snakemake's
+own rerun rules). The run's outcome goes to ``status.json``; a failed run is recorded there with
+the end of its log, never raised, so one impossible universe cannot stop the others or the
+collection.
+
+An alternative universe starts from a copy of the default universe's results (:func:`seed`):
+its ``data/`` (time stamps kept) and Snakemake's job records ``.snakemake/metadata``. Every
+rule's ``settings`` param is the hash of exactly the config keys its job reads
+(:mod:`mpdp.pipeline.rule_keys`, enforced: a script sees no other key), so Snakemake's params
+trigger reruns exactly the jobs that read the changed key and those downstream of them, and
+keeps the rest: a choice of the ADMM study retrains ADMM only. The copied outputs are the ones a
+fresh run of the universe would write (same config keys, same code, seeds that depend only on
+a run's identity), which ``tests/multiverse`` checks against a universe run from scratch.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from collections.abc import Mapping
@@ -56,6 +66,36 @@ def prepare(folder: Path, workflow_root: Path, config: Mapping[str, Any], raw: P
             Path(tmp).write_text(text)
 
 
+def seed(folder: Path, base: Path) -> bool:
+    """Copy the default universe's results (``base``) into the fresh universe ``folder``.
+
+    Only into a universe without job records of its own (a universe that ran before keeps its
+    own history); the records are copied last, so an interrupted copy is redone whole by the next
+    run rather than leaving outputs Snakemake would not know the params of. ``data/raw`` (a link
+    to the shared raw data) is not copied. Returns whether it copied.
+    """
+    metadata = folder / ".snakemake" / "metadata"
+    if metadata.exists() or not (base / ".snakemake" / "metadata").is_dir():
+        return False
+    data = base / "data"
+    shutil.copytree(data, folder / "data", symlinks=True, dirs_exist_ok=True,  # copy2: time stamps kept
+                    ignore=lambda d, names: ["raw"] if Path(d) == data else [])
+    partial = metadata.with_name("metadata.seeding")
+    shutil.rmtree(partial, ignore_errors=True)
+    shutil.copytree(base / ".snakemake" / "metadata", partial)
+    partial.rename(metadata)
+    return True
+
+
+def seed_source(base_status: list[str]) -> Path | None:
+    """The folder to seed from: the default universe's, given its status file, when its run
+    succeeded (a failed default leaves the alternatives to run from scratch); None without one."""
+    if not base_status:
+        return None
+    path = Path(base_status[0])
+    return path.parent if json.loads(path.read_text()).get("ok") else None
+
+
 def command(cores: int) -> list[str]:
     """The nested Snakemake call (no profile: the universe runs where its job runs)."""
     return [sys.executable, "-m", "snakemake", "--snakefile", "Snakefile", "--cores", str(cores),
@@ -63,10 +103,13 @@ def command(cores: int) -> list[str]:
 
 
 def run(universe: Universe, folder: Path, workflow_root: Path, config: Mapping[str, Any],
-        cores: int, status_path: Path, log_path: Path, raw: Path = Path("data/raw")) -> dict[str, Any]:
-    """Prepare and run one universe; write and return its status (``ok``, ``verdicts``, ``error``).
-    ``raw``: the outer run's raw-data folder (relative to its working directory by default)."""
+        cores: int, status_path: Path, log_path: Path, raw: Path = Path("data/raw"),
+        base: Path | None = None) -> dict[str, Any]:
+    """Prepare and run one universe; write and return its status (``ok``, ``verdicts``, ``error``,
+    ``seeded``). ``raw``: the outer run's raw-data folder (relative to its working directory by
+    default); ``base``: the default universe's folder to :func:`seed` from (None: from scratch)."""
     prepare(folder, workflow_root, config, raw)
+    seeded = base is not None and seed(folder, base)
     env = {k: v for k, v in os.environ.items() if not k.startswith("SNAKEMAKE")}
     log_path.parent.mkdir(parents=True, exist_ok=True)
     with open(log_path, "w") as log:
@@ -76,7 +119,7 @@ def run(universe: Universe, folder: Path, workflow_root: Path, config: Mapping[s
     tail = "" if ok else Path(log_path).read_text(errors="replace")[-LOG_TAIL:]
     status = {"universe": universe.id, "choice": universe.choice, "key": universe.key,
               "value": universe.value, "ok": ok, "returncode": proc.returncode,
-              "verdicts": str(verdicts) if ok else None, "log": str(log_path),
+              "verdicts": str(verdicts) if ok else None, "log": str(log_path), "seeded": seeded,
               "error": "" if ok else _reason(tail, proc.returncode)}
     with atomic_path(status_path) as tmp:
         Path(tmp).write_text(json.dumps(status, indent=1, sort_keys=True) + "\n")
