@@ -106,3 +106,24 @@ def test_lemma6_is_drawn_at_the_final_share(default_rows):
     assert eps_f < r["epsilon"]
     assert r["lemma6_bound"] == pytest.approx(bounds.b6_lemma6(r["p"], r["lambda"], r["M"], eps_f, v["delta_p"]),
                                               rel=1e-9)
+
+
+@pytest.mark.parametrize("table", ["kddcup99", "kddcup99_multiclass"])
+def test_protocols_sharing_their_partitions_give_the_same_table_to_the_last_bit(synthetic_dir, monkeypatch, table):
+    # issue 36: the papers' reading reuses the local classifiers and global ERMs the private
+    # protocol solved (train._partition); a table built with every partition solved anew is the same
+    cfg = _cfg()
+    assert len(selection.protocols(cfg)) == 2
+    shared = results.to_frame(train.table_rows(cfg, table, synthetic_dir, _NullLog()), plan.EXTRA_COLUMNS)
+    built = []
+    original = train._partition
+
+    def anew(solved, key, *args):
+        built.append(key)
+        return original(None, key, *args)
+
+    monkeypatch.setattr(train, "_partition", anew)
+    fresh = results.to_frame(train.table_rows(cfg, table, synthetic_dir, _NullLog()), plan.EXTRA_COLUMNS)
+    # every partition is asked for once per protocol: each protocol shares half of them
+    assert len(built) == 2 * len(set(built))
+    pd.testing.assert_frame_equal(shared.drop(columns="seconds"), fresh.drop(columns="seconds"))

@@ -12,6 +12,8 @@ rule fetch_raw:
         "data/raw/{dataset}/manifest.json",
     log:
         "logs/fetch_raw/{dataset}.log",
+    # as early as the longest job that reads the data set (mpdp.studies.scheduling)
+    priority: data_priority
     # no params: where the files come from (the mirror, $MPDP_DATA_MIRROR, downloads) does not
     # change them (verified SHA-256), so moving the mirror reruns nothing; the job finds the
     # mirror itself (mpdp.config.data_mirror)
@@ -31,6 +33,7 @@ rule prepare:
         dataset=BINARY_DATA,
     log:
         "logs/prepare/{dataset}.log",
+    priority: data_priority
     benchmark:
         "data/benchmarks/prepare/{dataset}.tsv"
     params:
@@ -59,6 +62,7 @@ rule partition:
         "data/partitions/{dataset}/{experiment}.npz",
     log:
         "logs/partition/{dataset}_{experiment}.log",
+    priority: setup_priority
     params:
         code=CODE["partition"],
         settings=lambda wc: rule_keys.param(CFG, "partition"),

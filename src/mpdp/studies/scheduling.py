@@ -5,15 +5,16 @@ Snakemake starts, among the jobs whose inputs exist, those of highest ``priority
 WD-DP study already orders its own jobs by their work in GFLOP
 (:func:`mpdp.studies.wddp.plan.job_priority`, :func:`~mpdp.studies.wddp.plan.setup_priority`).
 The other studies each have a few *long single jobs*, which cannot be split across cores and
-which, started late, leave every core but one idle at the end of a build (measured on the full
-config, issue 36: the two ADMM topology jobs 722 s and 857 s, first started after about 48 min,
-so the last 15 min ran on one core; KDDCup99's 5-class voting table 619 s; the benchmark's ADMM
-group jobs 725 s for three data sets). They are therefore placed above every WD-DP job, in
-longest-processing-time order: ADMM topologies, then the 5-class voting table, then the
-benchmark's ADMM groups (larger data set first), then the audit's table (one job: 1.5 min on
-the full config, but the longest job of the smoke profile, where it started after 2 min and
-set the build's end); every other job keeps priority 0 and fills the cores at the end. Only the
-order of jobs changes, never an output.
+which, started late, leave every core but one idle at the end of a build. They are therefore
+placed above every WD-DP job, in longest-processing-time order as measured on the full config
+(``perf/bench_pipeline.py``, idle 2-core AMD EPYC Zen 5, 2026-11-26, job wall times): KDDCup99's
+5-class voting table (748 s), the benchmark's ADMM group jobs (472 / 396 / 366 s for KDDCup99 /
+Adult / Bank: larger data set first), the ADMM study's topology jobs (355 s ring, 349 s complete),
+the binary voting tables (KDDCup99's 295 s; larger data set first), then the audit's table (the
+longest job of the smoke profile); every other job keeps priority 0 and fills the cores at the
+end. Snakemake does not pass a priority on to the jobs a job waits for, so a data set's fetch and
+preparation get the highest priority of their readers (:func:`data_priority`). Only the order of
+jobs changes, never an output.
 """
 
 from __future__ import annotations
@@ -21,10 +22,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from mpdp.studies.benchmark import registry
 from mpdp.studies.wddp import plan as wddp_plan
 
 #: tiers of the long single jobs above the WD-DP setup, longest first (issue 36's timings)
-TIERS = {"admm_job": 4, "voting_multiclass": 3, "benchmark_admm": 2, "audit": 1}
+TIERS = {"voting_multiclass": 5, "benchmark_admm": 4, "admm_job": 3, "voting": 2, "audit": 1}
 #: room for the ordering inside a tier (data sets, topologies)
 TIER_WIDTH = 100
 #: the benchmark's job group that runs the ADMM-family mechanisms (registry job_group)
@@ -56,11 +58,9 @@ def admm_priority(cfg: Mapping[str, Any], available: Sequence[str], topology: st
 
 
 def voting_priority(cfg: Mapping[str, Any], available: Sequence[str], dataset: str, multiclass: bool) -> int:
-    """Priority of a voting table's job (rule ``voting_train``): only the multiclass tables
-    (one-vs-rest over every class: the study's long jobs) are raised, the others keep 0."""
-    if not multiclass:
-        return 0
-    return _tier(cfg, available, "voting_multiclass", _size_rank(dataset))
+    """Priority of a voting table's job (rule ``voting_train``): the multiclass tables (softmax
+    over every class: the study's longest jobs) first, then the binary ones, larger data set first."""
+    return _tier(cfg, available, "voting_multiclass" if multiclass else "voting", _size_rank(dataset))
 
 
 def audit_priority(cfg: Mapping[str, Any], available: Sequence[str]) -> int:
@@ -74,3 +74,25 @@ def benchmark_priority(cfg: Mapping[str, Any], available: Sequence[str], dataset
     if group != BENCHMARK_ADMM_GROUP:
         return 0
     return _tier(cfg, available, "benchmark_admm", _size_rank(dataset))
+
+
+def data_priority(cfg: Mapping[str, Any], available: Sequence[str], dataset: str) -> int:
+    """Priority of a data set's fetch, preparation and partitions (rules ``fetch_raw``,
+    ``prepare``, ``partition``): the highest priority of the jobs that read it. Snakemake does
+    not pass a job's priority on to the jobs it waits for, so without this a long single job
+    waits for its data behind every WD-DP job of higher priority (measured on the full config,
+    issue 36: KDDCup99's 5-class voting table, 12.5 min, started 12 min into the build, after
+    Adult's WD-DP training, because KDDCup99's fetch had priority 0)."""
+    prios = [0]
+    if dataset in cfg.get("datasets", ()):
+        prios.append(wddp_plan.setup_priority(dict(cfg), dataset))
+    admm = cfg.get("admm")
+    if admm and admm.get("dataset") == dataset:
+        prios += [admm_priority(cfg, available, t) for t in admm.get("topologies", TOPOLOGY_ORDER)]
+    voting = cfg.get("voting")
+    if voting and dataset in voting.get("multiclass_datasets", ()):
+        prios.append(voting_priority(cfg, available, dataset, multiclass=True))
+    bench = cfg.get("benchmark")
+    if bench and dataset in bench.get("datasets", ()):
+        prios += [benchmark_priority(cfg, available, dataset, g) for g in registry.job_groups(cfg)]
+    return max(prios)

@@ -264,7 +264,7 @@ Choice = dict[tuple[str, float], tuple[float, str]]
 
 def select_lambdas(cfg: Mapping[str, Any], table: str, task: Task, M: int, pooled: Pooled, streams: Streams,
                    log: logging.Logger, record: list[dict[str, Any]] | None = None,
-                   protocol: str = "oracle") -> Choice:
+                   protocol: str = "oracle", solved: dict[Any, Partition] | None = None) -> Choice:
     """(mechanism, ε) -> (λ, source) at M; ε = inf is the noise-free choice (the ``*_np`` controls).
 
     ``voting.lambda`` set: Alg. 1/2 use it and the averaging baselines ``lambda_local`` (source
@@ -273,6 +273,7 @@ def select_lambdas(cfg: Mapping[str, Any], table: str, task: Task, M: int, poole
     ``tune_draws`` noise draws from tuning streams; the lowest wins (ties: the larger λ).
     ``record`` (optional) receives one row per (mechanism, λ, ε) with the validation error.
     ``protocol = "private"``: the finite ε are chosen by :func:`select_private` instead.
+    ``solved``: partitions already solved by another protocol (:func:`_partition`).
     """
     v = cfg["voting"]
     mechs = mechanisms(task.n_classes)
@@ -282,8 +283,8 @@ def select_lambdas(cfg: Mapping[str, Any], table: str, task: Task, M: int, poole
         return {(m, e): (float(v["lambda"]), "config") if m in CURATOR else (lam_loc, "local")
                 for m in mechs for e in eps_all}
     dataset, _ = dataset_of(table)
-    parts = split_parts(len(task.X_priv), M, streams.tuning_rng(*partition_key(dataset, M)))
-    models = Partition(task, parts, lam_loc, pooled)
+    models = _partition(solved, ("tuning", M), task, lam_loc, pooled,
+                        lambda: split_parts(len(task.X_priv), M, streams.tuning_rng(*partition_key(dataset, M))))
     grid = sorted(float(x) for x in v["lambda_grid"])
     choice: Choice = {}
     if protocol == "private":
@@ -310,6 +311,25 @@ def select_lambdas(cfg: Mapping[str, Any], table: str, task: Task, M: int, poole
         log.info("%s: M=%d %s: lambda per eps %s", table, M, mech,
                  {e: choice[(mech, e)][0] for e in eps_all})
     return choice
+
+
+def _partition(solved: dict[Any, Partition] | None, key: Any, task: Task, lam_loc: float, pooled: Pooled,
+               parts: Any) -> Partition:
+    """The :class:`Partition` of ``key`` (the tuning partition of an M, or an evaluated (M, rep)),
+    from ``solved`` when another protocol built it already, else built from ``parts()``.
+
+    The protocols of a table share their partitions (issue 36: the papers' reading retrained every
+    local classifier and global ERM the private protocol had solved). A partition is a function of
+    its stream key, and its models of λ and of the pooled minimiser at λ, which ``pooled`` has
+    cached since the first protocol asked for it, so a shared partition's models are the very
+    arrays a partition built anew would compute (tested: the table is the same to the last bit).
+    """
+    if solved is not None and key in solved:
+        return solved[key]
+    models = Partition(task, parts(), lam_loc, pooled)
+    if solved is not None:
+        solved[key] = models
+    return models
 
 
 def select_private(cfg: Mapping[str, Any], table: str, task: Task, M: int, models: Partition, streams: Streams,
@@ -379,15 +399,16 @@ def table_rows(cfg: Mapping[str, Any], table: str, processed_dir: Path, log: log
     sweep_M = max([m for m in Ms if m <= v["h1_M"]] or Ms[:1])  # the M of figures H-1 and hamm_lambda
     rows: list[dict[str, Any]] = []
     protocols = selection.protocols(cfg)
+    solved: dict[Any, Partition] | None = {} if len(protocols) > 1 else None  # shared by the protocols
     for protocol in protocols:
         experiment = MAIN if protocol == protocols[0] else selection.FINAL_RUN
         for M in Ms:
-            choice = select_lambdas(cfg, table, task, M, pooled, streams, log, protocol=protocol)
+            choice = select_lambdas(cfg, table, task, M, pooled, streams, log, protocol=protocol, solved=solved)
             for rep in range(v["reps"]):
                 start = time.perf_counter()
                 rows.extend(_setting_rows(cfg, table, task, M, rep, choice, pooled, streams,
                                           {**base, "experiment": experiment}, sweep_M == M and experiment == MAIN,
-                                          protocol))
+                                          protocol, solved))
                 log.info("%s (%s): M=%d rep=%d in %.2f s", table, protocol, M, rep, time.perf_counter() - start)
     return rows
 
@@ -402,7 +423,8 @@ def _private_row(setting: dict[str, Any], mech: str, eps: float, cal: op.OutputC
 
 
 def _setting_rows(cfg, table: str, task: Task, M: int, rep: int, choice: Choice, pooled: Pooled,
-                  streams: Streams, base: dict[str, Any], sweep: bool, protocol: str = "oracle") -> list[dict[str, Any]]:
+                  streams: Streams, base: dict[str, Any], sweep: bool, protocol: str = "oracle",
+                  solved: dict[Any, Partition] | None = None) -> list[dict[str, Any]]:
     """Rows of one (M, repetition): controls once, private mechanisms for every ε, the λ sweep.
 
     Under the private protocol each release is calibrated to the final share ε_f of its target ε
@@ -414,8 +436,8 @@ def _setting_rows(cfg, table: str, task: Task, M: int, rep: int, choice: Choice,
     K = task.n_classes
     lam_loc = float(v["lambda_local"])
     start = time.perf_counter()
-    models = Partition(task, split_parts(len(task.X_priv), M, streams.rng(*partition_key(dataset, M, rep))),
-                       lam_loc, pooled)
+    models = _partition(solved, (M, rep), task, lam_loc, pooled,
+                        lambda: split_parts(len(task.X_priv), M, streams.rng(*partition_key(dataset, M, rep))))
     sizes = np.array([len(p) for p in models.parts])
     H_test = predict(models.W_loc, task.X_test, K)
     ens_vote, ens_alpha = vote_targets(H_test, K)
