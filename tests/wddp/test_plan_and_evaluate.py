@@ -210,3 +210,19 @@ def test_lambda_sensitivity_matches_our_optimum_without_warnings(problem):
         assert row["converged"]
         assert row["theta_norm"] == pytest.approx(np.linalg.norm(theta), rel=1e-4)
         assert row["test_accuracy"] == pytest.approx(logistic.accuracy(theta, X, y), abs=1 / len(y))
+
+
+def test_shared_noise_has_no_per_party_equal_privacy_runs():
+    # spec I-1 / E7 #2: exact_per_party gives each party a σ of its own, which shared noise has not;
+    # the multiverse's noise_sharing universe failed at its first CV job before (issue 38)
+    from mpdp.pipeline.planning_studies import wddp_figure_warnings
+
+    cfg = config.load(ROOT / "config" / "config.yaml")
+    assert cfg["wddp"]["equal_privacy"]
+    assert "exact_per_party" in plan.accountants_for(cfg, "wddp", "local_then_aggregate")
+    assert not any("noise_sharing" in w for w in wddp_figure_warnings(cfg))
+    cfg["wddp"]["noise_sharing"] = "shared"
+    for mech, mode in plan.method_keys(cfg):
+        assert "exact_per_party" not in plan.accountants_for(cfg, mech, mode)
+    assert "exact" in plan.accountants_for(cfg, "wyx", "central")  # the reading's centralised runs stay
+    assert any("noise_sharing: shared" in w for w in wddp_figure_warnings(cfg))

@@ -37,6 +37,7 @@ from mpdp.audit.release_adapters import (
 from mpdp.errors import ConfigError
 from mpdp.privacy.calibration import PER_PARTY_ACCOUNTANTS
 from mpdp.studies.benchmark.calibration import GRADIENT as BENCHMARK_GRADIENT
+from mpdp.studies.wddp import plan as wddp_plan
 from mpdp.studies.wddp.figure_spec import FIGURES
 
 #: the schema's default split.test_frac (a larger one is named when it alone makes a setting fail)
@@ -129,6 +130,10 @@ def wddp_figure_warnings(cfg: Mapping[str, Any]) -> list[str]:
     for (m, eps), figs in sorted(missing_u.items()):
         out.append(f"wddp.u_settings: no setting {{m: {m}, eps: {eps:g}}}, so {', '.join(figs)} have empty "
                    "panels; add it to wddp.u_settings")
+    if w.get("equal_privacy", False) and wddp_plan.equal_privacy_undefined(cfg):
+        out.append("wddp.equal_privacy: the literal mode's equal-privacy runs calibrate each party to its own "
+                   "noise, which wddp.noise_sharing: shared does not have; the -eq figures show the centralised "
+                   "runs only and the equal-privacy claims are uninformative")
     return out
 
 

@@ -10,6 +10,7 @@ is 9 jobs per data set for the full config: coarse enough that starting a Python
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -105,7 +106,9 @@ def accountants_for(cfg: dict[str, Any], mechanism: str, mode: str) -> list[str]
     Jayaraman only; the non-private reference (M1b) has no accountant.
     With ``wddp.equal_privacy`` on, the equal-privacy reading is added (figure variant
     ``-eq``, spec I-1): literal-mode runs with ``exact_per_party`` (each party calibrated to
-    its own n_j) and centralised runs with ``exact``.
+    its own n_j) and centralised runs with ``exact``. A per-party calibration needs each party's
+    own noise, so with ``wddp.noise_sharing: shared`` the literal mode has no equal-privacy runs
+    (the reading's claims are then undefined: UNINFORMATIVE, :func:`equal_privacy_undefined`).
     """
     if mechanism == "nonprivate":
         return ["none"]
@@ -113,10 +116,17 @@ def accountants_for(cfg: dict[str, Any], mechanism: str, mode: str) -> list[str]
     accs = [w["accountants"][0]]
     if mode in w["extra_accountant_modes"]:
         accs += w["accountants"][1:]
-    if w.get("equal_privacy", False):
+    if w.get("equal_privacy", False) and not (mode == "local_then_aggregate" and equal_privacy_undefined(cfg)):
         accs += list(EQUAL_PRIVACY.get(mode, ()))
     accs = list(dict.fromkeys(accs))
     return [a for a in accs if mechanism == "jayaraman" or a not in JAYARAMAN_ONLY]
+
+
+def equal_privacy_undefined(cfg: Mapping[str, Any]) -> bool:
+    """Whether the literal mode's equal-privacy runs (``exact_per_party``: each party's σ_j for its
+    own n_j, spec I-1) are undefined: with shared noise (spec E7 #2) one draw serves every party,
+    so no party can have a σ of its own."""
+    return cfg["wddp"]["noise_sharing"] == "shared"
 
 
 def method_keys(cfg: dict[str, Any]) -> list[tuple[str, str]]:
