@@ -77,8 +77,9 @@ def benchmark_priority(cfg: Mapping[str, Any], available: Sequence[str], dataset
 
 
 def data_priority(cfg: Mapping[str, Any], available: Sequence[str], dataset: str) -> int:
-    """Priority of a data set's fetch, preparation and partitions (rules ``fetch_raw``,
-    ``prepare``, ``partition``): the highest priority of the jobs that read it. Snakemake does
+    """Priority of a data set's fetch and preparation (rules ``fetch_raw``, ``prepare`` and
+    ``prepare_multiclass``; its partitions, which only WD-DP reads, take WD-DP's setup priority):
+    the highest priority of the jobs that read it. Snakemake does
     not pass a job's priority on to the jobs it waits for, so without this a long single job
     waits for its data behind every WD-DP job of higher priority (measured on the full config,
     issue 36: KDDCup99's 5-class voting table, 12.5 min, started 12 min into the build, after

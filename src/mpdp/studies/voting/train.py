@@ -24,7 +24,7 @@ from __future__ import annotations
 import logging
 import math
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -314,7 +314,7 @@ def select_lambdas(cfg: Mapping[str, Any], table: str, task: Task, M: int, poole
 
 
 def _partition(solved: dict[Any, Partition] | None, key: Any, task: Task, lam_loc: float, pooled: Pooled,
-               parts: Any) -> Partition:
+               parts: Callable[[], list[np.ndarray]]) -> Partition:
     """The :class:`Partition` of ``key`` (the tuning partition of an M, or an evaluated (M, rep)),
     from ``solved`` when another protocol built it already, else built from ``parts()``.
 
