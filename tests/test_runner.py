@@ -110,7 +110,10 @@ run_step(step, None, "orphan test")
 """
 
 FAKE_SNAKEMAKE = """
-import subprocess, sys
+import os, subprocess, sys
+sys.path.insert(0, {src!r})
+from mpdp import io
+os.environ[io.RUN_ENV] = io.run_token()  # as workflow/rules/common.smk does
 # like Snakemake's shell(): bash (not exec'd) between Snakemake and the job's python
 subprocess.run(["bash", "-c", "set -euo pipefail; " + sys.executable + " " + sys.argv[1]])
 """
@@ -129,8 +132,8 @@ def test_a_job_dies_with_its_snakemake(tmp_path):
     out, started = tmp_path / "out.txt", tmp_path / "started"
     child = tmp_path / "job.py"
     child.write_text(CHILD.format(src=src, out=str(out), started=str(started)))
-    fake = tmp_path / "snakemake.py"  # the watchdog recognises Snakemake by its command line
-    fake.write_text(FAKE_SNAKEMAKE)
+    fake = tmp_path / "snakemake.py"  # the run the job is bound to, by its pid and start time
+    fake.write_text(FAKE_SNAKEMAKE.format(src=src))
     parent = subprocess.Popen([sys.executable, str(fake), str(child)], start_new_session=True)
     try:
         deadline = time.monotonic() + 30

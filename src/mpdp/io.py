@@ -1,19 +1,80 @@
-"""Atomic file output: nothing half-written is ever left behind.
+"""Atomic file output: nothing half-written is ever left behind, and nothing is written for a
+Snakemake run that is gone.
 
 Every file the pipeline produces is written to a temporary sibling and renamed into place
 only when complete, so an interrupted job leaves either the old file or none.
+
+**Run binding** (issue 47). ``workflow/rules/common.smk`` puts the identity of the Snakemake run,
+``"<host> <pid> <start time>"`` of its main process (:func:`run_token`), in the environment
+variable :data:`RUN_ENV` that every job inherits. :func:`atomic_path` checks just before it
+renames a finished file into place that this process is still alive *with the same start
+time* (a pid reused by another process after ``kill -9`` does not count), and refuses the
+write otherwise (:class:`RunGoneError`). So an orphaned job, or a figure drawn by the warm
+renderer for a run that was killed, never adds an output to a build nobody tracks. Jobs
+without the variable (run by hand, the tests) or on another host (a cluster node, whose jobs
+cannot see the submitting host's processes) are not bound.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import socket
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
+
+from mpdp.errors import MpdpError
+
+#: environment variable naming the Snakemake run a job belongs to (module docstring)
+RUN_ENV = "MPDP_SNAKEMAKE_RUN"
+
+
+class RunGoneError(MpdpError):
+    """The Snakemake run that started this job is gone: the job stops without output."""
+
+
+def process_start(pid: int) -> int | None:
+    """Start time (clock ticks since boot) of process ``pid`` from /proc (Linux); None if gone."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    return int(stat.rsplit(")", 1)[1].split()[19])  # field 22 of proc(5), after the command name
+
+
+def run_token(pid: int | None = None) -> str:
+    """``"<host> <pid> <start time>"`` of process ``pid`` (default: this one), the value of
+    :data:`RUN_ENV`; empty where /proc is missing (not Linux: nothing is bound)."""
+    pid = os.getpid() if pid is None else pid
+    start = process_start(pid)
+    return "" if start is None else f"{socket.gethostname()} {pid} {start}"
+
+
+def bound_run(env: Mapping[str, str] | None = None) -> tuple[int, int] | None:
+    """(pid, start time) of the Snakemake run this process belongs to, from :data:`RUN_ENV`;
+    None when unbound: no or a malformed variable, or a run on another host."""
+    parts = (os.environ if env is None else env).get(RUN_ENV, "").split()
+    if len(parts) != 3 or parts[0] != socket.gethostname() or not (parts[1].isdigit() and parts[2].isdigit()):
+        return None
+    return int(parts[1]), int(parts[2])
+
+
+def run_alive(run: tuple[int, int] | None) -> bool:
+    """Whether the run ``(pid, start time)`` is still alive (True for an unbound job)."""
+    return run is None or process_start(run[0]) == run[1]
+
+
+def check_run_alive(path: str | Path) -> None:
+    """Raise :class:`RunGoneError` if the run this job belongs to is gone (``path`` is not written)."""
+    run = bound_run()
+    if not run_alive(run):
+        assert run is not None
+        raise RunGoneError(f"the Snakemake run that started this job (process {run[0]}) is gone; {path} is not "
+                           "written (rerun snakemake with --rerun-incomplete)")
 
 
 @contextmanager
@@ -26,6 +87,7 @@ def atomic_path(path: str | Path) -> Iterator[Path]:
     tmp = Path(tmp_name)
     try:
         yield tmp
+        check_run_alive(path)  # the last moment before the output appears
         umask = os.umask(0)
         os.umask(umask)
         tmp.chmod(0o666 & ~umask)  # mkstemp creates 0600; give the file the usual mode

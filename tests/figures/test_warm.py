@@ -21,7 +21,7 @@ import os, sys
 from mpdp.figures import warm
 warm.delegate(globals(), ["json"])
 with open(sys.argv[1], "w") as fh:
-    fh.write(f"{os.getpid()} {os.getppid()} {os.environ.get('MPDP_WARM_CHILD')} {os.environ.get('JOB_VALUE')} "
+    fh.write(f"{os.getpid()} {os.getppid()} {os.environ.get('MPDP_WARM_CHILD')} {os.environ.get('MPDP_JOB_VALUE')} {os.environ.get('SECRET_TOKEN')} "
              f"{os.getcwd()}")
 print("out of the script", flush=True)
 print("err of the script", file=sys.stderr, flush=True)
@@ -42,8 +42,8 @@ def test_delegated_script_runs_in_one_warm_renderer_as_the_job(tmp_path: Path) -
     job = tmp_path / "job"
     job.mkdir()
     env = {warm.DIR_ENV: str(tmp_path), warm.IDLE_ENV: "20", "SLURM_JOB_ID": "", warm.ENABLE_ENV: "1"}
-    first = _run(script, job, tmp_path / "a.txt", 0, JOB_VALUE="one", **env)
-    second = _run(script, job, tmp_path / "b.txt", 3, JOB_VALUE="two", **env)
+    first = _run(script, job, tmp_path / "a.txt", 0, MPDP_JOB_VALUE="one", SECRET_TOKEN="s3cr3t", **env)
+    second = _run(script, job, tmp_path / "b.txt", 3, MPDP_JOB_VALUE="two", SECRET_TOKEN="s3cr3t", **env)
     a = (tmp_path / "a.txt").read_text().split()
     b = (tmp_path / "b.txt").read_text().split()
     try:
@@ -52,7 +52,8 @@ def test_delegated_script_runs_in_one_warm_renderer_as_the_job(tmp_path: Path) -
         assert a[2] == b[2] == "1"
         assert a[1] == b[1] and a[0] != b[0]
         assert (a[3], b[3]) == ("one", "two")
-        assert a[4] == b[4] == str(job)
+        assert a[4] == b[4] == "None"  # issue 47: a variable the renderer does not need is not sent
+        assert a[5] == b[5] == str(job)
         assert first.returncode == 0 and second.returncode == 3
         assert "out of the script" in first.stdout and "err of the script" in first.stderr
         assert "out of the script" in second.stdout
@@ -119,7 +120,7 @@ def test_a_figure_drawn_in_the_renderer_is_byte_identical(tmp_path: Path) -> Non
 
 def _stop_renderers(folder: Path) -> None:
     """Stop the renderers this test started (those serving a socket in ``folder``)."""
-    for sock in folder.glob("mpdp-warm-*.sock"):
+    for sock in folder.glob("mpdp-warm-*/*.sock"):
         for proc in Path("/proc").iterdir():
             if not proc.name.isdigit():
                 continue

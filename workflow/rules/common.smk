@@ -4,6 +4,7 @@ import sys
 from pathlib import Path
 
 from mpdp import config as mpdp_config
+from mpdp import io as mpdp_io
 from mpdp.pipeline import planning as mpdp_planning
 from mpdp.data import fetch as mpdp_fetch
 from mpdp.data import prepare as mpdp_prepare
@@ -19,6 +20,8 @@ from mpdp.studies import scheduling
 
 for _var, _value in job_environment().items():  # inherited by every job
     os.environ.setdefault(_var, _value)
+if workflow.is_main_process:  # jobs are bound to this run: they write nothing once it is gone (mpdp.io)
+    os.environ[mpdp_io.RUN_ENV] = mpdp_io.run_token()
 # the checkout holding this Snakefile: workflow/envs/mpdp.post-deploy.sh installs mpdp from it
 os.environ.update(MPDP_SOURCE_DIR=str(Path(workflow.main_snakefile).resolve().parent))
 

@@ -17,6 +17,16 @@ is a hash of the interpreter, ``sys.path`` and the modification times of the ``m
 and of the environment variables that matter at import (:data:`KEY_ENV`): edited code or another
 environment starts a fresh renderer, never reuses a stale one.
 
+**Privacy** (issue 47). The socket lies in a folder of this user's own, ``mpdp-warm-<uid>``,
+created with mode 0700 and refused if it is a link, belongs to someone else or is open to the
+group or others (:func:`private_dir`); both ends check the other's uid (``SO_PEERCRED``,
+:func:`peer_uid`) and talk only to themselves; a job sends only the environment variables a
+script reads (:func:`sent_environment`: :data:`KEY_ENV`, :data:`SENT_ENV`, ``MPDP_*``,
+``LC_*``), never the rest of its environment (tokens, credentials), and the renderer itself is
+started with that subset only. A killed Snakemake run writes nothing through the renderer
+either: the run's identity is one of the variables sent, and :func:`mpdp.io.atomic_path` checks it
+in the child before every write.
+
 **Off switch and fallback.** ``MPDP_WARM=0`` runs every script in its own process as before; so
 does a job under Slurm (``SLURM_JOB_ID`` set: a renderer would outlive the job on the node), and
 a platform without ``fork`` or ``socket.send_fds``. If the renderer cannot be reached or
@@ -38,6 +48,7 @@ import os
 import runpy
 import select
 import socket
+import stat
 import struct
 import subprocess
 import sys
@@ -59,6 +70,8 @@ DIR_ENV = "MPDP_WARM_DIR"
 #: environment variables read at import time by NumPy/OpenBLAS/matplotlib: part of the key
 KEY_ENV = ("PYTHONPATH", "PYTHONHASHSEED", "MPLBACKEND", "MPLCONFIGDIR", "OMP_NUM_THREADS",
            "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_CORETYPE", "MPDP_ENGINE", "LANG", "LC_ALL")
+#: further variables a figure script (or its libraries) reads; ``MPDP_*`` and ``LC_*`` are sent too
+SENT_ENV = ("PATH", "HOME", "USER", "TMPDIR", "TZ", "SOURCE_DATE_EPOCH", "SNAKEMAKE_PROFILE", "CONDA_PREFIX")
 #: seconds a client waits for a renderer it started to accept connections
 START_TIMEOUT = 120.0
 #: what Snakemake's preamble of every script imports (the child runs the preamble again)
@@ -79,16 +92,44 @@ def _key(sys_path: Iterable[str], env: Mapping[str, str]) -> str:
     return h.hexdigest()[:20]
 
 
-def socket_path(key: str) -> Path:
-    base = Path(os.environ.get(DIR_ENV) or tempfile.gettempdir())
-    return base / f"mpdp-warm-{os.getuid()}-{key}.sock"
+def private_dir(base: str | Path | None = None) -> Path | None:
+    """This user's folder of renderer sockets under ``base`` (default :data:`DIR_ENV` or the
+    system's temporary folder), created 0700; None (render in-process) if it is a link, not a
+    folder, someone else's, or open to the group or others."""
+    base = Path(base or os.environ.get(DIR_ENV) or tempfile.gettempdir())
+    folder = base / f"mpdp-warm-{os.getuid()}"
+    try:
+        with contextlib.suppress(FileExistsError):
+            folder.mkdir(mode=0o700)
+        st = os.lstat(folder)
+    except OSError:
+        return None
+    if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.getuid() or st.st_mode & 0o077:
+        return None
+    return folder
+
+
+def socket_path(key: str, folder: Path) -> Path:
+    return folder / f"{key}.sock"
+
+
+def peer_uid(sock: socket.socket) -> int:
+    """The uid of the process at the other end of the Unix socket ``sock`` (``SO_PEERCRED``)."""
+    creds = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
+    return struct.unpack("3i", creds)[1]
+
+
+def sent_environment(env: Mapping[str, str]) -> dict[str, str]:
+    """The variables of ``env`` a figure script needs (module docstring, "Privacy")."""
+    return {k: v for k, v in env.items()
+            if k in KEY_ENV or k in SENT_ENV or k.startswith(("MPDP_", "LC_"))}
 
 
 def enabled(env: Mapping[str, str] | None = None) -> bool:
     """Whether :func:`delegate` may hand a script to the renderer here."""
     env = os.environ if env is None else env
     return (env.get(ENABLE_ENV, "1") != "0" and not env.get(CHILD_ENV) and not env.get("SLURM_JOB_ID")
-            and hasattr(os, "fork") and hasattr(socket, "send_fds"))
+            and hasattr(os, "fork") and hasattr(socket, "send_fds") and hasattr(socket, "SO_PEERCRED"))
 
 
 def _send(sock: socket.socket, payload: dict[str, Any], fds: list[int] | None = None) -> None:
@@ -128,6 +169,8 @@ def _connect(path: Path) -> socket.socket | None:
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
         sock.connect(str(path))
+        if peer_uid(sock) != os.getuid():  # someone else listens there: tell it nothing
+            raise OSError(f"the renderer socket {path} is served by another user")
         return sock
     except OSError:
         sock.close()
@@ -147,7 +190,8 @@ def _start(path: Path) -> socket.socket | None:
         server = subprocess.Popen(
             [sys.executable, "-c", "import sys; from mpdp.figures import warm; warm.serve(sys.argv[1])", str(path)],
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-            start_new_session=True, env={**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)},
+            start_new_session=True,
+            env={**sent_environment(os.environ), "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)},
         )
         deadline = time.monotonic() + START_TIMEOUT
         while time.monotonic() < deadline and server.poll() is None:  # a renderer that died: give up
@@ -169,7 +213,11 @@ def delegate(namespace: Mapping[str, Any], preload: Iterable[str] = ()) -> None:
     script = namespace.get("__real_file__")  # the file Snakemake runs: preamble + script
     if not enabled() or not script:
         return
-    path = socket_path(_key(sys.path, os.environ))
+    folder = private_dir()
+    if folder is None:
+        sys.stderr.write("mpdp: no private folder for the warm renderer's socket; rendering in this process\n")
+        return
+    path = socket_path(_key(sys.path, os.environ), folder)
     if len(os.fsencode(path)) > 100:  # the limit of a Unix socket's name (108 bytes on Linux)
         return
     try:
@@ -177,7 +225,7 @@ def delegate(namespace: Mapping[str, Any], preload: Iterable[str] = ()) -> None:
         if sock is None:
             return
         with sock:
-            _send(sock, {"script": str(script), "argv": sys.argv, "cwd": os.getcwd(), "env": dict(os.environ),
+            _send(sock, {"script": str(script), "argv": sys.argv, "cwd": os.getcwd(), "env": sent_environment(os.environ),
                          "sys_path": sys.path, "preload": [*SNAKEMAKE_PRELOAD, *preload]}, [0, 1, 2])
             answer, _ = _recv(sock)
     except OSError as exc:
@@ -243,6 +291,9 @@ def serve(path: str | Path, idle: float | None = None) -> None:
             ready, _, _ = select.select([server], [], [], 0.05)
             if ready:
                 conn, _ = server.accept()
+                if peer_uid(conn) != os.getuid():  # only this user's jobs are served
+                    conn.close()
+                    continue
                 conn.settimeout(10.0)  # a client killed before it sent its request blocks no one
                 try:
                     request, fds = _recv(conn, with_fds=3)

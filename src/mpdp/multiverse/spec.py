@@ -124,10 +124,42 @@ def universe_config(cfg: Mapping[str, Any], universe: Universe) -> dict[str, Any
         _check_key(out, key, f"config key 'multiverse.base.{key}'")
         put(out, key, value)
     if universe.key is not None:
-        _check_key(out, universe.key, f"config key 'multiverse.choices.{universe.index}.key' "
-                                      f"(choice {universe.choice!r})")
+        where = f"config key 'multiverse.choices.{universe.index}.key' (choice {universe.choice!r})"
+        _check_key(out, universe.key, where)
+        _check_alternative(out, universe, where)
         put(out, universe.key, universe.value)
     return out
+
+
+def _check_alternative(cfg: Mapping[str, Any], universe: Universe, where: str) -> None:
+    """A choice names one leaf key and an alternative differs from that key's value in every
+    universe (issue 47): a whole section set to a mapping silently replaces its other keys too,
+    and a value equal to the default makes an "alternative" identical to the default universe."""
+    current = get(cfg, str(universe.key))
+    if isinstance(current, Mapping):
+        leaves = ", ".join(f"{universe.key}.{k}" for k in list(current)[:4])
+        raise ConfigError(f"{where}: {universe.key!r} is a whole section, so an alternative would replace its "
+                          f"other keys too; name one leaf key (e.g. {leaves}) per choice")
+    if _same(current, universe.value):
+        raise ConfigError(f"config key 'multiverse.choices.{universe.index}.values' (choice {universe.choice!r}): "
+                          f"{universe.value_label} is the value {universe.key} has in every universe (the default "
+                          "with multiverse.base), so this alternative would repeat the default universe; remove it "
+                          "or give another value")
+
+
+def _same(a: Any, b: Any) -> bool:
+    """Equal as config values: 1 and 1.0 are, True and 1 are not."""
+    def norm(v: Any) -> Any:
+        if isinstance(v, bool) or v is None or isinstance(v, str):
+            return v
+        if isinstance(v, int | float):
+            return float(v)
+        if isinstance(v, Mapping):
+            return {str(k): norm(x) for k, x in v.items()}
+        if isinstance(v, list | tuple):
+            return [norm(x) for x in v]
+        return v
+    return json.dumps(norm(a), sort_keys=True) == json.dumps(norm(b), sort_keys=True)
 
 
 def _check_key(cfg: Mapping[str, Any], key: str, where: str) -> None:

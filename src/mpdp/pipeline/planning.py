@@ -30,6 +30,7 @@ from mpdp.audit.registry import ADAPTERS
 from mpdp.data import prepare
 from mpdp.errors import ConfigError, MpdpError
 from mpdp.multiverse import spec as multiverse_spec
+from mpdp.pipeline import planning_budgets
 from mpdp.pipeline.planning_studies import (
     audit_warnings,
     check_admm,
@@ -67,6 +68,7 @@ def check(cfg: Mapping[str, Any], available: list[str], cards: Cards) -> list[st
     check_admm(cfg)
     _check_voting(cfg)
     check_voting(cfg)
+    planning_budgets.check(cfg, available, sizes)  # accountants' ranges, selection budgets, trials (issue 47)
     b = cfg.get("benchmark")
     if b is not None and not b["datasets"]:
         raise ConfigError("config key 'benchmark.datasets': empty, so the benchmark would have no table; "
@@ -113,6 +115,7 @@ def check_writable(workdir: str | Path = ".") -> None:
         if path.is_dir() and not os.access(path, os.W_OK | os.X_OK):
             raise MpdpError(f"the folder {folder}/ is not writable, and the workflow writes its outputs there; "
                             f"make it writable (chmod -R u+w {folder}) or run in a writable copy of the checkout")
+    planning_budgets.check_output_tree(workdir)  # every folder below them too (issue 47)
 
 
 def warnings(cfg: Mapping[str, Any], available: list[str], cards: Cards) -> list[str]:
@@ -122,7 +125,8 @@ def warnings(cfg: Mapping[str, Any], available: list[str], cards: Cards) -> list
     for (its tables drop it; the figures at ``voting.h1_M`` then show the largest feasible M
     below it; needs the data cards: data sets not prepared yet are not judged)."""
     v = cfg["voting"]
-    out = [*wddp_figure_warnings(cfg), *audit_warnings(cfg), *dataset_warnings(cfg, available)]
+    out = [*wddp_figure_warnings(cfg), *audit_warnings(cfg), *dataset_warnings(cfg, available),
+           *planning_budgets.warnings(cfg)]
     for ds in [d for d in dict.fromkeys([*v["datasets"], *v["multiclass_datasets"]]) if d in available]:
         size = data_size(cfg, ds, cards.get(ds))
         if size is None or not size.exact:

@@ -23,6 +23,7 @@ from pathlib import Path
 
 from threadpoolctl import threadpool_limits
 
+from mpdp import io
 from mpdp.errors import MpdpError
 
 
@@ -85,58 +86,27 @@ def get_logger(log_path: str | Path | None, name: str = "mpdp") -> logging.Logge
     return logger
 
 
-def _process_start(pid: int) -> int | None:
-    """Start time (clock ticks since boot) of process ``pid`` from /proc (Linux); None if gone."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return None
-    return int(stat.rsplit(")", 1)[1].split()[19])  # field 22 of proc(5), after the command name
-
-
-def _is_snakemake(pid: int) -> bool:
-    try:
-        argv = Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace").split("\0")
-    except OSError:
-        return False
-    return any(Path(arg).name in ("snakemake", "snakemake.py") for arg in argv if arg)
-
-
-def snakemake_ancestor() -> tuple[int, int] | None:
-    """(pid, start time) of the closest ancestor process that runs Snakemake; None when there
-    is none (a job run by hand, the tests) or /proc is not there (not Linux)."""
-    pid = os.getppid()
-    for _ in range(16):
-        if pid <= 1:
-            return None
-        if _is_snakemake(pid):
-            start = _process_start(pid)
-            return None if start is None else (pid, start)
-        try:
-            stat = Path(f"/proc/{pid}/stat").read_text()
-        except OSError:
-            return None
-        pid = int(stat.rsplit(")", 1)[1].split()[1])  # its parent
-    return None
-
-
 def die_with_snakemake(poll_s: float = 1.0, grace_s: float = 60.0) -> threading.Thread | None:
-    """Stop this job when the Snakemake process that started it is gone (issue 37).
+    """Stop this job when the Snakemake run that started it is gone (issues 37, 47).
 
     After ``kill -9`` of Snakemake its running jobs live on (the job's shell and this process are
-    re-parented) and finish writing their outputs into a build that no longer tracks them. A
-    daemon thread polls the Snakemake ancestor; when it is gone it interrupts the step
-    (KeyboardInterrupt: :func:`mpdp.io.atomic_path` removes the temporary, no output is
-    written) and after ``grace_s`` (a long native call) kills the process. ``PR_SET_PDEATHSIG``
-    cannot do this: the job's parent is Snakemake's shell, which outlives Snakemake.
+    re-parented) and would finish writing their outputs into a build that no longer tracks them.
+    The run is the one named in the environment (:data:`mpdp.io.RUN_ENV`: its pid *and* start
+    time, set by ``workflow/rules/common.smk``; not found by walking the parents, which a
+    re-parented job no longer has). A daemon thread polls it; when it is gone it interrupts the
+    step (KeyboardInterrupt: :func:`mpdp.io.atomic_path` removes the temporary) and after
+    ``grace_s`` (a long native call) kills the process. Whatever the step is doing then,
+    :func:`mpdp.io.atomic_path` checks the run again before every write, so no output appears
+    after the kill. ``PR_SET_PDEATHSIG`` cannot do this: the job's parent is Snakemake's shell,
+    which outlives Snakemake.
     """
-    ancestor = snakemake_ancestor()
-    if ancestor is None:
+    run = io.bound_run()
+    if run is None:
         return None
-    pid, start = ancestor
+    pid, _ = run
 
     def watch() -> None:
-        while _process_start(pid) == start:
+        while io.run_alive(run):
             time.sleep(poll_s)
         sys.stderr.write(f"mpdp: Snakemake (process {pid}) is gone; stopping this job without output\n")
         _thread.interrupt_main()
@@ -146,6 +116,17 @@ def die_with_snakemake(poll_s: float = 1.0, grace_s: float = 60.0) -> threading.
     thread = threading.Thread(target=watch, name="die-with-snakemake", daemon=True)
     thread.start()
     return thread
+
+
+def restore_sigint() -> None:
+    """Give SIGINT back its Python handler (KeyboardInterrupt). A run started with ``&`` from a
+    script has SIGINT ignored, and its jobs inherit that; :func:`_thread.interrupt_main` (used by
+    :func:`die_with_snakemake`) does nothing while SIGINT is ignored, and Ctrl-C could not stop a
+    job. Only the main thread may set a handler; elsewhere this does nothing."""
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
 def schedstat() -> tuple[float, float] | None:
     """(seconds on a CPU, seconds runnable but waiting for a CPU) of this process's main thread
     since it started (Linux ``/proc/self/schedstat``); None where the kernel does not expose it."""
@@ -181,7 +162,9 @@ def time_split(wall: float, before: tuple[float, float] | None, after: tuple[flo
 def run_step(step: Callable[[logging.Logger], None], log_path: str | Path | None, name: str) -> None:
     """Run ``step(logger)`` single-threaded; exit 1 with the message on a user-facing error.
     The job stops, writing nothing, if the Snakemake process that runs it is killed
-    (:func:`die_with_snakemake`)."""
+    (:func:`die_with_snakemake`), and SIGINT stops it even when the run was started with ``&``
+    (:func:`restore_sigint`)."""
+    restore_sigint()
     die_with_snakemake()
     log = get_logger(log_path)
     start = time.perf_counter()
@@ -193,6 +176,11 @@ def run_step(step: Callable[[logging.Logger], None], log_path: str | Path | None
     except MpdpError as exc:
         log.error("%s failed:\n%s", name, exc)
         sys.exit(1)
+    except KeyboardInterrupt:  # Ctrl-C, or die_with_snakemake: one line, no traceback
+        gone = not io.run_alive(io.bound_run())
+        log.error("%s stopped: %s; its output was not written", name,
+                  "the Snakemake run that started it is gone" if gone else "interrupted")
+        sys.exit(1 if gone else 130)
     except Exception as exc:  # anything else: the traceback to the log file, one line to the console
         where = f"; traceback in {log_path}" if log_path else ""
         summary = disk_error(name, exc) or f"{name} failed with an unexpected {type(exc).__name__}: {exc}{where}"
