@@ -21,13 +21,15 @@ import json
 import os
 import socket
 import tempfile
+import zipfile
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any, Literal
 
 import numpy as np
 
-from mpdp.errors import MpdpError
+from mpdp.errors import InputDataError, MpdpError
 
 #: environment variable naming the Snakemake run a job belongs to (module docstring)
 RUN_ENV = "MPDP_SNAKEMAKE_RUN"
@@ -107,8 +109,57 @@ def write_json(obj: object, path: str | Path) -> None:
         tmp.write_text(json.dumps(obj, indent=2, sort_keys=True, default=_json_default) + "\n")
 
 
-def read_json(path: str | Path) -> object:
-    return json.loads(Path(path).read_text())
+# ----------------------------------------------------------------------------- readers
+# Every intermediate (JSON, .npz, .npy; parquet tables through mpdp.results.read_parquet) is read
+# through one of these (issue 47): a missing, truncated or damaged file is one line naming the file
+# and the command that rebuilds it (Snakemake never rebuilds a file whose time stamp is up to date).
+
+
+def rebuild_hint(path: str | Path) -> str:
+    """How to rebuild one output of the workflow whatever its time stamp says."""
+    return f"rebuild it with `snakemake --force {path}` (and the --configfile/--config of your run)"
+
+
+def unreadable(path: str | Path, what: str, exc: BaseException | None = None) -> InputDataError:
+    """The one-line error of a missing (``exc`` a :class:`FileNotFoundError` or None and no file)
+    or damaged intermediate: the file, what it is, why, and the rebuild command."""
+    path = Path(path)
+    if isinstance(exc, FileNotFoundError) or (exc is None and not path.exists()):
+        return InputDataError(f"{what} {path} does not exist; build it with `snakemake {path}`")
+    text = str(exc).strip() if exc is not None else ""
+    reason = text.splitlines()[0] if text else type(exc).__name__ if exc is not None else "damaged"
+    return InputDataError(f"{what} {path} is unreadable ({reason}); {rebuild_hint(path)}")
+
+
+#: what a damaged JSON, .npz or .npy file raises on reading (truncated zip: BadZipFile, EOFError)
+READ_ERRORS = (OSError, ValueError, EOFError, zipfile.BadZipFile, UnicodeDecodeError)
+
+
+def read_json(path: str | Path, what: str = "JSON file") -> Any:
+    """The JSON value of ``path``; :func:`unreadable` if missing or damaged."""
+    try:
+        return json.loads(Path(path).read_text())
+    except READ_ERRORS as exc:
+        raise unreadable(path, what, exc) from None
+
+
+def load_npz(path: str | Path, what: str = "array file") -> dict[str, np.ndarray]:
+    """Every array of the ``.npz`` file ``path``, read in full (a damaged member fails here, not
+    later); :func:`unreadable` if missing or damaged. No pickles."""
+    try:
+        with np.load(path, allow_pickle=False) as stored:
+            return {name: stored[name] for name in stored.files}
+    except (*READ_ERRORS, KeyError) as exc:
+        raise unreadable(path, what, exc) from None
+
+
+def load_npy(path: str | Path, what: str = "array file", mmap_mode: Literal["r"] | None = None) -> np.ndarray:
+    """The array of the ``.npy`` file ``path`` (memory-mapped with ``mmap_mode="r"``);
+    :func:`unreadable` if missing or damaged. No pickles."""
+    try:
+        return np.load(path, mmap_mode=mmap_mode, allow_pickle=False)
+    except READ_ERRORS as exc:
+        raise unreadable(path, what, exc) from None
 
 
 def _json_default(value: object) -> object:

@@ -22,7 +22,7 @@ import pyarrow as pa
 
 from mpdp.engine import provenance as engine_provenance
 from mpdp.errors import InputDataError
-from mpdp.io import atomic_path
+from mpdp.io import atomic_path, rebuild_hint, unreadable
 
 #: column name -> pandas dtype. Order is the order in the written tables.
 COLUMNS: dict[str, str] = {
@@ -154,17 +154,11 @@ def read_parquet(path: str | Path, what: str = "results table") -> pd.DataFrame:
     rebuilds it (Snakemake never rebuilds a file whose time stamp is up to date)."""
     path = Path(path)
     if not path.exists():
-        raise InputDataError(f"{what} {path} does not exist; build it with `snakemake {path}`")
+        raise unreadable(path, what)
     try:
         return pd.read_parquet(path)
     except (OSError, ValueError, pa.ArrowException) as exc:
-        reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise InputDataError(f"{what} {path} is unreadable ({reason}); {rebuild_hint(path)}") from None
-
-
-def rebuild_hint(path: str | Path) -> str:
-    """How to rebuild one output of the workflow whatever its time stamp says."""
-    return f"rebuild it with `snakemake --force {path}` (and the --configfile/--config of your run)"
+        raise unreadable(path, what, exc) from None
 
 
 def write(frame: pd.DataFrame, path: str | Path, extra: ExtraColumns = None) -> None:

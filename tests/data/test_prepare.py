@@ -173,14 +173,14 @@ def test_load_reports_missing_and_corrupt_files(
     prep.prepare("breast_cancer", synthetic_raw("breast_cancer", 100), out, cfg, synthetic=True)
     (out / "y_test.npy").write_bytes(b"garbage")
     with pytest.raises(
-        InputDataError, match=r"y_test.npy is not a readable .npy file.*rerun the prepare step"
+        InputDataError, match=r"prepared array .*y_test.npy is unreadable .*rebuild it with `snakemake --force"
     ):
         prep.load(out)
     np.save(out / "y_test.npy", np.zeros(3, dtype=np.int8))
     with pytest.raises(InputDataError, match=r"shape \(3,\).*card.json says"):
         prep.load(out)
     (out / "X_train.npy").unlink()
-    with pytest.raises(InputDataError, match="X_train.npy is missing"):
+    with pytest.raises(InputDataError, match="X_train.npy does not exist; build it with `snakemake "):
         prep.load(out)
 
 

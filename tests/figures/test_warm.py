@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import signal
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -145,3 +146,59 @@ def test_a_renderer_that_cannot_start_costs_no_wait(tmp_path: Path) -> None:
     proc = _run(script, tmp_path, tmp_path / "a.txt", 0, **env)
     assert proc.returncode == 0 and (tmp_path / "a.txt").read_text().split()[2] == "None"
     assert time.monotonic() - t0 < warm.START_TIMEOUT / 2
+
+
+def test_the_socket_folder_is_private(tmp_path: Path) -> None:
+    """Issue 47: the socket lies in a 0700 folder of this user's; a folder open to others, or a
+    link planted in its place, is refused (the script then renders in its own process)."""
+    import stat
+
+    folder = warm.private_dir(tmp_path)
+    assert folder is not None and folder.parent == tmp_path
+    assert stat.S_IMODE(folder.stat().st_mode) == 0o700 and folder.stat().st_uid == os.getuid()
+    assert warm.socket_path("k", folder).parent == folder
+    folder.chmod(0o755)
+    assert warm.private_dir(tmp_path) is None
+    folder.rmdir()
+    (tmp_path / "elsewhere").mkdir(mode=0o700)
+    folder.symlink_to(tmp_path / "elsewhere")
+    assert warm.private_dir(tmp_path) is None
+
+
+def test_only_the_variables_a_script_needs_are_sent() -> None:
+    env = {"MPDP_DATA_MIRROR": "/m", "MPLBACKEND": "Agg", "PATH": "/bin", "LC_ALL": "C",
+           "GITHUB_TOKEN": "t", "AWS_SECRET_ACCESS_KEY": "s", "SSH_AUTH_SOCK": "/a"}
+    assert warm.sent_environment(env) == {"MPDP_DATA_MIRROR": "/m", "MPLBACKEND": "Agg", "PATH": "/bin",
+                                          "LC_ALL": "C"}
+
+
+@pytest.mark.skipif(not hasattr(socket, "SO_PEERCRED"), reason="Linux SO_PEERCRED")
+def test_both_ends_check_the_peers_uid(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A socket served by another user is not talked to; a client of another user is not served."""
+    import threading
+    import time
+
+    path = tmp_path / "s.sock"
+    server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    server.bind(str(path))
+    server.listen(1)
+    with server:
+        assert warm.peer_uid(conn := warm._connect(path)) == os.getuid()  # same user: connected
+        conn.close()
+        monkeypatch.setattr(warm, "peer_uid", lambda sock: os.getuid() + 1)
+        assert warm._connect(path) is None  # another user listens: refused, nothing sent
+
+    # the renderer closes a connection from another user without reading its request
+    served = tmp_path / "r.sock"
+    thread = threading.Thread(target=warm.serve, args=(served, 1.0), daemon=True)
+    thread.start()
+    for _ in range(100):
+        if served.exists():
+            break
+        time.sleep(0.02)
+    client = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    client.connect(str(served))
+    with client:
+        client.settimeout(5)
+        assert client.recv(4) == b""  # closed at once
+    thread.join(10)

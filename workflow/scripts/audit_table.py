@@ -12,7 +12,7 @@ sm = snakemake  # noqa: F821  (injected by Snakemake)
 
 def step(log):
     cfg = config.validate(sm.config)
-    n_train = {ds: int(read_json(path)["n_train"]) for ds, path in zip(sm.params.datasets, sm.input.cards, strict=True)}
+    n_train = {ds: int(read_json(path, "data card")["n_train"]) for ds, path in zip(sm.params.datasets, sm.input.cards, strict=True)}
     settings, skipped = table.settings_to_run(cfg["audit"], list(sm.params.available))
     for label in skipped:
         log.warning("audit setting skipped (its data set is not available): %s", label)

@@ -10,7 +10,7 @@ cfg = rule_config(sm.config, "partition")
 
 def step(log):
     ds, experiment = sm.wildcards.dataset, sm.wildcards.experiment
-    n = io.read_json(sm.input.card)["n_train"]
+    n = io.read_json(sm.input.card, "data card")["n_train"]
     design = "random" if experiment == "eps_sweep" else "two_group"
     sets = {}
     for m, u in sm.params.layouts:  # plan.partition_settings, computed when the DAG is built

@@ -12,7 +12,7 @@ cfg = rule_config(sm.config, "prepare", dataset=sm.wildcards.dataset)
 
 def step(log):
     manifest = Path(sm.input[0])
-    raw_paths = [manifest.parent / name for name in io.read_json(manifest)["files"]]
+    raw_paths = [manifest.parent / name for name in io.read_json(manifest, "raw-file manifest")["files"]]
     card = prepare.prepare(sm.wildcards.dataset, raw_paths, Path(sm.output.card).parent, cfg)
     log.info("%s: n_train = %d, n_test = %d, p = %d, positive rate %.4f", sm.wildcards.dataset,
              card["n_train"], card["n_test"], card["n_features"], card["positive_rate"])

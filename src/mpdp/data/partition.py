@@ -25,7 +25,7 @@ from pathlib import Path
 import numpy as np
 
 from mpdp.errors import ConfigError, InputDataError
-from mpdp.io import save_npz
+from mpdp.io import load_npz, rebuild_hint, save_npz
 from mpdp.seeding import rng
 
 DESIGNS = ("random", "two_group")
@@ -214,17 +214,11 @@ def load_partition(path: str | Path, m: int, u: float | None) -> PartitionSet:
     if not path.is_file():
         raise InputDataError(f"partition file {path} does not exist; run the partition step first")
     key = _setting_key(m, u)
-    try:
-        with np.load(path, allow_pickle=False) as stored:
-            if f"{key}.order" not in stored.files:
-                held = sorted({name.rsplit(".", 1)[0] for name in stored.files})
-                raise InputDataError(
-                    f"partition file {path} has no setting m = {m}, u = {u} (it holds {held}); "
-                    f"the config changed since it was written: rerun the partition step"
-                )
-            return PartitionSet(order=stored[f"{key}.order"], sizes=stored[f"{key}.sizes"])
-    except (OSError, ValueError, zipfile.BadZipFile) as exc:
+    stored = load_npz(path, "partition file")
+    if f"{key}.order" not in stored:
+        held = sorted({name.rsplit(".", 1)[0] for name in stored})
         raise InputDataError(
-            f"partition file {path} is unreadable or inconsistent ({exc}); delete it and rerun "
-            f"the partition step"
-        ) from None
+            f"partition file {path} has no setting m = {m}, u = {u} (it holds {held}); "
+            f"the config changed since it was written: {rebuild_hint(path)}"
+        )
+    return PartitionSet(order=stored[f"{key}.order"], sizes=stored[f"{key}.sizes"])

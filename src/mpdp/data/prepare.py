@@ -11,7 +11,6 @@ the data and every preprocessing choice. Every random choice draws from
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -25,7 +24,7 @@ from mpdp.data.fetch import sha256_file
 from mpdp.data.parsers import Parsed, parse
 from mpdp.data.registry import DatasetInfo, get
 from mpdp.errors import ChecksumMismatchError, InputDataError
-from mpdp.io import read_json, save_npy, write_json
+from mpdp.io import load_npy, read_json, rebuild_hint, save_npy, write_json
 from mpdp.seeding import rng
 
 ARRAYS = ("X_train", "y_train", "X_test", "y_test")
@@ -324,14 +323,14 @@ def _class_card(parsed: Parsed, rows: np.ndarray, train: np.ndarray) -> dict[str
 def load_classes(out_dir: Path) -> tuple[np.ndarray, np.ndarray, list[str]]:
     """The multiclass labels of a prepared data set: (train codes, test codes, class names)."""
     out_dir = Path(out_dir)
-    card = read_json(out_dir / CARD)
+    card = read_json(out_dir / CARD, "data card")
     if "classes" not in card:
         raise InputDataError(
             f"{out_dir} has no multiclass label (card.json lacks 'classes'); only KDDCup99 has "
             f"one. Rerun the prepare step if this is KDDCup99 prepared by an older version."
         )
-    redo = f"Delete {out_dir} and rerun the prepare step for this data set."
-    train, test = (_load_array(out_dir / f"{name}.npy", redo) for name in CLASS_ARRAYS)
+    redo = f"Rerun the prepare step for this data set: {rebuild_hint(out_dir / CARD)}."
+    train, test = (_load_array(out_dir / f"{name}.npy") for name in CLASS_ARRAYS)
     if train.shape != (card["n_train"],) or test.shape != (card["n_test"],):
         raise InputDataError(f"{out_dir}: class label arrays do not match card.json. {redo}")
     return np.asarray(train), np.asarray(test), list(card["classes"])
@@ -351,29 +350,21 @@ class Processed:
 def load(out_dir: Path) -> Processed:
     """Read a prepared data set written by :func:`prepare`; InputDataError if missing or corrupt."""
     out_dir = Path(out_dir)
-    redo = f"Delete {out_dir} and rerun the prepare step for this data set."
+    redo = f"Rerun the prepare step for this data set: {rebuild_hint(out_dir / CARD)}."
     card_path = out_dir / CARD
     if not card_path.is_file():
         raise InputDataError(
             f"{out_dir} holds no {CARD}: the data set was not prepared or its preparation was "
             f"interrupted. Run the prepare step for this data set."
         )
-    try:
-        card = read_json(card_path)
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise InputDataError(f"{card_path} is not valid JSON ({exc}). {redo}") from None
-    arrays = {name: _load_array(out_dir / f"{name}.npy", redo) for name in ARRAYS}
+    card = read_json(card_path, "data card")
+    arrays = {name: _load_array(out_dir / f"{name}.npy") for name in ARRAYS}
     _check_shapes(card, arrays, out_dir, redo)
     return Processed(card=card, **arrays)
 
 
-def _load_array(path: Path, redo: str) -> np.ndarray:
-    try:
-        return np.load(path, mmap_mode="r", allow_pickle=False)
-    except FileNotFoundError:
-        raise InputDataError(f"{path} is missing. {redo}") from None
-    except (ValueError, OSError) as exc:
-        raise InputDataError(f"{path} is not a readable .npy file ({exc}). {redo}") from None
+def _load_array(path: Path) -> np.ndarray:
+    return load_npy(path, "prepared array", mmap_mode="r")
 
 
 def _check_shapes(

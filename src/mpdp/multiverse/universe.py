@@ -33,7 +33,7 @@ import yaml
 
 from mpdp.claims.tables import VERDICTS_PATH, read_verdicts
 from mpdp.errors import InputDataError
-from mpdp.io import atomic_path
+from mpdp.io import atomic_path, read_json
 from mpdp.multiverse.collect import Result
 from mpdp.multiverse.spec import Universe
 
@@ -93,7 +93,7 @@ def seed_source(base_status: list[str]) -> Path | None:
     if not base_status:
         return None
     path = Path(base_status[0])
-    return path.parent if json.loads(path.read_text()).get("ok") else None
+    return path.parent if read_json(path, "universe status file").get("ok") else None
 
 
 def command(cores: int) -> list[str]:
@@ -139,7 +139,7 @@ def _reason(tail: str, returncode: int) -> str:
 
 def load(universe: Universe, status_path: str | Path) -> Result:
     """A universe's verdicts from its status file (read through the claims engine's reader)."""
-    status = json.loads(Path(status_path).read_text())
+    status = read_json(status_path, "universe status file")
     if not status["ok"]:
         return Result(universe, None, f"{status['error']} (log: {status['log']})")
     try:

@@ -25,10 +25,11 @@ from pathlib import Path
 from typing import Any
 
 from mpdp import config as mpdp_config
+from mpdp import io as mpdp_io
 from mpdp.audit.adapters import GradientCanaryAdapter, L2OutputPerturbationAdapter
 from mpdp.audit.registry import ADAPTERS
 from mpdp.data import prepare
-from mpdp.errors import ConfigError, MpdpError
+from mpdp.errors import ConfigError, InputDataError, MpdpError
 from mpdp.multiverse import spec as multiverse_spec
 from mpdp.pipeline import planning_budgets
 from mpdp.pipeline.planning_studies import (
@@ -151,11 +152,11 @@ def data_size(cfg: Mapping[str, Any], dataset: str, card: str | Path | None) -> 
     bound from the record caps of the config (None when the config caps nothing)."""
     if card is not None and Path(card).is_file():
         try:
-            data = json.loads(Path(card).read_text())
+            data = mpdp_io.read_json(card, "data card")
             current = json.loads(json.dumps(prepare.preprocessing(dataset, cfg))) == data.get("preprocessing")
             if current:
                 return Size(int(data["n_train"]) + int(data["n_test"]), int(data["n_train"]), exact=True)
-        except (ValueError, KeyError, TypeError):
+        except (InputDataError, ValueError, KeyError, TypeError):
             pass  # an unreadable card is rebuilt by its job; judge by the bound meanwhile
     caps = [cfg.get("max_records")]
     if dataset == "kddcup99":

@@ -8,7 +8,6 @@ declarations (``mpdp.studies.<study>.claims``); :func:`build` hands them to
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -16,7 +15,7 @@ from typing import Any
 
 import pandas as pd
 
-from mpdp import results
+from mpdp import io, results
 from mpdp.claims import engine, tables
 from mpdp.claims.declare import Claim
 
@@ -34,7 +33,7 @@ class Paths:
 
 
 def _card(paths: Paths, ds: str) -> dict[str, Any]:
-    return json.loads(Path(paths.cards[ds]).read_text()) if ds in paths.cards else {}
+    return io.read_json(paths.cards[ds], "data card") if ds in paths.cards else {}
 
 
 def study_inputs(paths: Paths, cfg: Mapping[str, Any]) -> list[tuple[tuple[Claim, ...], engine.Inputs]]:

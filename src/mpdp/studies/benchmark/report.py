@@ -6,7 +6,6 @@ Every number is computed from the benchmark tables and the selection records
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -14,7 +13,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from mpdp import tuning
+from mpdp import io, tuning
 from mpdp.studies.benchmark import ranking
 from mpdp.studies.benchmark.figures import catalogue, data_sizes
 from mpdp.studies.benchmark.tables import read_ranking, read_tables
@@ -49,7 +48,7 @@ def load(ctx: dict[str, Any] | None) -> Benchmark | None:
     tables = [p for p in ctx["tables"] if Path(p).is_file()]
     if not tables:
         return None
-    hparams = [json.loads(Path(p).read_text()) for p in ctx.get("hparams", []) if Path(p).is_file()]
+    hparams = [io.read_json(p, "benchmark hyper-parameter file") for p in ctx.get("hparams", []) if Path(p).is_file()]
     figures = {k: v for k, v in ctx.get("figures", {}).items() if Path(v).is_file()}
     ranked = [p for p in ctx.get("ranking", []) if Path(p).is_file()]
     table = read_tables(tables)

@@ -680,7 +680,7 @@ def collect(dataset: str, cfg: Mapping[str, Any], parts: Sequence[Path], hparams
     frame = (frame.assign(_o=frame["mechanism"].map(order), _p=frame["selection"].map(porder))
              .sort_values(["_p", "_o", "epsilon", "m", "u", "rep"], kind="stable").drop(columns=["_o", "_p"]))
     results.write(frame.reset_index(drop=True), out, EXTRA_COLUMNS)
-    records = [io.read_json(h) for h in hparams]
+    records = [io.read_json(h, "benchmark hyper-parameter file") for h in hparams]
     by_protocol: dict[str, dict[str, Any]] = {}
     for r in records:
         for protocol, mechs in r["mechanisms"].items():

@@ -55,8 +55,11 @@ def write_optimum(cfg: dict[str, Any], processed_dir: Path, out: Path, log: logg
 
 
 def load_optimum(path: Path) -> Optimum:
-    with np.load(path) as f:
+    f = io.load_npz(path, "optimum file")
+    try:
         return Optimum(f["theta"], float(f["loss"]), f["eigval"], f["eigvec"])
+    except KeyError as exc:
+        raise io.unreadable(path, "optimum file", KeyError(f"no array {exc}")) from None
 
 
 def write_etas(cfg: dict[str, Any], processed_dir: Path, out: Path, log: logging.Logger) -> None:
@@ -92,7 +95,7 @@ def train_job(
     X_test, y_test = np.asarray(data.X_test, dtype=np.float64), np.asarray(data.y_test, dtype=np.float64)
     if job.m is not None and partitions is None:
         raise ValueError(f"job {job_id} needs a partition file")
-    runs = runs_for_job(cfg, job, eta_lookup(io.read_json(etas)))
+    runs = runs_for_job(cfg, job, eta_lookup(io.read_json(etas, "η table")))
     opt = load_optimum(optimum)
     log.info("%s/%s: %d runs, n = %d, p = %d, T = %d", dataset, job_id, len(runs), X.shape[0], X.shape[1], w["T"])
     theta0 = {rep: initial_point(cfg["root_seed"], dataset, rep, X.shape[1], w["init_std"])

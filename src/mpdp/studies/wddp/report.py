@@ -7,7 +7,6 @@ the notebook ``notebooks/report.py`` only arranges it. No number in the report i
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -16,7 +15,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from mpdp import bounds
+from mpdp import bounds, io
 from mpdp.figures import style
 from mpdp.report.claims_view import verdict_table
 from mpdp.studies.wddp.claims import survival
@@ -161,10 +160,10 @@ def accuracy_range(tables: Tables, results_paths: Mapping[str, str | None]) -> p
         table = tables.get(ds)
         record: dict[str, Any] = {"data set": display_name(ds)}
         if path is not None:
-            with np.load(path) as f:
-                if "majority_rate" in f:
-                    record["majority-class rate (test)"] = float(f["majority_rate"])
-                    record["θ* test accuracy"] = float(f["test_accuracy"])
+            f = io.load_npz(path, "optimum file")
+            if "majority_rate" in f:
+                record["majority-class rate (test)"] = float(f["majority_rate"])
+                record["θ* test accuracy"] = float(f["test_accuracy"])
         if table is not None and not table.empty:
             ref = table[_is(table["mechanism"], "nonprivate") & _is(table["experiment"], "eps_sweep")]
             if not ref.empty:
@@ -191,14 +190,14 @@ def lambda_sensitivity_table(results_paths: Mapping[str, str | None]) -> pd.Data
         path = optimum_path(results_paths[ds])
         if path is None:
             continue
-        with np.load(path) as f:
-            if "lambda_grid" not in f:
-                continue
-            for lam, acc, norm, ok in zip(f["lambda_grid"], f["lambda_test_accuracy"],
-                                          f["lambda_theta_norm"], f["lambda_converged"], strict=True):
-                rows.append({"data set": display_name(ds), "λ": float(lam),
-                             "θ* test accuracy": float(acc), "‖θ*‖": float(norm),
-                             "solver converged": bool(ok)})
+        f = io.load_npz(path, "optimum file")
+        if "lambda_grid" not in f:
+            continue
+        for lam, acc, norm, ok in zip(f["lambda_grid"], f["lambda_test_accuracy"],
+                                      f["lambda_theta_norm"], f["lambda_converged"], strict=True):
+            rows.append({"data set": display_name(ds), "λ": float(lam),
+                         "θ* test accuracy": float(acc), "‖θ*‖": float(norm),
+                         "solver converged": bool(ok)})
     return pd.DataFrame(rows)
 
 
@@ -209,7 +208,7 @@ def cv_scores(results_paths: Mapping[str, str | None]) -> tuple[pd.DataFrame, pd
         path = eta_path(results_paths[ds])
         if path is None:
             continue
-        table = json.loads(path.read_text())
+        table = io.read_json(path, "η table")
         for row in table.get("scores", []):
             scores.append({"dataset": ds, **row})
         if table.get("source") == "cv":
