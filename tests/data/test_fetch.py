@@ -290,3 +290,35 @@ def test_a_raw_file_damaged_after_its_fetch_is_noticed(mirror: Path, tmp_path: P
         fetch.check_fetched("breast_cancer", raw_dir)
     manifest.unlink()
     fetch.check_fetched("breast_cancer", raw_dir)  # not fetched yet: the fetch job will run
+
+
+def test_a_same_size_edit_with_its_old_time_restored_is_noticed(mirror: Path, tmp_path: Path,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 47: a raw file edited in place (same size) with its old modification time put back
+    passed the size-and-time check. The SHA-256 is recomputed whenever the file's identity
+    (inode, size, modification and status-change times) differs from the verified one; an
+    unchanged file is not hashed again."""
+    import os
+
+    raw_dir = tmp_path / "raw"
+    (path,) = fetch.fetch("breast_cancer", raw_dir, mirror, False, log=lambda _: None)
+    (raw_dir / "breast_cancer" / "manifest.json").write_text("{}")
+    hashed = []
+    real = fetch.sha256_file
+    monkeypatch.setattr(fetch, "sha256_file", lambda p: hashed.append(p) or real(p))
+    fetch.check_fetched("breast_cancer", raw_dir)  # first look: hashed, stamp written
+    assert hashed == [path] and (raw_dir / "breast_cancer" / fetch.VERIFIED_STAMP).is_file()
+    fetch.check_fetched("breast_cancer", raw_dir)  # unchanged: one stat, no hash
+    assert hashed == [path]
+    before = path.stat()
+    data = path.read_bytes()
+    path.write_bytes(data.replace(b"1000025,5,", b"1000025,6,", 1))  # same size
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))  # its old time put back
+    assert path.stat().st_size == before.st_size and path.stat().st_mtime_ns == before.st_mtime_ns
+    with pytest.raises(InputDataError, match="changed after it was verified"):
+        fetch.check_fetched("breast_cancer", raw_dir)
+    path.write_bytes(data)  # the verified bytes again: accepted (hashed once more)
+    fetch.check_fetched("breast_cancer", raw_dir)
+    (raw_dir / "breast_cancer" / fetch.VERIFIED_STAMP).write_text("{not json")  # a damaged stamp: hash again
+    fetch.check_fetched("breast_cancer", raw_dir)
+    assert len(hashed) == 4

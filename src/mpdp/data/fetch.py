@@ -14,6 +14,7 @@ when its hash matches, so ``data/raw`` never holds an unverified file.
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import hashlib
 import re
@@ -32,7 +33,7 @@ import pooch
 
 from mpdp.data.registry import DatasetInfo, RawFile, Source, get
 from mpdp.errors import ChecksumMismatchError, DatasetUnavailableError, InputDataError
-from mpdp.io import atomic_path
+from mpdp.io import atomic_path, read_json, write_json
 
 Log = Callable[[str], None]
 
@@ -72,32 +73,59 @@ def locate(dataset_id: str, raw_dir: Path, mirror: Path | None, allow_download: 
     return None
 
 
+#: per raw folder: the file identities whose SHA-256 was verified (see :func:`check_fetched`)
+VERIFIED_STAMP = ".verified.json"
+
+
+def _identity(path: Path) -> list[int]:
+    """What changes whenever a file's bytes could have: device, inode, size, modification and
+    status-change times. A write sets both times; ``touch -d``/``utime`` can put the modification
+    time back but sets the status-change time to now, which no user can set back (only a
+    changed system clock could), and a replaced file has another inode."""
+    st = path.stat()
+    return [st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns]
+
+
 def check_fetched(dataset_id: str, raw_dir: Path) -> None:
     """Raise :class:`InputDataError` (one line naming the file and the repair) if a raw file of
-    ``dataset_id`` was lost or changed after its fetch was verified (spec E1.1, issue 37).
+    ``dataset_id`` was lost or changed after its fetch was verified (spec E1.1, issues 37, 47).
 
     Runs at planning for every data set whose ``manifest.json`` (the verified checksums, input
     of ``prepare``) exists: Snakemake would not rerun the fetch, so a truncated or edited raw
-    file would otherwise reach ``prepare`` only when something else reruns it. Cheap: a missing
-    file or a size other than the pinned one is judged by ``stat``; a file changed after the
-    manifest was written (newer time stamp, e.g. edited in place) is hashed.
+    file would otherwise reach ``prepare`` only when something else reruns it. Each file is
+    verified by its SHA-256, not by its size and time: the hash is recomputed whenever the file's
+    identity (:func:`_identity`, which includes the status-change time a restored modification
+    time cannot hide) differs from the one recorded in ``.verified.json`` when it last matched,
+    so an unchanged tree costs one ``stat`` per file and an edited one is always hashed.
     """
-    manifest = Path(raw_dir) / dataset_id / "manifest.json"
+    folder = Path(raw_dir) / dataset_id
+    manifest = folder / "manifest.json"
     if not manifest.is_file():
         return
-    verified_at = manifest.stat().st_mtime_ns
+    stamp_path = folder / VERIFIED_STAMP
+    try:
+        stamp = read_json(stamp_path, "verification stamp") if stamp_path.is_file() else {}
+    except InputDataError:
+        stamp = {}  # damaged: every file is hashed again and the stamp rewritten
+    verified: dict[str, list[int | str]] = {}
     for raw in get(dataset_id).files:
         path = raw_path(raw_dir, dataset_id, raw)
         repair = (f"restore it with `rm -f {path} {manifest}` and run snakemake again (fetch_raw copies "
                   "the verified file back from the mirror or downloads it)")
         if not path.is_file():
             raise InputDataError(f"raw file {path} is missing though {manifest} lists it; {repair}")
-        stat = path.stat()
-        if stat.st_size != raw.size:
-            raise InputDataError(f"raw file {path} has {stat.st_size:,} bytes, not the verified "
+        size = path.stat().st_size
+        if size != raw.size:
+            raise InputDataError(f"raw file {path} has {size:,} bytes, not the verified "
                                  f"{raw.size:,} (truncated or replaced); {repair}")
-        if stat.st_mtime_ns > verified_at and sha256_file(path) != raw.sha256:
+        entry: list[int | str] = [*_identity(path), raw.sha256]
+        if (stamp.get(raw.name) if isinstance(stamp, dict) else None) != entry \
+                and sha256_file(path) != raw.sha256:
             raise InputDataError(f"raw file {path} changed after it was verified (wrong SHA-256); {repair}")
+        verified[raw.name] = entry
+    if verified != stamp:
+        with contextlib.suppress(OSError):  # a read-only raw folder: hash again next time
+            write_json(verified, stamp_path)
 
 
 def none_available_message(datasets: list[str], raw_dir: Path, mirror: Path | None) -> str:
