@@ -121,3 +121,28 @@ def test_a_failed_universe_names_its_error_not_a_warning():
             "KeyError in file workflow/rules/multiverse.smk, line 31:\n'multiverse'\n")
     assert universe._reason(tail, 1).startswith("KeyError in file")
     assert universe._reason("mpdp: WARNING: only this\n", 2) == "snakemake exited with status 2"
+
+
+def test_each_universes_warnings_reach_the_table_and_the_robustness_section():
+    """Issue 47: a universe's planning warnings were discarded. They are read from its nested
+    run's output into its status, carried by the table, and the section lists the default's once
+    and each alternative's own."""
+    from mpdp.multiverse.universe import planning_warnings
+
+    output = ("Building DAG\nmpdp: WARNING: voting.M_grid: M = 30 dropped\n"
+              "mpdp: WARNING: wddp.reps: 1 repetition\nmpdp: WARNING: voting.M_grid: M = 30 dropped\n")
+    assert planning_warnings(output) == ["voting.M_grid: M = 30 dropped", "wddp.reps: 1 repetition"]
+    results = [Result(DEFAULT, _verdicts(BASE), warnings=("voting.M_grid: M = 30 dropped",)),
+               Result(_alt("x", "a.b", 1), _verdicts(BASE),
+                      warnings=("voting.M_grid: M = 30 dropped", "wddp.reps: 1 repetition")),
+               Result(_alt("y", "c.d", 2), _verdicts(BASE))]
+    table = collect.collect_results(results)
+    assert set(table["default_warnings"]) == {"voting.M_grid: M = 30 dropped"}
+    assert set(table.loc[table["universe"] == "x=1", "warnings"]) == {
+        "voting.M_grid: M = 30 dropped\nwddp.reps: 1 repetition"}
+    text = section.markdown(table)
+    assert "**Warnings of the runs**" in text
+    assert "the default: voting.M_grid: M = 30 dropped" in text
+    assert "`x=1`: wddp.reps: 1 repetition" in text and "`y=2`" not in text
+    quiet = collect.collect_results([Result(DEFAULT, _verdicts(BASE)), results[2]])
+    assert "Warnings of the runs" not in section.markdown(quiet)

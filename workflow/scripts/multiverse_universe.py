@@ -15,6 +15,8 @@ def step(log):
     base = universe.seed_source([str(f) for f in sm.input.base])  # the default universe, if it ran
     status = universe.run(u, status_path.parent, Path(sm.params.root), spec.universe_config(cfg, u), sm.threads,
                           status_path, Path(sm.log[0]).with_suffix(".snakemake.log"), base=base)
+    for line in status["warnings"]:  # the nested run's planning warnings, kept in this job's log
+        log.warning("universe %s: %s", u.id, line)
     log.info("universe %s%s: %s", u.id, " (from the default universe's results)" if status["seeded"] else "",
              "ok" if status["ok"] else f"FAILED: {status['error']}")
 

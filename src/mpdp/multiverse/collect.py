@@ -37,7 +37,10 @@ FRAGILE: frozenset[str] = frozenset({"flips", "weakens", "uninformative"})
 
 KEYS = ["study", "claim_id", "reading"]
 COLUMNS = ["choice", "key", "value", "universe", "source", "study", "claim_id", "reading", "claim",
-           "verdict", "n_informative", "default_verdict", "default_n_informative", "outcome", "note"]
+           "verdict", "n_informative", "default_verdict", "default_n_informative", "outcome", "note",
+           "warnings", "default_warnings"]
+#: separates a universe's planning warnings in the ``warnings`` and ``default_warnings`` cells
+WARNING_SEP = "\n"
 
 
 def outcome(default_verdict: str, verdict: str | None) -> str:
@@ -60,10 +63,12 @@ class Result:
     universe: Universe
     verdicts: pd.DataFrame | None
     error: str = ""
+    warnings: tuple[str, ...] = ()  # its run's planning warnings (issue 47), from its status file
 
 
-def compare(default: pd.DataFrame, result: Result) -> pd.DataFrame:
-    """One row per claim (and reading) of either table: ``result``'s verdict against the default's."""
+def compare(default: pd.DataFrame, result: Result, default_warnings: Sequence[str] = ()) -> pd.DataFrame:
+    """One row per claim (and reading) of either table: ``result``'s verdict against the default's,
+    with both runs' planning warnings (``warnings``, ``default_warnings``: :data:`WARNING_SEP`-joined)."""
     u = result.universe
     base = default[[*KEYS, "claim", "verdict", "n_informative"]].rename(
         columns={"verdict": "default_verdict", "n_informative": "default_n_informative"})
@@ -83,13 +88,14 @@ def compare(default: pd.DataFrame, result: Result) -> pd.DataFrame:
         rows = rows.drop(columns="_merge")
     rows["outcome"] = [outcome(d, None if pd.isna(v) else v)
                        for d, v in zip(rows["default_verdict"], rows["verdict"], strict=True)]
-    rows = rows.assign(choice=u.choice, key=u.key, value=u.value_label, universe=u.id, source=u.source)
+    rows = rows.assign(choice=u.choice, key=u.key, value=u.value_label, universe=u.id, source=u.source,
+                       warnings=WARNING_SEP.join(result.warnings), default_warnings=WARNING_SEP.join(default_warnings))
     return rows[COLUMNS]
 
 
-def collect(default: pd.DataFrame, results: Sequence[Result]) -> pd.DataFrame:
+def collect(default: pd.DataFrame, results: Sequence[Result], default_warnings: Sequence[str] = ()) -> pd.DataFrame:
     """The multiverse table: :func:`compare` for every alternative, in declaration order."""
-    frames = [compare(default, r) for r in results]
+    frames = [compare(default, r, default_warnings) for r in results]
     if not frames:
         return pd.DataFrame({c: pd.Series(dtype="object") for c in COLUMNS})
     out = pd.concat(frames, ignore_index=True)
@@ -137,4 +143,4 @@ def collect_results(results: Sequence[Result]) -> pd.DataFrame:
     if default[0].verdicts is None:
         raise InputDataError(f"the multiverse's default run failed, so no alternative can be compared: "
                              f"{default[0].error}")
-    return collect(default[0].verdicts, [r for r in results if r.universe.choice is not None])
+    return collect(default[0].verdicts, [r for r in results if r.universe.choice is not None], default[0].warnings)

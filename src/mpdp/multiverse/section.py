@@ -13,7 +13,7 @@ import pandas as pd
 
 from mpdp import results
 from mpdp.errors import InputDataError
-from mpdp.multiverse.collect import COLUMNS, claim_summary
+from mpdp.multiverse.collect import COLUMNS, WARNING_SEP, claim_summary
 
 #: study key -> the paper as the report names it
 PAPERS: dict[str, str] = {
@@ -112,11 +112,31 @@ def paper_paragraphs(table: pd.DataFrame) -> list[tuple[str, str]]:
     return out
 
 
+def warnings_paragraph(table: pd.DataFrame) -> str:
+    """The universes' planning warnings (issue 47): the default's once, then each alternative's
+    own (those the default does not have); '' when no run warned."""
+    sep = WARNING_SEP
+    default = [w for w in str(table["default_warnings"].iloc[0]).split(sep) if w] if len(table) else []
+    parts = []
+    if default:
+        parts.append("the default: " + "; ".join(default))
+    for uid, g in table.groupby("universe", sort=False):
+        own = [w for w in str(g["warnings"].iloc[0]).split(sep) if w and w not in default]
+        if own:
+            parts.append(f"`{uid}`: " + "; ".join(own))
+    if not parts:
+        return ""
+    return ("**Warnings of the runs** (planning warnings of each universe; its log under logs/multiverse/ "
+            "has them too): " + " — ".join(parts) + ".")
+
+
 def markdown(table: pd.DataFrame) -> str:
-    """The section's text (under its heading): intro, then one paragraph per paper."""
+    """The section's text (under its heading): intro, one paragraph per paper, the runs' warnings."""
     if table.empty:
         return "No alternatives are declared in `multiverse.choices`: nothing was varied."
-    return "\n\n".join([intro(table), *(f"**{paper[0].upper() + paper[1:]}.** {text}" for paper, text in paper_paragraphs(table))])
+    warned = warnings_paragraph(table)
+    return "\n\n".join([intro(table), *(f"**{paper[0].upper() + paper[1:]}.** {text}" for paper, text in paper_paragraphs(table)),
+                         *([warned] if warned else [])])
 
 
 def fragile_note(table: pd.DataFrame | None, study: str) -> str:

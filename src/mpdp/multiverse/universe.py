@@ -116,14 +116,22 @@ def run(universe: Universe, folder: Path, workflow_root: Path, config: Mapping[s
         proc = subprocess.run(command(cores), cwd=folder, env=env, stdout=log, stderr=subprocess.STDOUT)
     verdicts = folder / VERDICTS_PATH
     ok = proc.returncode == 0 and verdicts.is_file()
-    tail = "" if ok else Path(log_path).read_text(errors="replace")[-LOG_TAIL:]
+    output = Path(log_path).read_text(errors="replace")
+    tail = "" if ok else output[-LOG_TAIL:]
     status = {"universe": universe.id, "choice": universe.choice, "key": universe.key,
               "value": universe.value, "ok": ok, "returncode": proc.returncode,
               "verdicts": str(verdicts) if ok else None, "log": str(log_path), "seeded": seeded,
-              "error": "" if ok else _reason(tail, proc.returncode)}
+              "error": "" if ok else _reason(tail, proc.returncode), "warnings": planning_warnings(output)}
     with atomic_path(status_path) as tmp:
         Path(tmp).write_text(json.dumps(status, indent=1, sort_keys=True) + "\n")
     return status
+
+
+def planning_warnings(output: str) -> list[str]:
+    """The planning warnings (``mpdp: WARNING: …``, workflow/rules/common.smk) a nested run
+    printed, once each, in order (issue 47: kept in the status, the job log and the report)."""
+    marker = "mpdp: WARNING: "
+    return list(dict.fromkeys(line.split(marker, 1)[1].strip() for line in output.splitlines() if marker in line))
 
 
 def _reason(tail: str, returncode: int) -> str:
@@ -140,9 +148,10 @@ def _reason(tail: str, returncode: int) -> str:
 def load(universe: Universe, status_path: str | Path) -> Result:
     """A universe's verdicts from its status file (read through the claims engine's reader)."""
     status = read_json(status_path, "universe status file")
+    warnings = tuple(status.get("warnings", []))
     if not status["ok"]:
-        return Result(universe, None, f"{status['error']} (log: {status['log']})")
+        return Result(universe, None, f"{status['error']} (log: {status['log']})", warnings)
     try:
-        return Result(universe, read_verdicts(status["verdicts"]))
+        return Result(universe, read_verdicts(status["verdicts"]), warnings=warnings)
     except InputDataError as exc:
-        return Result(universe, None, str(exc))
+        return Result(universe, None, str(exc), warnings)
