@@ -84,6 +84,7 @@ CASES: list[tuple[str, dict[str, Any], Outcome, tuple[str, ...]]] = [
     # ---- issue 47: budgets only a job discovered
     ("eps beyond ma16's range in the WD-DP grid", {"wddp.eps_grid": [0.05, 20]}, err("wddp.eps_grid"), ()),
     ("cross-validation eps beyond ma16's range", {"wddp.cv.ref_eps": 20}, err("wddp.cv.ref_eps"), ()),
+    ("least-squares eps beyond classical C3's range", {"ls.eps_grid": [0.5, 2.5]}, err("ls.eps_grid"), ()),
     ("audit eps beyond ma16's range", {"audit.settings.2.epsilon": 30}, err("audit.settings.2.epsilon"), ()),
     ("benchmark eps too small for DP-SGD's selection", {"benchmark.eps_grid": [0.01, 1]},
      err("benchmark.eps_grid"), ()),

@@ -10,7 +10,8 @@ written again here:
   audit setting calibrates, through :func:`mpdp.privacy.calibration.noise_multiplier` (``ma16``
   needs ε ≤ 2 ln(1/δ)): ``wddp.eps_grid`` × ``wddp.accountants``, ``wddp.cv.ref_eps`` and each
   gradient audit setting at the audit's δ (spec A0: ``benchmark.delta`` when the benchmark
-  runs). ``zcdp_code`` is Jayaraman's code's accountant: a gradient audit of another mechanism
+  runs); every ε of ``ls.eps_grid`` under ``ls.calibration`` (classical C3: each part's ε < 1)
+  through :func:`mpdp.mechanisms.least_squares.ssp_calibrate`. ``zcdp_code`` is Jayaraman's code's accountant: a gradient audit of another mechanism
   with it audits a calibration no study runs (error).
 - **Selection budgets** (spec E10 "Hyper-parameters"; :mod:`mpdp.studies.benchmark.selection`):
   under the private protocol every enabled mechanism (DP-SGD and ADMM included) must have a
@@ -80,6 +81,7 @@ class SizeLike(Protocol):
 def check(cfg: Mapping[str, Any], available: list[str], sizes: Mapping[str, SizeLike]) -> None:
     """Raise :class:`ConfigError` for the first budget this config cannot meet (module docstring)."""
     check_wddp_accountants(cfg)
+    check_ls_calibration(cfg)
     check_audit_accountants(cfg)
     check_trials(cfg)
     check_voting_parties(cfg, available, sizes)
@@ -107,6 +109,24 @@ def check_wddp_accountants(cfg: Mapping[str, Any]) -> None:
     for accountant in cv_accountants:  # the cross-validation's selection runs (mpdp.studies.wddp.cv)
         _multiplier(accountant, w["cv"]["ref_eps"], w["delta"], w["T"], "wddp.cv.ref_eps",
                     f"the cross-validation's ε = {w['cv']['ref_eps']:g} cannot be calibrated by {accountant}")
+
+
+def check_ls_calibration(cfg: Mapping[str, Any]) -> None:
+    """Every ε of ``ls.eps_grid`` under ``ls.calibration`` (spec M14; classical C3 needs each of
+    the two parts' ε below 1, I-15), by the mechanism's own calibration. The data dimension only
+    scales the sensitivities, so any d decides it."""
+    ls = cfg.get("ls")
+    if not ls:
+        return
+    from mpdp.mechanisms import least_squares as lsq
+
+    for eps in ls["eps_grid"]:
+        try:
+            lsq.ssp_calibrate(float(eps), float(ls["delta"]), 2, ls["calibration"], float(ls["eps_split"]),
+                              float(ls["delta_split"]))
+        except PrivacyParameterError as exc:
+            raise ConfigError(f"config key 'ls.eps_grid': ε = {eps:g} cannot be calibrated with ls.calibration = "
+                              f"{ls['calibration']} (eps_split {ls['eps_split']:g}): {exc}") from None
 
 
 def audit_delta(cfg: Mapping[str, Any]) -> float:
