@@ -24,7 +24,6 @@
 # This file is the report's source, not a notebook to run by hand: mpdp.report.build executes it
 # with a build context (written by the `report_html` rule). To explore the results tables, use
 # notebooks/explore.py.
-import json
 import os
 from pathlib import Path
 
@@ -33,6 +32,7 @@ import yaml
 from IPython.display import HTML, Markdown, display
 
 from mpdp import config as mpdp_config
+from mpdp import io as mpdp_io
 from mpdp.audit import section as audit_section
 from mpdp.multiverse import section as multiverse_section
 from mpdp.multiverse import spec as multiverse_spec
@@ -51,7 +51,7 @@ from mpdp.studies.wddp.claims import READINGS
 from mpdp.studies.wddp.figure_spec import VARIANT_NAMES
 from mpdp.studies.wddp.figures import load_tables
 
-CTX = json.loads(Path(os.environ[CONTEXT_ENV]).read_text())
+CTX = mpdp_io.read_json(os.environ[CONTEXT_ENV], "report context")
 CFG = CTX["config"]
 REPORT_DIR = CTX.get("report_dir")  # where the report is written: the figures' PDF links are relative to it
 TABLES = load_tables(CTX["results"])

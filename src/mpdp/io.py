@@ -110,7 +110,7 @@ def write_json(obj: object, path: str | Path) -> None:
 
 
 # ----------------------------------------------------------------------------- readers
-# Every intermediate (JSON, .npz, .npy; parquet tables through mpdp.results.read_parquet) is read
+# Every intermediate (JSON, CSV, .npz, .npy; parquet tables through mpdp.results.read_parquet) is read
 # through one of these (issue 47): a missing, truncated or damaged file is one line naming the file
 # and the command that rebuilds it (Snakemake never rebuilds a file whose time stamp is up to date).
 
@@ -139,6 +139,17 @@ def read_json(path: str | Path, what: str = "JSON file") -> Any:
     """The JSON value of ``path``; :func:`unreadable` if missing or damaged."""
     try:
         return json.loads(Path(path).read_text())
+    except READ_ERRORS as exc:
+        raise unreadable(path, what, exc) from None
+
+
+def read_csv(path: str | Path, what: str = "table", **kwargs: Any) -> Any:
+    """The pandas frame of the CSV/TSV file ``path`` (``kwargs`` to :func:`pandas.read_csv`);
+    :func:`unreadable` if missing or damaged. pandas is imported here only (it is heavy)."""
+    import pandas as pd
+
+    try:
+        return pd.read_csv(path, **kwargs)
     except READ_ERRORS as exc:
         raise unreadable(path, what, exc) from None
 

@@ -23,7 +23,7 @@ from typing import Any
 
 import pandas as pd
 
-from mpdp.io import read_json
+from mpdp.io import read_csv, read_json
 
 #: packages whose versions change results or outputs (report section "Provenance")
 PACKAGES = (
@@ -147,7 +147,7 @@ def stage_wall_times(
             continue
         rel = path.relative_to(root)
         stage = rel.parts[0] if len(rel.parts) > 1 else path.stem
-        bench = pd.read_csv(path, sep="\t")
+        bench = read_csv(path, "Snakemake benchmark file", sep="\t")
         if _BENCH_SECONDS not in bench.columns or bench.empty:
             continue
         seconds = pd.to_numeric(bench[_BENCH_SECONDS], errors="coerce").mean()

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from mpdp import tuning
+from mpdp import io, tuning
 from mpdp.mechanisms import admm as zz
 from mpdp.privacy.pure_dp import pld_or_basic
 from mpdp.studies.admm.footing import PRIVATE
@@ -316,5 +316,5 @@ def fit_table(path: str | None) -> pd.DataFrame:
     """The zz_table CSV (fitted κ and α*), or an empty frame."""
     if not path or not Path(path).is_file():
         return pd.DataFrame()
-    frame = pd.read_csv(path)
+    frame = io.read_csv(path, "ADMM fit table")
     return frame.replace({np.nan: None})
