@@ -49,7 +49,8 @@ class Metric:
     better: Literal["higher", "lower"]
     loss: bool = False
     text: str = ""
-    #: a rate over one test set: its resolution is one test record (1/n_test, observations' ``n_test``)
+    #: a rate over one test set (k / n_test, or a difference of two): its resolution is one test record
+    #: (1/n_test, the observations' ``n_test``)
     per_record: bool = False
     #: the guard's practical margin (:func:`mpdp.claims.resolution.guard_margin`): the largest of this many
     #: test records, this share of |baseline − converged reference| and this share of |baseline|
@@ -61,7 +62,7 @@ class Metric:
 
 
 #: the guard's practical margin on a rate (accuracy, test error, MER): at least this many test records …
-GUARD_RECORDS: float = 5.0
+GUARD_RECORDS: float = 10.0
 #: … and at least this share of the gap between the trivial baseline and the converged non-private reference
 GUARD_SHARE: float = 0.25
 #: the guard's margin when no reference is known: this share of the baseline itself (losses, the MER of ADMM)
@@ -82,7 +83,7 @@ METRICS: dict[str, Metric] = {m.name: m for m in (
     Metric("mer", "lower", text="misclassification error rate", per_record=True, guard_records=GUARD_RECORDS,
            guard_share=GUARD_SHARE, guard_relative=GUARD_RELATIVE, effect_margin=RATE_MARGIN),
     Metric("mer_iter", "lower", text="misclassification error rate, mean over the mechanism's own iterations",
-           per_record=True, effect_margin=RATE_MARGIN),
+           effect_margin=RATE_MARGIN),
     Metric("optimal_gap", "lower", loss=True, text="optimality gap L(θ) − L(θ*)", guard_share=GUARD_SHARE),
     Metric("log_loss", "lower", loss=True, text="test log-loss", guard_share=GUARD_SHARE,
            guard_relative=GUARD_RELATIVE),

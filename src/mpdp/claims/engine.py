@@ -329,7 +329,7 @@ def evaluate_cell(claim: Claim, rows: pd.DataFrame, guard_rows: pd.DataFrame, in
                   "note": "; ".join(notes), "has_data": bool(stat.size), "identical": same,
                   "reason": guard.reason, "at_chance": ", ".join(guard.at_chance), "guard_margin": guard.margin,
                   "resolution": tol, "mde": cell_mde, "delta": claim.delta,
-                  "reps_needed": sm.reps_needed(n, cell_mde, claim.delta)}
+                  "reps_needed": sm.reps_needed(n, se, df, claim.delta)}
 
 
 def _rows_of_kind(claim: Claim, rows: pd.DataFrame) -> pd.DataFrame:
@@ -360,7 +360,7 @@ def _plain(obs: pd.DataFrame) -> pd.DataFrame:
         out[col] = out[col].astype(str).to_numpy(dtype=object)
     for col in ("value", "x", "bound"):
         out[col] = out[col].astype(float)
-    return out
+    return res.on_grid(out)
 
 
 def _objects(frame: pd.DataFrame) -> pd.DataFrame:

@@ -5,6 +5,7 @@ tests" and "Practical margins"): the one place that decides which differences ar
   (0.5 / n_test) for a rate over one test set whose size is known (accuracies and errors are multiples of
   1/n_test: anything smaller is float round-off), else :data:`RELATIVE_RESOLUTION` of the magnitude
   (losses and every other continuous quantity);
+* :func:`on_grid`: rates over a known test set rounded to their record grid k / n_test;
 * :func:`snap`: values whose magnitude is below that threshold set to exactly 0;
 * :func:`guard_margin`: how far a method must be beyond its trivial baseline to be above chance
   (:class:`mpdp.claims.declare.Metric`'s ``guard_records`` / ``guard_share`` / ``guard_relative``).
@@ -17,8 +18,9 @@ error exactly 0 and is never significant.
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 
-from mpdp.claims.declare import METRICS
+from mpdp.claims.declare import METRICS, RESOLUTION_COLUMN
 
 #: a relative difference below this is float round-off (losses, ratios, every continuous quantity)
 RELATIVE_RESOLUTION: float = 1e-12
@@ -42,6 +44,23 @@ def zero_below(metric: str, scale: float, n_test: float | None = None, log: bool
     if METRICS[metric].per_record and np.isfinite(one):
         return 0.5 * one
     return RELATIVE_RESOLUTION * float(abs(scale)) if np.isfinite(scale) else 0.0
+
+
+def on_grid(obs: pd.DataFrame) -> pd.DataFrame:
+    """The observations with every per-record value (a rate over ``n_test`` records) rounded to its record
+    grid k / n_test: a perturbation below half a record (float round-off) leaves it exactly unchanged."""
+    if RESOLUTION_COLUMN not in obs or obs.empty:
+        return obs
+    n = pd.to_numeric(obs[RESOLUTION_COLUMN], errors="coerce").to_numpy(float)
+    per_record = obs["metric"].map(lambda m: METRICS[m].per_record if m in METRICS else False).to_numpy(bool)
+    hit = per_record & np.isfinite(n) & (n > 0)
+    if not hit.any():
+        return obs
+    out = obs.copy()
+    values = out["value"].to_numpy(float).copy()
+    values[hit] = np.round(values[hit] * n[hit]) / n[hit]
+    out["value"] = values
+    return out
 
 
 def snap(values: np.ndarray, tol: float) -> np.ndarray:

@@ -137,14 +137,20 @@ def mde(se: float, df: float) -> float:
     return float((stats.t.ppf(1 - ALPHA, df) + stats.t.ppf(POWER, df)) * se)
 
 
-def reps_needed(n: int, cell_mde: float, delta: float) -> float:
-    """Repetitions for the minimum detectable effect to shrink to ``delta`` (the standard error scales
-    as 1/√n): ⌈n (mde / δ)²⌉, at least n + 1 when the cell is not yet powered; NaN when unknown."""
-    if not (np.isfinite(cell_mde) and delta > 0 and n >= 1):
+def reps_needed(n: int, se: float, df: float, delta: float) -> float:
+    """The fewest repetitions whose minimum detectable effect is at most ``delta`` at the spread seen now
+    (the standard error scales as 1/√n; degrees of freedom n − 1, or infinite for a study-given
+    interval); ``n`` itself when the cell is already powered, NaN when unknown."""
+    if not (np.isfinite(se) and delta > 0 and n >= 1):
         return _NAN
-    if cell_mde <= delta:
+    if mde(se, df) <= delta:
         return float(n)
-    return float(max(n + 1, int(np.ceil(n * (cell_mde / delta) ** 2))))
+    sd = se * np.sqrt(n)
+    z = stats.norm.ppf(1 - ALPHA) + stats.norm.ppf(POWER)
+    k = max(n + 1, int(np.ceil((z * sd / delta) ** 2)))
+    while mde(sd / np.sqrt(k), (k - 1) if np.isfinite(df) else df) > delta:
+        k += 1
+    return float(k)
 
 
 def proportion(above: int, n: int) -> tuple[float, float, float]:
