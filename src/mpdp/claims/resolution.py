@@ -21,6 +21,11 @@ import numpy as np
 import pandas as pd
 
 from mpdp.claims.declare import METRICS, RESOLUTION_COLUMN
+from mpdp.errors import InputDataError
+
+#: a per-record value whose count (value × n_test) is further than this from an integer is not a rate over
+#: that test set (the study carried a wrong size)
+GRID_TOLERANCE: float = 1e-6
 
 #: a relative difference below this is float round-off (losses, ratios, every continuous quantity)
 RELATIVE_RESOLUTION: float = 1e-12
@@ -58,7 +63,15 @@ def on_grid(obs: pd.DataFrame) -> pd.DataFrame:
         return obs
     out = obs.copy()
     values = out["value"].to_numpy(float).copy()
-    values[hit] = np.round(values[hit] * n[hit]) / n[hit]
+    counts = values[hit] * n[hit]
+    off = np.isfinite(counts) & (np.abs(counts - np.round(counts)) > GRID_TOLERANCE)
+    if off.any():
+        first = out.loc[hit].loc[off]
+        raise InputDataError(
+            f"observations: {int(off.sum())} {first['metric'].iloc[0]} value(s) are not multiples of one test record "
+            f"(e.g. {float(first['value'].iloc[0])!r} with n_test {int(first[RESOLUTION_COLUMN].iloc[0])} in "
+            f"{first['dataset'].iloc[0]}): the study carried the wrong test-set size")
+    values[hit] = np.round(counts) / n[hit]
     out["value"] = values
     return out
 
