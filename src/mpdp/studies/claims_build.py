@@ -66,7 +66,6 @@ def study_inputs(paths: Paths, cfg: Mapping[str, Any]) -> list[tuple[tuple[Claim
                                                   admm.unusable(table, c))))
     if paths.voting:
         from mpdp.studies.voting.figures import load_tables
-
         from mpdp.studies.voting.plan import dataset_of
 
         vt = load_tables(paths.voting)

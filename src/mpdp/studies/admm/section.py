@@ -48,7 +48,7 @@ def build(ctx: Mapping[str, Any], cfg: Mapping[str, Any],
            "predictor's by the practical margin (its MER below the majority error for Z3); Z5 is net of "
            "non-private ADMM, and uninformative only where that reference's gap to L(θ*) could move Z5's "
            "statistic by more than a quarter of its margin. The seed contradicts itself on which algorithm is "
-           "better (I-11): measured here, "not assumed."),
+           "better (I-11): measured here, not assumed."),
         md("**Equal footing.** " + (zz_claims.footing_note(frame, dict(cfg)) or "not determinable from the table.")),
         table(claims_view.significant_cells(view, KEY)),
         md("Spread across repetitions of the final loss (claim Z2):"),
