@@ -99,3 +99,14 @@ def test_the_conclusion_gives_the_reason_of_an_uninformative_verdict_not_a_blank
     assert "methods at chance" not in text
     page = verdicts.verdict_matrix_html(rows, {"s": "Paper S"}, lambda s, r, c: c)
     assert "UNINFORMATIVE (reference unconverged)" in page
+
+
+def test_the_cells_that_decided_a_verdict_include_those_with_no_effect():
+    from mpdp.report import claims_view
+
+    cells = tables.cells_frame(pd.DataFrame([
+        {"study": "s", "claim_id": "A", "reading": "-", "cell": f"k={i}", "dataset": "d", "informative": True,
+         "estimate": 0.0, "lo": -0.001, "hi": 0.001, "cell_verdict": v, "p_holm": 0.01}
+        for i, v in enumerate(["for", "no_effect", "underpowered", "uninformative"])]))
+    shown = claims_view.significant_cells(claims_view.ClaimsTables(pd.DataFrame(), cells), "s")
+    assert list(shown["cell verdict"]) == ["for", "no_effect"]

@@ -81,8 +81,10 @@ def verdict_table(rows: pd.DataFrame) -> pd.DataFrame:
 
 def significant_cells(claims: ClaimsTables, study: str, reading: str | None = None,
                       limit: int = 40) -> pd.DataFrame:
-    """The cells that decided the study's verdicts (for or against), estimate with its interval."""
-    c = claims.cells[(claims.cells["study"] == study) & claims.cells["cell_verdict"].isin(["for", "against"])]
+    """The cells that decided the study's verdicts (for, against, or no effect beyond the margin), estimate
+    with its interval."""
+    c = claims.cells[(claims.cells["study"] == study)
+                     & claims.cells["cell_verdict"].isin(["for", "against", "no_effect"])]
     if reading is not None:
         c = c[c["reading"] == reading]
     if c.empty:
