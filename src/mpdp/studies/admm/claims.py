@@ -82,8 +82,7 @@ def _rows(frame: pd.DataFrame, dataset: str, metric: str, topology: str, x: bool
 def topologies(table: pd.DataFrame, cfg: dict[str, Any]) -> list[str]:
     """The topologies the study ran (every one is scored, issue 42), the main one first."""
     ran = set(table["topology"].astype(str))
-    order = [cfg["admm"]["main_topology"], *cfg["admm"].get("topologies", [])]
-    return [t for t in dict.fromkeys([*order, *sorted(ran)]) if t in ran]
+    return [t for t in dict.fromkeys([str(cfg["admm"]["main_topology"]), *sorted(ran)]) if t in ran]
 
 
 def observations(table: pd.DataFrame, cfg: dict[str, Any]) -> pd.DataFrame:
