@@ -18,8 +18,10 @@ per claim and reading (:data:`mpdp.claims.tables.VERDICT_COLUMNS`). The rules (d
    (:func:`mpdp.claims.resolution.guard_margin`), significantly (one-sided at
    :data:`~mpdp.claims.summaries.ALPHA`; where the guard metric is observed along an axis, at some point
    of it), and no method the claim uses is marked unusable by a gap that could move the claim's
-   statistic by more than :data:`~mpdp.claims.declare.REFERENCE_SHARE` of ±δ. A ``compare`` cell whose
-   two methods are bitwise identical in every repetition is ``identical``. Neither is scored.
+   statistic by more than :data:`~mpdp.claims.declare.REFERENCE_SHARE` of ±δ. An informative ``compare``
+   cell whose two methods are bitwise identical in every repetition is ``identical`` (a cell where a
+   method is at chance is ``uninformative`` first: two majority classifiers agree trivially). Neither is
+   scored.
 3. **Holm** across the scored cells of a claim and reading, separately for the p-values for, against and
    of the TOST; a cell is ``for`` / ``against`` when its Holm-adjusted p-value is below ALPHA, else (a
    directional claim) ``no_effect`` when the TOST puts it within ±δ, else ``underpowered``; ``no_data``
@@ -402,8 +404,8 @@ def evaluate_claim(claim: Claim, inputs: Inputs,
         h_equiv[scored] = sm.holm(part.loc[scored, "p_equiv"].to_numpy(float))
         no_effect = (h_equiv < sm.ALPHA) if directional else np.zeros(len(part), bool)
         verdict = np.where(~part["has_data"], "no_data", np.where(
-            part["identical"], "identical", np.where(
-                ~part["informative"], "uninformative", np.where(
+            ~part["informative"], "uninformative", np.where(
+                part["identical"], "identical", np.where(
                     h_for < sm.ALPHA, "for", np.where(h_against < sm.ALPHA, "against", np.where(
                         no_effect, "no_effect", "underpowered"))))))
         use_for = np.nan_to_num(part["p_for"].to_numpy(float), nan=2) <= np.nan_to_num(

@@ -28,6 +28,10 @@ _SRC = "seed 001 (Zhang–Zhu, dynamic DP for ADMM), §V Numerical Experiment"
 #: this relative gap above L(θ*) [REC]; the engine judges it against Z5's margin (docs/claims.md)
 REFERENCE_TOLERANCE: float = 1e-3
 
+#: Z4's practical margin on log10(L_PVP / L_DVP): the paper claims a *slight* advantage, so a 2 % difference
+#: of the final loss already counts (the default 0.05, a factor 1.12, would call a slight advantage none)
+Z4_MARGIN: float = 0.01
+
 #: claim id -> the replication's figures it concerns
 FIGURES: dict[str, str] = {"Z1-DVP": "zz_f3", "Z1-PVP": "zz_f3", "Z2": "zz_f3, zz_f5", "Z3": "zz_f5", "Z4": "zz_f5",
                            "Z5": "zz_f4", "Z6": "zz_f4, zz_f5"}
@@ -48,7 +52,8 @@ def claims(cfg: dict[str, Any]) -> tuple[Claim, ...]:
         Claim(STUDY, "Z3", "DVP has lower misclassification than PVP over a wide α range (over the iterations)",
               f"{_SRC}, Fig. 5", "mer_iter", ("dvp", "pvp"), "compare", "less", guard_metric="mer"),
         Claim(STUDY, "Z4", "PVP has a slightly better final empirical loss than DVP", f"{_SRC}, Fig. 5",
-              "final_loss", ("pvp", "dvp"), "compare", "less", effect_scale="log_ratio"),
+              "final_loss", ("pvp", "dvp"), "compare", "less", effect_scale="log_ratio",
+              practical_margin=Z4_MARGIN),
         Claim(STUDY, "Z5", "DVP's fitted loss model g(α) is iteration-independent", f"{_SRC}, Fig. 4, Table I",
               "g_drift", ("dvp",), "one_sample", "equivalence", margin=float(cfg["admm"]["g_margin"]),
               uses=("admm",), **loss),
