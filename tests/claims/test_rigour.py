@@ -66,6 +66,7 @@ def test_a_method_a_few_test_records_above_the_majority_rate_is_at_chance():
         cells, verdict = _run(ACC, obs, base)
         assert verdict["verdict"] == "UNINFORMATIVE", records
         assert cells["guard_margin"].iloc[0] == margin
+        assert verdict["guard_rule"] == "a beyond the trivial accuracy by 0.0012 (10 test records)"
     # far above the margin the same cell is scored
     obs = _obs({"c": {"a": np.full(10, majority + 40 / n) + RNG.integers(0, 3, 10) / n,
                       "b": np.full(10, majority)}}).assign(n_test=n)

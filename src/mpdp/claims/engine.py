@@ -162,6 +162,7 @@ class Guard:
     note: str = ""
     at_chance: tuple[str, ...] = ()
     margin: float = _NAN  # the practical margin the guarded methods had to beat the baseline by
+    rule: str = ""  # how that margin was set (e.g. "10 test records")
 
 
 def _reference_check(claim: Claim, inputs: Inputs, dataset: str, cell: str) -> tuple[bool, str]:
@@ -211,8 +212,8 @@ def _informative(claim: Claim, guard_rows: pd.DataFrame, inputs: Inputs, dataset
         side = "below" if better == "lower" else "above"
         note = (f"{', '.join(losers)} at chance: not significantly {side} the trivial baseline ({what}, "
                 f"{claim.guard} {base:.4g}) by the practical margin {margin:.3g} ({how})")
-        return Guard(False, "at chance", "; ".join(filter(None, [note, ref_note])), tuple(losers), margin)
-    return Guard(True, note=ref_note, margin=margin)
+        return Guard(False, "at chance", "; ".join(filter(None, [note, ref_note])), tuple(losers), margin, how)
+    return Guard(True, note=ref_note, margin=margin, rule=how)
 
 
 def _thresholds(claim: Claim) -> tuple[list[tuple[float, str]], list[tuple[float, str]]]:
@@ -330,6 +331,7 @@ def evaluate_cell(claim: Claim, rows: pd.DataFrame, guard_rows: pd.DataFrame, in
                   "p_for": p_for, "p_against": p_against, "p_equiv": p_equiv, "slack": slack,
                   "note": "; ".join(notes), "has_data": bool(stat.size), "identical": same,
                   "reason": guard.reason, "at_chance": ", ".join(guard.at_chance), "guard_margin": guard.margin,
+                  "guard_rule": guard.rule,
                   "resolution": tol, "mde": cell_mde, "delta": claim.delta,
                   "reps_needed": sm.reps_needed(n, se, df, claim.delta)}
 
@@ -493,6 +495,19 @@ def claim_verdict(claim: Claim, cells: pd.DataFrame) -> str:
     return claim_outcome(claim, cells)[0]
 
 
+def _guard_rule(claim: Claim, cells: pd.DataFrame) -> str:
+    """The guard's practical margin in words: the guarded methods, the metric and how the margin was set."""
+    rules = list(dict.fromkeys(str(r) for r in cells.get("guard_rule", pd.Series(dtype=str)) if r)) if (
+        not cells.empty) else []
+    if not rules:
+        return ""
+    margins = cells["guard_margin"].to_numpy(float)
+    margins = margins[np.isfinite(margins)]
+    span = f"{margins.min():.2g}" if margins.size and margins.min() == margins.max() else (
+        f"{margins.min():.2g}–{margins.max():.2g}" if margins.size else "")
+    return f"{', '.join(claim.guarded)} beyond the trivial {claim.guard} by {span} ({'; '.join(rules)})"
+
+
 def _equivalence(claim: Claim, scored: pd.DataFrame) -> str:
     """The TOST's result in words: in how many scored cells the statistic is within ±δ."""
     if claim.kind == "bound" or scored.empty:
@@ -534,6 +549,7 @@ def verdicts(claims: Iterable[Claim], cells: pd.DataFrame) -> pd.DataFrame:
                 "n_no_effect": int(counts.get("no_effect", 0)), "n_underpowered": int(counts.get("underpowered", 0)),
                 "n_identical": int(counts.get("identical", 0)),
                 "guarded": f"{', '.join(claim.guarded)}: {claim.guarded_why}",
+                "guard_rule": _guard_rule(claim, part),
             })
     return pd.DataFrame(rows)
 

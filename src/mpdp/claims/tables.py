@@ -27,7 +27,7 @@ CELL_COLUMNS: dict[str, str] = {
 }
 CELL_OPTIONAL: dict[str, str] = {"n_reps": "int64", "p_value": "float64", "p_holm": "float64", "note": "string",
                                  "slack": "float64", "reason": "string", "at_chance": "string",
-                                 "guard_margin": "float64", "resolution": "float64", "p_equiv": "float64",
+                                 "guard_margin": "float64", "guard_rule": "string", "resolution": "float64", "p_equiv": "float64",
                                  "p_equiv_holm": "float64", "mde": "float64", "delta": "float64",
                                  "reps_needed": "float64", "identical": "bool"}
 
@@ -41,7 +41,8 @@ VERDICT_OPTIONAL: dict[str, str] = {"metric": "string", "effect_scale": "string"
                                     "margin": "float64", "kind": "string", "direction": "string",
                                     "reason": "string", "delta": "float64", "mde": "float64",
                                     "reps_needed": "float64", "equivalence": "string", "n_no_effect": "int64",
-                                    "n_underpowered": "int64", "n_identical": "int64", "guarded": "string"}
+                                    "n_underpowered": "int64", "n_identical": "int64", "guarded": "string",
+                                    "guard_rule": "string"}
 
 #: claim verdicts, worst first (the display order of the contract)
 VERDICT_ORDER: tuple[str, ...] = ("FAILS", "MIXED", "VACUOUS", "IDENTICAL", "UNDERPOWERED", "UNINFORMATIVE",

@@ -22,7 +22,8 @@ from mpdp.claims import tables
 VERDICT_DISPLAY: dict[str, str] = {
     "claim_id": "id", "claim": "claim", "verdict": "verdict", "reason": "reason", "n_cells": "cells",
     "n_informative": "informative", "n_for": "for", "n_against": "against", "delta": "margin ±δ",
-    "mde": "mde (median)", "equivalence": "equivalence (TOST)", "where": "where", "source": "source",
+    "mde": "mde (median)", "equivalence": "equivalence (TOST)", "guard_rule": "above chance by",
+    "where": "where", "source": "source",
 }
 
 
