@@ -121,3 +121,13 @@ def test_cannot_tell_is_split_into_no_effect_and_underpowered():
     sd = float((piv["a"] - piv["b"]).std(ddof=1))
     n = int(verdict["reps_needed"])
     assert summaries.mde(sd / np.sqrt(n), n - 1) <= 0.01 < summaries.mde(sd / np.sqrt(n - 1), n - 2)
+
+
+def test_every_directional_claim_has_a_practical_margin():
+    import pytest
+
+    with pytest.raises(ValueError, match="practical_margin"):
+        Claim("t", "G", "a drifts less than b", "test", "g_drift", ("a", "b"), "compare", "less")
+    assert Claim("t", "G", "a drifts less", "test", "g_drift", ("a", "b"), "compare", "less",
+                 practical_margin=0.02).delta == 0.02
+    assert ACC.delta == 0.01  # a difference of accuracies: one point

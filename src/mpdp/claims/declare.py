@@ -164,6 +164,10 @@ class Claim:
             raise ValueError(f"claim {self.claim_id}: margin must be ≥ 0")
         if self.practical_margin is not None and not self.practical_margin > 0:
             raise ValueError(f"claim {self.claim_id}: practical_margin must be > 0")
+        if (self.direction != "equivalence" and self.kind != "bound" and self.effect_scale == "difference"
+                and self.practical_margin is None and not max(self.margin, METRICS[self.metric].effect_margin) > 0):
+            raise ValueError(f"claim {self.claim_id}: {self.metric} has no default practical margin: declare a "
+                             "practical_margin (the ±δ of its equivalence test and power statement)")
         if self.guard_methods is not None and not self.guard_reason:
             raise ValueError(f"claim {self.claim_id}: guard_methods needs a guard_reason (why these must be above "
                              "chance)")
@@ -215,7 +219,7 @@ class Claim:
             return float(self.practical_margin)
         if self.effect_scale == "log_ratio":
             return LOG_MARGIN
-        return max(float(self.margin), METRICS[self.metric].effect_margin) or LOG_MARGIN
+        return max(float(self.margin), METRICS[self.metric].effect_margin)
 
 
 #: the tidy per-repetition observations a study hands the engine (one row per value)
