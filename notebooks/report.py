@@ -143,7 +143,7 @@ display(HTML(sections.details("The inconsistency register: where each entry is r
 # %%
 display(scaffold.heading(3, "glance", "Claims at a glance"))
 display(Markdown(
-    "Every claim of every study, per reading: its verdict (HOLDS, FAILS, MIXED, VACUOUS, INCONCLUSIVE, "
+    "Every claim of every study, per reading: its verdict (HOLDS, FAILS, MIXED, VACUOUS, IDENTICAL, UNDERPOWERED, "
     "UNINFORMATIVE; docs/claims.md), the number of cells, informative cells, cells for and against, and "
     "where they lie. Each id links to the claim's row in its section."
 ))

@@ -154,7 +154,7 @@ SCHEMA_CASES: dict[str, Any] = {
     "wddp.cv.folds": 1, "wddp.cv.seeds": 0, "wddp.cv.ref_m": 0, "wddp.cv.ref_eps": 0,
     "wddp.cv.per_accountant": "x", "wddp.tau_frac": 2, "wddp.leftover": "random", "wddp.init_std": -1, "wddp.dedup": "x",
     "wddp.nonprivate_reference": "x", "wddp.equal_privacy": "x",
-    "ls.delta": 0, "ls.eps_grid": [], "ls.t_grid": [0], "ls.draws": 5, "ls.calibration": "x", "ls.eps_split": 1,
+    "ls.delta": 0, "ls.eps_grid": [], "ls.t_grid": [0], "ls.draws": 5, "ls.reps": 1, "ls.calibration": "x", "ls.eps_split": 1,
     "ls.delta_split": 0, "ls.symmetric_noise": "x", "ls.sigma3": -1, "ls.pd_floor": 0, "ls.validity_ratio": 0,
     "ls.sgd.radius": 0, "ls.sgd.options": ["x"], "ls.sgd.accountant": "x", "ls.sgd.reps": 0, "ls.ls_1.n": 5,
     "ls.ls_1.slope": "x", "ls.ls_1.noise": -1, "ls.ls_1.noise_models": [], "ls.ls_1.sigma2_zero": "x",

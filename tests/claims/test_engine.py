@@ -55,11 +55,19 @@ def test_a_degenerate_comparison_is_uninformative_not_scored():
     assert scored["verdict"] == "HOLDS" and scored["n_for"] == 3
 
 
-def test_each_compared_method_must_beat_its_baseline():
+def test_the_claimed_better_method_must_beat_its_baseline_and_the_other_may_be_at_chance():
+    # "a beats b": b at chance is what a beats (issue 42, item 6) — scored; a at chance — uninformative, named
     obs = _obs({"c": {"a": 0.95 + 0.001 * RNG.standard_normal(10), "b": 0.50 + 0.001 * RNG.standard_normal(10)}})
-    cells, verdict = _run(ACC, obs, _baseline("accuracy", 0.9))
-    assert verdict["verdict"] == "UNINFORMATIVE"
-    assert "b not significantly above" in cells["note"].iloc[0]
+    _, verdict = _run(ACC, obs, _baseline("accuracy", 0.9))
+    assert verdict["verdict"] == "HOLDS" and verdict["guarded"].startswith("a:")
+    swapped = obs.assign(method=obs["method"].map({"a": "b", "b": "a"}))
+    cells, v2 = _run(ACC, swapped, _baseline("accuracy", 0.9))
+    assert v2["verdict"] == "UNINFORMATIVE" and v2["reason"] == "at chance (a)"
+    assert "a at chance: not significantly above" in cells["note"].iloc[0]
+    # an equivalence claim needs both above chance: two methods at chance are equivalent trivially
+    eq = Claim("t", "E", "a is like b", "test", "accuracy", ("a", "b"), "compare", "equivalence", margin=0.01)
+    _, v3 = _run(eq, obs, _baseline("accuracy", 0.9))
+    assert v3["verdict"] == "UNINFORMATIVE" and v3["reason"] == "at chance (b)"
 
 
 def test_a_fail_is_not_hidden_by_a_majority_of_cells():
@@ -137,7 +145,7 @@ def test_holm_adjusts_across_the_cells_of_a_claim():
     c5, v5 = _run(ACC, five, _baseline("accuracy", 0.1))
     assert v1["verdict"] == "HOLDS"
     assert (c5["p_value"] < summaries.ALPHA).all() and (c5["p_holm"] >= summaries.ALPHA).all()
-    assert v5["verdict"] == "INCONCLUSIVE"
+    assert v5["verdict"] == "UNDERPOWERED" and v5["reason"].startswith("underpowered")
 
 
 def test_robust_summaries_resist_heavy_tails():

@@ -12,7 +12,7 @@ from mpdp.claims import maps
 
 def _cells() -> pd.DataFrame:
     rows = []
-    for cid, verdicts in (("A", ["for", "for", "against"]), ("B", ["uninformative", "neutral"])):
+    for cid, verdicts in (("A", ["for", "for", "against"]), ("B", ["uninformative", "underpowered"])):
         for i, v in enumerate(verdicts):
             rows.append({"study": "s", "claim_id": cid, "reading": "-", "cell": f"k={i}", "dataset": "d1",
                          "informative": v != "uninformative", "estimate": 0.0, "lo": 0.0, "hi": 0.0,
@@ -32,7 +32,7 @@ def test_matrices_code_every_cell_of_the_study_by_dataset():
     assert labels[1].startswith("B — UNINFORMATIVE  (0 for, 0 against, 1/2 informative)")
     code = {v: c for v, (c, _, _) in maps.COLOURS.items()}
     np.testing.assert_array_equal(mats["d1"], [[code["for"], code["for"], code["against"]],
-                                               [code["uninformative"], code["neutral"], np.nan]])
+                                               [code["uninformative"], code["underpowered"], np.nan]])
     np.testing.assert_array_equal(mats["d2"], [[code["no_data"]], [np.nan]])
     assert set(mats) == {"d1", "d2"}  # the other study's cells are not drawn
 

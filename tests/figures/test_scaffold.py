@@ -54,7 +54,7 @@ def section(png) -> scaffold.StudySection:
     claims = _claims([
         ("A", "A beats B.", "f1", "HOLDS", 4, 3, 0),
         ("B", "B is stable.", "f2", "MIXED", 5, 3, 1),
-        ("C", "C converges.", "f1", "INCONCLUSIVE", 2, 0, 0),
+        ("C", "C converges.", "f1", "UNDERPOWERED", 2, 0, 0),
     ])
     edges = edge_warnings("s", [("d1", "eta", 1.0, [1.0, 2.0, 4.0])])
     return scaffold.StudySection(
@@ -98,18 +98,18 @@ def test_a_study_that_did_not_run_says_why_and_has_no_parts(section):
 
 def test_paper_summary_lists_every_failing_claim_before_any_that_holds(section):
     text = scaffold.paper_summary(section)
-    assert "3 claims checked" in text and "1 MIXED, 1 INCONCLUSIVE, 1 HOLDS" in text
+    assert "3 claims checked" in text and "1 MIXED, 1 UNDERPOWERED, 1 HOLDS" in text
     # B holds in 3 cells and fails in one: it is listed first, with where it fails, never outvoted
     assert text.index("[B](#claim-s-b)") < text.index("[C](#claim-s-c)") < text.index("[A](#claim-s-a)")
     assert "Does not replicate everywhere: [B](#claim-s-b) (B is stable) — MIXED, 3 cells for, 1 against" in text
     assert "against: d1 (m=8)); see [f2](#fig-f2)." in text  # its anchor says it was not built
-    assert "[C](#claim-s-c) (INCONCLUSIVE)" in text.split("Not decided by the data")[1]
+    assert "[C](#claim-s-c) (UNDERPOWERED)" in text.split("Not decided by the data")[1]
     assert "Replicates: [A](#claim-s-a) (A beats B) — HOLDS" in text and "see [f1](#fig-f1)" in text
     # the summary follows the verdicts: B holding makes it replicate
     claims = section.claims_tables[""]
     claims.loc[claims["claim_id"] == "B", ["verdict", "n_against"]] = ["HOLDS", 0]
     assert "Does not replicate" not in scaffold.paper_summary(section)
-    assert "1 INCONCLUSIVE, 2 HOLDS" in scaffold.paper_summary(section)
+    assert "1 UNDERPOWERED, 2 HOLDS" in scaffold.paper_summary(section)
     # verdict rows without a figures column (the benchmark's) summarise without figure links
     section.claims_tables[""] = claims.drop(columns="figures")
     assert "see [f" not in scaffold.paper_summary(section)

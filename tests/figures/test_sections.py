@@ -46,7 +46,8 @@ def test_warnings_flag_synthetic_subsampled_smoke_and_missing(cfg, tables, unava
 def test_claims_matrix_shows_each_claims_verdict_over_all_cells(claims):
     matrix = wddp_report.claims_matrix(claims)
     assert list(matrix["id"]) == [c.claim_id for c in wddp_claims.CLAIMS]
-    assert list(matrix.columns) == ["id", "claim", "verdict", "cells", "informative", "for", "against", "where",
+    assert list(matrix.columns) == ["id", "claim", "verdict", "reason", "cells", "informative", "for", "against",
+                                    "margin ±δ", "mde (median)", "equivalence (TOST)", "above chance by", "where",
                                     "source"]
     summary = sections.verdict_summary(claims)
     assert (summary["cells"] >= summary["informative"]).all()

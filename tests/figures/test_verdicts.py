@@ -32,7 +32,7 @@ def section() -> scaffold.StudySection:
 def frame() -> pd.DataFrame:
     # B holds in four cells and fails in one: the engine calls it MIXED, never HOLDS
     paper = [("paper", "A", "HOLDS", 2, 0), ("paper", "B", "MIXED", 4, 1), ("paper", "C", "FAILS", 0, 1),
-             ("paper", "D", "INCONCLUSIVE", 0, 0), ("paper", "E", "UNINFORMATIVE", 0, 0)]
+             ("paper", "D", "UNDERPOWERED", 0, 0), ("paper", "E", "UNINFORMATIVE", 0, 0)]
     return _verdicts(paper + [("eq", cid, "HOLDS", 1, 0) for cid in "ABCDE"])
 
 
@@ -87,3 +87,26 @@ def test_counts_print_as_whole_numbers_and_tables_scroll_in_the_column():
     assert "494\u2009000" in text and "123\u2009456" in text and "45\u2009990" in text and "e+0" not in text
     assert "1.000e-07" in text and "0.1235" in text
     assert text.startswith('<div class="mpdp-scroll">') and "overflow-x: auto" in sections.REPORT_CSS
+
+
+def test_the_conclusion_gives_the_reason_of_an_uninformative_verdict_not_a_blanket_one():
+    # issue 42: Z5 is uninformative for an unconverged reference, not because its methods are at chance
+    rows = _verdicts([("-", "Z5", "UNINFORMATIVE", 0, 0), ("-", "V1", "UNINFORMATIVE", 0, 0),
+                      ("-", "Z1", "HOLDS", 2, 0)])
+    rows["reason"] = ["reference unconverged", "at chance (hamm_soft)", ""]
+    text = verdicts.conclusion(rows, "Paper S")
+    assert "two cannot be judged (reference unconverged, at chance)" in text
+    assert "methods at chance" not in text
+    page = verdicts.verdict_matrix_html(rows, {"s": "Paper S"}, lambda s, r, c: c)
+    assert "UNINFORMATIVE (reference unconverged)" in page
+
+
+def test_the_cells_that_decided_a_verdict_include_those_with_no_effect():
+    from mpdp.report import claims_view
+
+    cells = tables.cells_frame(pd.DataFrame([
+        {"study": "s", "claim_id": "A", "reading": "-", "cell": f"k={i}", "dataset": "d", "informative": True,
+         "estimate": 0.0, "lo": -0.001, "hi": 0.001, "cell_verdict": v, "p_holm": 0.01}
+        for i, v in enumerate(["for", "no_effect", "underpowered", "uninformative"])]))
+    shown = claims_view.significant_cells(claims_view.ClaimsTables(pd.DataFrame(), cells), "s")
+    assert list(shown["cell verdict"]) == ["for", "no_effect"]

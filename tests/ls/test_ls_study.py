@@ -5,6 +5,7 @@ import pandas as pd
 import pytest
 
 from mpdp.claims import engine, median_interval, ratio_interval
+from mpdp.errors import ConfigError
 from mpdp.studies.ls import claims, experiment, report
 
 
@@ -59,7 +60,7 @@ def _verdicts(tables: dict) -> tuple[pd.DataFrame, pd.DataFrame]:
     return cells, engine.verdicts(claims.CLAIMS, cells).set_index("claim_id")
 
 
-def test_claims_through_the_engine(tables):
+def test_claims_through_the_engine(tables, ls_cfg):
     cells, verdicts = _verdicts({"ls_1": tables["ls_1"], "ls_2": tables["ls_2"]})
     formula = cells[cells["claim_id"] == "LS1-formula"]
     negative = formula[formula["estimate"] < -1]  # formula/mean − 1 < −1: a negative printed closed form
@@ -68,7 +69,8 @@ def test_claims_through_the_engine(tables):
     assert verdicts.loc["LS1-formula", "verdict"] in ("FAILS", "MIXED")
     assert verdicts.loc["LS1-t", "verdict"] == "HOLDS"  # independent noise: excess ∝ t
     assert verdicts.loc["LS1-t2", "verdict"] == "FAILS"  # … not t²
-    assert verdicts.loc["LS1-t-writeup", "verdict"] != "FAILS"  # 3 ε values: wide t-interval
+    assert verdicts.loc["LS1-t-writeup", "verdict"] != "FAILS"
+    assert (cells.loc[cells["claim_id"] == "LS1-t", "n_reps"] == ls_cfg["reps"]).all()
     assert verdicts.loc["LS1-delta", "n_against"] == 0
     assert {"LS1-delta", "LS-sgd"} <= set(verdicts.index)
 
@@ -97,13 +99,26 @@ def test_sgd_vs_ssp_is_uninformative_when_both_are_worse_than_releasing_zero(tab
 def test_claims_detect_a_wrong_growth():
     """A table whose independent-noise excess grows as t² makes LS1-t fail."""
     rows = []
+    gen = np.random.default_rng(0)
     for eps in (0.1, 0.5, 0.9):
         for t in (1, 2, 4, 8):
+            reps = t**2 / eps * np.exp(0.05 * gen.standard_normal(6))  # six repetitions of the setting
             rows.append({"mechanism": "ls_ssp", "noise_model": "independent", "z2": True, "t": t,
-                         "epsilon": eps, "excess_median": t**2 / eps * (1 + 0.01 * eps), "dataset": "x"})
-    _, verdicts = _verdicts({"ls_1": pd.DataFrame(rows).assign(
+                         "epsilon": eps, "excess_median": float(np.median(reps)), "dataset": "x",
+                         "excess_rep_medians": list(reps)})
+    cells, verdicts = _verdicts({"ls_1": pd.DataFrame(rows).assign(
         writeup_formula=np.nan, delta_method_median=np.nan, in_validity=False)})
     assert verdicts.loc["LS1-t", "verdict"] == "FAILS" and verdicts.loc["LS1-t2", "verdict"] == "HOLDS"
+    # real repetitions (issue 42): one cell per ε, each with the six repetitions, not ε as repetitions
+    growth = cells[cells["claim_id"] == "LS1-t"]
+    assert len(growth) == 3 and (growth["n_reps"] == 6).all() and growth["cell"].str.contains("ε=").all()
+
+
+def test_each_repetition_is_a_disjoint_block_of_the_draws(ls_cfg):
+    excess = np.arange(100, dtype=float)
+    assert experiment.rep_medians(excess, 4) == [12.0, 37.0, 62.0, 87.0]
+    with pytest.raises(ConfigError, match="ls.reps"):
+        experiment.rep_medians(excess, 20)  # 5 draws a repetition
 
 
 def test_report_helpers(tables, tmp_path, ls_cfg):

@@ -173,10 +173,11 @@ def test_a_loss_in_one_cell_is_not_outvoted() -> None:
     assert r["verdict"] == "MIXED" and r["n_against"] == 1 and "m=8, ε=0.25" in r["where"]
 
 
-def test_pure_noise_is_inconclusive() -> None:
+def test_pure_noise_is_underpowered() -> None:
     table = make_table(noise=0.02, reps=8, seed=3)
     for claim_id in ("C1", "C2"):
-        assert result(table, claim_id)["verdict"] == "INCONCLUSIVE"
+        r = result(table, claim_id)
+        assert r["verdict"] == "UNDERPOWERED" and "needed" in r["reason"] and r["mde"] > 0
 
 
 def test_pairing_removes_shared_repetition_effect() -> None:
@@ -197,12 +198,15 @@ def test_negative_gap_is_floored() -> None:
 # ---------------------------------------------------------------------------- guards (issue 33)
 
 
-def test_c1_against_a_baseline_at_chance_is_uninformative() -> None:
-    # WD-DP well above the majority rate, Jayaraman below it in every cell: nothing to compare
+def test_c1_needs_wddp_above_chance_not_jayaraman() -> None:
+    # "WD-DP beats Jayaraman" (issue 42, item 6): Jayaraman at chance is what WD-DP beats — scored
     table = make_table(wd_acc=0.0, jay_shift=-0.35, majority=0.6)
+    assert result(table, "C1")["verdict"] == "HOLDS"
+    # WD-DP at chance: nothing to compare, and the verdict names it
+    table = make_table(wd_acc=-0.35, jay_shift=0.0, majority=0.6)
     r = result(table, "C1")
-    assert r["verdict"] == "UNINFORMATIVE" and r["n_informative"] == 0
-    assert "jayaraman not significantly above the trivial baseline" in cells_of(table, "C1")["note"].iloc[0]
+    assert r["verdict"] == "UNINFORMATIVE" and r["n_informative"] == 0 and r["reason"] == "at chance (wddp)"
+    assert "wddp at chance: not significantly above the trivial baseline" in cells_of(table, "C1")["note"].iloc[0]
 
 
 def test_u_claims_at_the_majority_rate_are_uninformative() -> None:
@@ -224,7 +228,7 @@ def test_gap_claim_needs_gaps_below_the_initial_point() -> None:
 def test_c3_equivalence_with_wyx() -> None:
     assert result(make_table(), "C3")["verdict"] == "HOLDS"
     assert result(make_table(wyx_acc=0.05), "C3")["verdict"] == "FAILS"
-    assert result(make_table(wyx_acc=-0.01, noise=0.02, reps=4, seed=1), "C3")["verdict"] == "INCONCLUSIVE"
+    assert result(make_table(wyx_acc=-0.01, noise=0.02, reps=4, seed=1), "C3")["verdict"] == "UNDERPOWERED"
 
 
 def test_c4_improves_with_eps_per_m() -> None:
@@ -279,13 +283,13 @@ def test_missing_baseline_has_no_cell() -> None:
     table = table.loc[table["mechanism"] != "jayaraman"].reset_index(drop=True)
     for claim_id in ("C1", "C2", "C6a", "C6b", "C7"):
         r = result(table, claim_id)
-        assert r["verdict"] == "INCONCLUSIVE" and r["n_cells"] == 0
+        assert r["verdict"] == "UNINFORMATIVE" and r["reason"] == "no data" and r["n_cells"] == 0
     assert result(table, "C3")["verdict"] == "HOLDS"  # WYX is still there
 
 
 def test_single_repetition_is_inconclusive() -> None:
     r = result(make_table(reps=1, wd_acc=0.05), "C1")
-    assert r["verdict"] == "INCONCLUSIVE"
+    assert r["verdict"] == "UNDERPOWERED" and "too few" in r["reason"]
     assert "fewer than 2 repetitions" in cells_of(make_table(reps=1, wd_acc=0.05), "C1")["note"].iloc[0]
 
 
@@ -308,7 +312,8 @@ def test_cells_span_all_data_sets() -> None:
     cells = cells_of(table, "C1")
     assert set(cells["dataset"]) == {"adult", "bank"}
     assert not cells.duplicated(["dataset", "cell"]).any()
-    assert result(table, "C1")["verdict"] == "HOLDS"  # bank's cells for, adult's not significant
+    r = result(table, "C1")  # bank's cells for; adult's within ±1 point (no effect beyond the margin)
+    assert r["verdict"] == "MIXED" and "no effect beyond the margin: adult" in r["where"]
     assert claims.observations(table.iloc[:0]).empty
 
 

@@ -49,25 +49,58 @@ class Metric:
     better: Literal["higher", "lower"]
     loss: bool = False
     text: str = ""
+    #: a rate over one test set (k / n_test, or a difference of two): its resolution is one test record
+    #: (1/n_test, the observations' ``n_test``)
+    per_record: bool = False
+    #: the guard's practical margin (:func:`mpdp.claims.resolution.guard_margin`): the largest of this many
+    #: test records, this share of |baseline − converged reference| and this share of |baseline|
+    guard_records: float = 0.0
+    guard_share: float = 0.0
+    guard_relative: float = 0.0
+    #: the practical margin ±δ of an effect on the ``difference`` scale when a claim gives none (the TOST's)
+    effect_margin: float = 0.0
 
+
+#: the guard's practical margin on a rate (accuracy, test error, MER): at least this many test records …
+GUARD_RECORDS: float = 10.0
+#: … and at least this share of the gap between the trivial baseline and the converged non-private reference
+GUARD_SHARE: float = 0.25
+#: the guard's margin when no reference is known: this share of the baseline itself (losses, the MER of ADMM)
+GUARD_RELATIVE: float = 0.01
+#: the practical margin ±δ of a difference of rates (accuracy, error) when a claim declares none: 1 point
+RATE_MARGIN: float = 0.01
+#: … of a log10-ratio (a loss): a factor 10^0.05 ≈ 1.12
+LOG_MARGIN: float = 0.05
+#: … of a squared deviation of ln(loss) (Z6): 0.01, a standard deviation of 10 % of the loss
+SQDEV_MARGIN: float = 0.01
 
 #: every metric a claim may declare (name -> :class:`Metric`); a study adding a metric adds it here
 METRICS: dict[str, Metric] = {m.name: m for m in (
-    Metric("accuracy", "higher", text="test accuracy"),
-    Metric("test_error", "lower", text="test error"),
-    Metric("mer", "lower", text="misclassification error rate"),
-    Metric("mer_iter", "lower", text="misclassification error rate, mean over the mechanism's own iterations"),
-    Metric("optimal_gap", "lower", loss=True, text="optimality gap L(θ) − L(θ*)"),
-    Metric("log_loss", "lower", loss=True, text="test log-loss"),
-    Metric("train_loss", "lower", loss=True, text="training (empirical) loss"),
-    Metric("final_loss", "lower", loss=True, text="final training loss"),
-    Metric("excess_risk", "lower", loss=True, text="least-squares excess risk"),
-    Metric("accuracy_spread", "lower", text="standard deviation of test accuracy across u"),
+    Metric("accuracy", "higher", text="test accuracy", per_record=True, guard_records=GUARD_RECORDS,
+           guard_share=GUARD_SHARE, effect_margin=RATE_MARGIN),
+    Metric("test_error", "lower", text="test error", per_record=True, guard_records=GUARD_RECORDS,
+           guard_share=GUARD_SHARE, effect_margin=RATE_MARGIN),
+    Metric("mer", "lower", text="misclassification error rate", per_record=True, guard_records=GUARD_RECORDS,
+           guard_share=GUARD_SHARE, guard_relative=GUARD_RELATIVE, effect_margin=RATE_MARGIN),
+    Metric("mer_iter", "lower", text="misclassification error rate, mean over the mechanism's own iterations",
+           effect_margin=RATE_MARGIN),
+    Metric("optimal_gap", "lower", loss=True, text="optimality gap L(θ) − L(θ*)", guard_share=GUARD_SHARE),
+    Metric("log_loss", "lower", loss=True, text="test log-loss", guard_share=GUARD_SHARE,
+           guard_relative=GUARD_RELATIVE),
+    Metric("train_loss", "lower", loss=True, text="training (empirical) loss", guard_share=GUARD_SHARE,
+           guard_relative=GUARD_RELATIVE),
+    Metric("final_loss", "lower", loss=True, text="final training loss", guard_share=GUARD_SHARE,
+           guard_relative=GUARD_RELATIVE),
+    Metric("excess_risk", "lower", loss=True, text="least-squares excess risk", guard_share=GUARD_SHARE),
+    Metric("accuracy_spread", "lower", text="standard deviation of test accuracy across u",
+           effect_margin=RATE_MARGIN / 2),
     Metric("oscillation", "lower", loss=True, text="mean |Δ log loss| per iteration"),
-    Metric("log_loss_sqdev", "lower", text="squared deviation of log loss from its mean over repetitions"),
+    Metric("log_loss_sqdev", "lower", text="squared deviation of log loss from its mean over repetitions",
+           effect_margin=SQDEV_MARGIN),
     Metric("settle_iter", "lower", loss=True, text="settling iteration"),
     Metric("g_drift", "lower", text="change of log(L_DVP / L_ADMM) between the first and last Fig. 4 iterations"),
-    Metric("gap_to_ensemble", "lower", text="test error of Alg. 2 minus that of the non-private ensemble"),
+    Metric("gap_to_ensemble", "lower", text="test error of Alg. 2 minus that of the non-private ensemble",
+           per_record=True, effect_margin=RATE_MARGIN),
     Metric("risk_gap", "lower", text="weighted risk gap R_S(w_p) − R_S(w_s)"),
     Metric("rel_error", "lower", text="relative error of a prediction against the measurement"),
     Metric("exponent_error", "lower", text="fitted growth exponent minus its target"),
@@ -107,6 +140,8 @@ class Claim:
     uses: tuple[str, ...] = ()
     vacuous_factor: float = 10.0
     floor: float = 1e-10  # values below it are raised to it before a log (GAP_FLOOR)
+    practical_margin: float | None = None  # ±δ of the TOST of a directional claim (default: the metric's)
+    guard_reason: str = ""  # why ``guarded`` are the methods that must be above chance (default: the rule's)
 
     def __post_init__(self) -> None:
         for field_name, value, allowed in (("kind", self.kind, KINDS), ("direction", self.direction, DIRECTIONS),
@@ -127,6 +162,15 @@ class Claim:
             raise ValueError(f"claim {self.claim_id}: an equivalence claim needs a margin > 0")
         if self.margin < 0:
             raise ValueError(f"claim {self.claim_id}: margin must be ≥ 0")
+        if self.practical_margin is not None and not self.practical_margin > 0:
+            raise ValueError(f"claim {self.claim_id}: practical_margin must be > 0")
+        if (self.direction != "equivalence" and self.kind != "bound" and self.effect_scale == "difference"
+                and self.practical_margin is None and not max(self.margin, METRICS[self.metric].effect_margin) > 0):
+            raise ValueError(f"claim {self.claim_id}: {self.metric} has no default practical margin: declare a "
+                             "practical_margin (the ±δ of its equivalence test and power statement)")
+        if self.guard_methods is not None and not self.guard_reason:
+            raise ValueError(f"claim {self.claim_id}: guard_methods needs a guard_reason (why these must be above "
+                             "chance)")
 
     @property
     def guard(self) -> str:
@@ -134,9 +178,48 @@ class Claim:
         return self.guard_metric or self.metric
 
     @property
+    def claimed_better(self) -> str | None:
+        """The method a directional ``compare`` claim says is better ("A beats B": A), else None."""
+        if self.kind != "compare" or self.direction == "equivalence":
+            return None
+        higher = METRICS[self.metric].better == "higher"
+        return self.methods[0] if (self.direction == "greater") == higher else self.methods[1]
+
+    @property
     def guarded(self) -> tuple[str, ...]:
-        """The methods that must beat their trivial baseline in a cell."""
-        return self.methods if self.guard_methods is None else self.guard_methods
+        """The methods that must beat their trivial baseline in a cell (docs/claims.md, "Which method must
+        be above chance"): the declared ``guard_methods``; else for "A beats B" A only (B at chance is
+        what A beats), for an equivalence both (two methods at chance are equivalent trivially), for a
+        one-method claim its method."""
+        if self.guard_methods is not None:
+            return self.guard_methods
+        better = self.claimed_better
+        return (better,) if better is not None else self.methods
+
+    @property
+    def guarded_why(self) -> str:
+        """Why :attr:`guarded` must be above chance (the declaration's ``guard_reason`` or the rule's)."""
+        if self.guard_reason:
+            return self.guard_reason
+        if self.claimed_better is not None:
+            return (f"a claim that {self.claimed_better} beats the other needs {self.claimed_better} above chance; "
+                    "the other at chance is what it beats")
+        if self.kind == "compare":
+            return "two methods at chance are equivalent trivially: both must be above it"
+        return f"a claim about {self.methods[0]} alone needs it above chance"
+
+    @property
+    def delta(self) -> float:
+        """The practical margin ±δ of the claim's statistic (the TOST's and the power statement's): an
+        equivalence claim's or bound's ``margin``, else ``practical_margin``, else the metric's default on
+        the claim's scale (:data:`LOG_MARGIN` for a log-ratio)."""
+        if self.direction == "equivalence" or self.kind == "bound":
+            return float(self.margin)
+        if self.practical_margin is not None:
+            return float(self.practical_margin)
+        if self.effect_scale == "log_ratio":
+            return LOG_MARGIN
+        return max(float(self.margin), METRICS[self.metric].effect_margin)
 
 
 #: the tidy per-repetition observations a study hands the engine (one row per value)
@@ -152,6 +235,10 @@ OBSERVATION_COLUMNS: dict[str, str] = {
     "bound": "float64",  # a bound claim's theoretical bound for this draw (NaN otherwise)
 }
 
+#: optional observation column: the test-set size behind a per-record metric's value (its resolution is
+#: one record, 1/n_test; without it a rate's resolution is the relative float one)
+RESOLUTION_COLUMN: str = "n_test"
+
 #: optional observation columns: a study-given interval for a cell that has no per-repetition values
 #: (one row per cell: ``value`` the estimate, ``lo``/``hi`` its 95 % interval)
 GIVEN_COLUMNS: tuple[str, ...] = ("lo", "hi")
@@ -164,6 +251,14 @@ BASELINE_COLUMNS: dict[str, str] = {
     "value": "float64",
     "baseline": "string",  # what it is, e.g. "majority rate", "releasing θ = 0"
 }
+#: optional baseline column: the converged non-private reference of the metric (e.g. θ*'s accuracy), which
+#: sets the guard's practical margin as a share of |baseline − reference|
+REFERENCE_COLUMN: str = "reference"
 
 #: methods that cannot be used in a cell (e.g. a non-private reference that has not converged)
 UNUSABLE_COLUMNS: dict[str, str] = {"dataset": "string", "cell": "string", "method": "string", "note": "string"}
+#: optional unusable column: the most the reference's own gap could move the claim's statistic (on its
+#: scale); the reference stays usable when that is at most :data:`REFERENCE_SHARE` of the claim's ±δ
+EFFECT_COLUMN: str = "effect"
+#: a reference gap is material when it could move the claim's statistic by more than this share of ±δ
+REFERENCE_SHARE: float = 0.25

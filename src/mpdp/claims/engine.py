@@ -7,20 +7,31 @@ cell, :data:`mpdp.claims.tables.CELL_COLUMNS`); :func:`verdicts` turns the cells
 per claim and reading (:data:`mpdp.claims.tables.VERDICT_COLUMNS`). The rules (docs/claims.md):
 
 1. **Per cell**, the per-repetition statistic of the claim's kind (paired difference or log-ratio,
-   fitted change along an axis, fraction of draws above a bound, one-sample value), its summary
-   (mean, median or trimmed mean) with a 95 % interval and one-sided p-values for and against the
-   claim (:mod:`mpdp.claims.summaries`).
-2. **Informative cell**: every guarded method beats its trivial baseline on the guard metric
-   (significantly, one-sided at :data:`~mpdp.claims.summaries.ALPHA`; where the guard metric is
-   observed along an axis, at some point of it), and no method the claim uses is marked unusable (an unconverged reference).
-   Uninformative cells are reported, never scored.
-3. **Holm** across the informative cells of a claim and reading, separately for the p-values for
-   and against; a cell is ``for`` / ``against`` when its Holm-adjusted p-value is below ALPHA,
-   else ``neutral``; ``no_data`` when it has no value.
-4. **Verdict**: no cell with data → INCONCLUSIVE; no informative cell → UNINFORMATIVE; a bound
-   whose observed slack exceeds its ``vacuous_factor`` in every informative cell → VACUOUS; cells
-   both for and against → MIXED; any against → FAILS; any for → HOLDS; else INCONCLUSIVE. No
-   majority vote: one significant cell against is never hidden by cells for.
+   fitted change along an axis, fraction of draws above a bound, one-sample value), every value below
+   the data's resolution set to 0 (:mod:`mpdp.claims.resolution`: half a test record for a rate, a
+   relative 1e-12 otherwise), its summary (mean, median or trimmed mean) with a 95 % interval, one-sided
+   p-values for and against the claim, the TOST within the claim's practical margin ±δ
+   (:attr:`Claim.delta`) and the minimum detectable effect at the cell's repetitions
+   (:mod:`mpdp.claims.summaries`).
+2. **Informative cell**: every guarded method (:attr:`Claim.guarded`: for "A beats B" A) beats its
+   trivial baseline on the guard metric by the metric's practical margin
+   (:func:`mpdp.claims.resolution.guard_margin`), significantly (one-sided at
+   :data:`~mpdp.claims.summaries.ALPHA`; where the guard metric is observed along an axis, at some point
+   of it), and no method the claim uses is marked unusable by a gap that could move the claim's
+   statistic by more than :data:`~mpdp.claims.declare.REFERENCE_SHARE` of ±δ. An informative ``compare``
+   cell whose two methods are bitwise identical in every repetition is ``identical`` (a cell where a
+   method is at chance is ``uninformative`` first: two majority classifiers agree trivially). Neither is
+   scored.
+3. **Holm** across the scored cells of a claim and reading, separately for the p-values for, against and
+   of the TOST; a cell is ``for`` / ``against`` when its Holm-adjusted p-value is below ALPHA, else (a
+   directional claim) ``no_effect`` when the TOST puts it within ±δ, else ``underpowered``; ``no_data``
+   when it has no value.
+4. **Verdict** (:func:`claim_outcome`, with its ``reason``): no cell with data → UNINFORMATIVE (no data);
+   no scored cell → IDENTICAL when a cell is identical, else UNINFORMATIVE (at chance, naming the methods,
+   or reference unconverged); a bound whose observed slack exceeds its ``vacuous_factor`` in every scored
+   cell → VACUOUS; cells for and against (or no effect) → MIXED; against or no effect → FAILS; for →
+   HOLDS; else UNDERPOWERED (with the repetitions needed). No majority vote: one significant cell against
+   is never hidden by cells for.
 """
 
 from __future__ import annotations
@@ -31,8 +42,16 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from mpdp.claims import resolution as res
 from mpdp.claims import summaries as sm
-from mpdp.claims.declare import METRICS, Claim
+from mpdp.claims.declare import (
+    EFFECT_COLUMN,
+    METRICS,
+    REFERENCE_COLUMN,
+    REFERENCE_SHARE,
+    RESOLUTION_COLUMN,
+    Claim,
+)
 from mpdp.claims.intervals import fitted_change
 
 _NAN = float("nan")
@@ -88,58 +107,113 @@ def per_rep(claim: Claim, rows: pd.DataFrame) -> pd.Series:
     return (pd.Series(_log(values.to_numpy(), claim.floor), index=values.index) if log else values).dropna()
 
 
-def _beats(rows: pd.DataFrame, base: float, better: str, summary: str) -> bool:
-    """Whether a method's values (per repetition, or a given interval) beat ``base`` significantly."""
-    side = "below" if better == "lower" else "above"
+def _n_test(rows: pd.DataFrame) -> float | None:
+    """The test-set size behind the rows' values (the smallest when several; None when not carried)."""
+    if RESOLUTION_COLUMN not in rows:
+        return None
+    n = pd.to_numeric(rows[RESOLUTION_COLUMN], errors="coerce").to_numpy(float)
+    n = n[np.isfinite(n)]
+    return float(n.min()) if n.size else None
+
+
+def _scale(values: np.ndarray) -> float:
+    v = np.abs(np.asarray(values, dtype=float))
+    v = v[np.isfinite(v)]
+    return float(v.max()) if v.size else 0.0
+
+
+def _beats(rows: pd.DataFrame, base: float, margin: float, metric: str, summary: str) -> bool:
+    """Whether a method's values (per repetition, or a given interval) are beyond ``base`` by more than
+    ``margin`` on the better side, significantly (one-sided at ALPHA); differences from ``base`` below the
+    data's resolution are zero (:mod:`mpdp.claims.resolution`), so repetitions all at the baseline never
+    beat it."""
+    higher = METRICS[metric].better == "higher"
     if _given(rows):
         lo, hi = float(rows["lo"].iloc[0]), float(rows["hi"].iloc[0])
-        return hi < base if side == "below" else lo > base
+        return lo > base + margin if higher else hi < base - margin
     values = _rep_means(rows).to_numpy(float)
     values = values[np.isfinite(values)]
     if values.size == 0:
         return False
-    if values.size < 2:
-        return bool(values[0] < base) if side == "below" else bool(values[0] > base)
-    return sm.p_value(values, summary, base, side) < sm.ALPHA
+    tol = res.zero_below(metric, max(_scale(values), abs(base)), _n_test(rows))
+    d = res.snap(values - base if higher else base - values, tol)
+    if d.size < 2:
+        return bool(d[0] > 0 and d[0] > margin)
+    return sm.p_value(d, summary, margin, "above", tol) < sm.ALPHA
 
 
-def _baseline(baselines: pd.DataFrame, dataset: str, cell: str, metric: str) -> tuple[float, str] | None:
+def _baseline(baselines: pd.DataFrame, dataset: str, cell: str, metric: str) -> tuple[float, str, float] | None:
+    """(value, what it is, converged reference or NaN) of the metric's trivial baseline in a cell."""
     b = baselines[(baselines["dataset"] == dataset) & (baselines["metric"] == metric)]
     exact = b[b["cell"] == cell]
     hit = exact if not exact.empty else b[b["cell"] == "*"]
     if hit.empty:
         return None
-    return float(hit["value"].iloc[0]), str(hit["baseline"].iloc[0])
+    ref = float(hit[REFERENCE_COLUMN].iloc[0]) if REFERENCE_COLUMN in hit else _NAN
+    return float(hit["value"].iloc[0]), str(hit["baseline"].iloc[0]), ref
 
 
-def _informative(claim: Claim, guard_rows: pd.DataFrame, inputs: Inputs, dataset: str,
-                 cell: str) -> tuple[bool, str]:
+@dataclass(frozen=True)
+class Guard:
+    """The informativeness guard's outcome in one cell (rule 2)."""
+
+    informative: bool
+    reason: str = ""  # "at chance" | "reference unconverged" | ""
+    note: str = ""
+    at_chance: tuple[str, ...] = ()
+    margin: float = _NAN  # the practical margin the guarded methods had to beat the baseline by
+    rule: str = ""  # how that margin was set (e.g. "10 test records")
+
+
+def _reference_check(claim: Claim, inputs: Inputs, dataset: str, cell: str) -> tuple[bool, str]:
+    """Whether the claim's methods and references are usable, and the note (rule 2, references judged
+    against the claim's own margin: a reference whose gap could move the statistic by at most
+    :data:`~mpdp.claims.declare.REFERENCE_SHARE` of ±δ stays usable)."""
+    u = inputs.unusable
+    if u is None or u.empty:
+        return True, ""
+    bad = u[(u["dataset"] == dataset) & u["cell"].isin([cell, "*"]) & u["method"].isin([*claim.methods, *claim.uses])]
+    if bad.empty:
+        return True, ""
+    effect = pd.to_numeric(bad[EFFECT_COLUMN], errors="coerce").to_numpy(float) if EFFECT_COLUMN in bad else \
+        np.full(len(bad), np.nan)
+    allowed = REFERENCE_SHARE * claim.delta
+    material = ~(np.isfinite(effect) & (effect <= allowed))
+    notes = [f"{n} — moves the statistic by at most {e:.2g}, {'more' if m else 'not more'} than "
+             f"{100 * REFERENCE_SHARE:g} % of its margin ±{claim.delta:g}" if np.isfinite(e) else str(n)
+             for n, e, m in zip(bad["note"].astype(str), effect, material, strict=True)]
+    return not bool(material.any()), "; ".join(notes)
+
+
+def _informative(claim: Claim, guard_rows: pd.DataFrame, inputs: Inputs, dataset: str, cell: str) -> Guard:
     """Rule 2 of the module docstring, with the reason when not informative."""
-    if inputs.unusable is not None and not inputs.unusable.empty:
-        u = inputs.unusable
-        bad = u[(u["dataset"] == dataset) & u["cell"].isin([cell, "*"])
-                & u["method"].isin([*claim.methods, *claim.uses])]
-        if not bad.empty:
-            return False, "; ".join(bad["note"].astype(str))
+    usable, ref_note = _reference_check(claim, inputs, dataset, cell)
+    if not usable:
+        return Guard(False, "reference unconverged", ref_note)
     found = _baseline(inputs.baselines, dataset, cell, claim.guard)
     if found is None:
-        return True, ""
-    base, what = found
+        return Guard(True, note=ref_note)
+    base, what, reference = found
     better = METRICS[claim.guard].better
-    losers = []
+    losers, margins = [], []
     for method in claim.guarded:
         rows = guard_rows[guard_rows["method"].to_numpy() == method]
+        margin, how = res.guard_margin(claim.guard, base, reference, _n_test(rows))
+        margins.append((margin, how))
         if rows.empty:
             losers.append(method)
             continue
         x = rows["x"].to_numpy(float)
         groups = [rows[x == v] for v in np.unique(x[np.isfinite(x)])] if np.isfinite(x).any() else [rows]
-        if not any(_beats(g, base, better, claim.summary) for g in groups):
+        if not any(_beats(g, base, margin, claim.guard, claim.summary) for g in groups):
             losers.append(method)
+    margin, how = max(margins, key=lambda m: m[0]) if margins else (0.0, "")
     if losers:
-        return False, (f"{', '.join(losers)} not significantly {'below' if better == 'lower' else 'above'} "
-                       f"the trivial baseline ({what}, {claim.guard} {base:.4g})")
-    return True, ""
+        side = "below" if better == "lower" else "above"
+        note = (f"{', '.join(losers)} at chance: not significantly {side} the trivial baseline ({what}, "
+                f"{claim.guard} {base:.4g}) by the practical margin {margin:.3g} ({how})")
+        return Guard(False, "at chance", "; ".join(filter(None, [note, ref_note])), tuple(losers), margin, how)
+    return Guard(True, note=ref_note, margin=margin, rule=how)
 
 
 def _thresholds(claim: Claim) -> tuple[list[tuple[float, str]], list[tuple[float, str]]]:
@@ -164,63 +238,102 @@ def _given_difference(claim: Claim, rows: pd.DataFrame) -> tuple[float, float, f
     return (float(vals[0, 0] - vals[1, 0]), float(vals[0, 1] - vals[1, 2]), float(vals[0, 2] - vals[1, 1]))
 
 
-def _p_values(claim: Claim, stat: pd.Series, given: bool, est: float,
-              lo: float, hi: float) -> tuple[float, float]:
+def _p_values(claim: Claim, stat: pd.Series, given: bool, est: float, lo: float, hi: float,
+              tol: float) -> tuple[float, float, float]:
+    """(p for, p against, p of the TOST within ±δ) of one cell; the TOST is NaN for a bound."""
     tests_for, tests_against = _thresholds(claim)
 
     def one(c: float, side: str) -> float:
         if claim.kind == "bound":
             return sm.proportion_p(int(stat.sum()), int(stat.size), c, side)  # type: ignore[arg-type]
         if given:
-            return sm.given_p(est, lo, hi, c, side)  # type: ignore[arg-type]
-        return sm.p_value(stat.to_numpy(float), claim.summary, c, side)  # type: ignore[arg-type]
+            return sm.given_p(est, lo, hi, c, side, tol)  # type: ignore[arg-type]
+        return sm.p_value(stat.to_numpy(float), claim.summary, c, side, tol)  # type: ignore[arg-type]
 
     p_for = max(one(c, s) for c, s in tests_for)
     p_against = min(1.0, len(tests_against) * min(one(c, s) for c, s in tests_against))
-    return p_for, p_against
+    delta = claim.delta
+    p_equiv = _NAN if claim.kind == "bound" or not delta > 0 else max(one(-delta, "above"), one(delta, "below"))
+    return p_for, p_against, p_equiv
+
+
+def identical(claim: Claim, rows: pd.DataFrame) -> bool:
+    """Whether a ``compare`` claim's two methods gave bitwise-equal values in every repetition of the cell
+    (an identity by construction in this reading: the claim cannot fail or hold on it)."""
+    if claim.kind != "compare":
+        return False
+    a, b = (rows[rows["method"].to_numpy() == m].sort_values(["rep", "x"], kind="stable") for m in claim.methods)
+    if a.empty or len(a) != len(b) or not np.array_equal(a["rep"].to_numpy(), b["rep"].to_numpy()):
+        return False
+    return bool(np.array_equal(a["value"].to_numpy(float), b["value"].to_numpy(float), equal_nan=True))
+
+
+def _stat_tol(claim: Claim, rows: pd.DataFrame) -> float:
+    """The resolution of the claim's per-repetition statistic (:func:`mpdp.claims.resolution.zero_below`)."""
+    if claim.kind == "bound":
+        return res.RELATIVE_RESOLUTION * _scale(rows["bound"].to_numpy(float))
+    values = rows["value"].to_numpy(float)
+    if "lo" in rows:
+        values = np.r_[values, rows["lo"].to_numpy(float), rows["hi"].to_numpy(float)]
+    return res.zero_below(claim.metric, _scale(values), _n_test(rows), log=claim.effect_scale == "log_ratio")
 
 
 def evaluate_cell(claim: Claim, rows: pd.DataFrame, guard_rows: pd.DataFrame, inputs: Inputs,
                   dataset: str, cell: str) -> dict[str, object]:
-    """One row of the cells table before Holm (``p_for`` / ``p_against`` raw)."""
+    """One row of the cells table before Holm (``p_for`` / ``p_against`` / ``p_equiv`` raw)."""
     out: dict[str, object] = {"dataset": dataset, "cell": cell}
-    informative, why = _informative(claim, guard_rows, inputs, dataset, cell)
+    guard = _informative(claim, guard_rows, inputs, dataset, cell)
     slack = _NAN
     given = False
+    tol = _stat_tol(claim, rows)
+    se, df = _NAN, _NAN
     if claim.kind == "bound":
         draws = rows.dropna(subset=["value", "bound"])
-        stat = pd.Series((draws["value"] > draws["bound"]).astype(float).to_numpy(), index=draws["rep"])
+        above = res.snap((draws["value"] - draws["bound"]).to_numpy(float), tol) > 0
+        stat = pd.Series(above.astype(float), index=draws["rep"])
         est, lo, hi = sm.proportion(int(stat.sum()), int(stat.size))
         biggest = float(draws["value"].max()) if not draws.empty else _NAN
         slack = float(draws["bound"].median()) / biggest if biggest > 0 else np.inf
         n = int(draws["rep"].nunique())
     elif claim.kind == "compare" and all(_given(rows[rows["method"] == m]) for m in claim.methods):
         est, lo, hi = _given_difference(claim, rows)
-        stat, given = pd.Series([est]), True
+        est = float(res.snap(np.array([est]), tol)[0])
+        stat, given, se, df = pd.Series([est]), True, sm.given_se(lo, hi), float("inf")
         n = int(rows["n"].min()) if "n" in rows and rows["n"].notna().all() else 1
     elif claim.kind == "one_sample" and _given(rows):
-        stat, given = pd.Series([float(rows["value"].iloc[0])]), True
         est, lo, hi = float(rows["value"].iloc[0]), float(rows["lo"].iloc[0]), float(rows["hi"].iloc[0])
         if claim.effect_scale == "log_ratio":
             est, lo, hi = (float(v) for v in _log(np.array([est, lo, hi]), claim.floor))
+        est = float(res.snap(np.array([est]), tol)[0])
+        stat, given, se, df = pd.Series([est]), True, sm.given_se(lo, hi), float("inf")
         n = int(rows["n"].iloc[0]) if "n" in rows and pd.notna(rows["n"].iloc[0]) else 1
     else:
-        stat = per_rep(claim, rows)
+        raw = per_rep(claim, rows)
+        stat = pd.Series(res.snap(raw.to_numpy(float), tol), index=raw.index)
         est, lo, hi = sm.interval(stat.to_numpy(float), claim.summary)
+        se, df = sm.standard_error(stat.to_numpy(float), claim.summary)
         n = int(stat.size)
-    notes = [why] if why else []
+    notes = [guard.note] if guard.note else []
+    same = identical(claim, rows)
+    if same:
+        notes.append(f"{' and '.join(claim.methods)} bitwise identical in every repetition")
     if stat.size == 0:
-        p_for = p_against = _NAN
+        p_for = p_against = p_equiv = _NAN
         notes.append("no paired values")
     else:
-        p_for, p_against = _p_values(claim, stat, given, est, lo, hi)
+        p_for, p_against, p_equiv = _p_values(claim, stat, given, est, lo, hi, tol)
         if not np.isfinite(p_for):
             notes.append("fewer than 2 repetitions: no interval")
     if claim.kind == "bound" and np.isfinite(slack):
         notes.append(f"observed slack of the bound {slack:.3g}×")
-    return out | {"informative": informative, "estimate": est, "lo": lo, "hi": hi, "n_reps": n,
-                  "p_for": p_for, "p_against": p_against, "slack": slack, "note": "; ".join(notes),
-                  "has_data": bool(stat.size)}
+    cell_mde = sm.mde(se, df)
+    return out | {"informative": guard.informative, "estimate": est, "lo": lo, "hi": hi, "n_reps": n,
+                  "p_for": p_for, "p_against": p_against, "p_equiv": p_equiv, "slack": slack,
+                  "note": "; ".join(notes), "has_data": bool(stat.size), "identical": same,
+                  "reason": guard.reason, "at_chance": ", ".join(guard.at_chance), "guard_margin": guard.margin,
+                  "guard_rule": guard.rule,
+                  "resolution": tol, "mde": cell_mde, "delta": claim.delta,
+                  "reps_needed": sm.reps_needed(n, se, df, claim.delta)}
 
 
 def _rows_of_kind(claim: Claim, rows: pd.DataFrame) -> pd.DataFrame:
@@ -251,14 +364,16 @@ def _plain(obs: pd.DataFrame) -> pd.DataFrame:
         out[col] = out[col].astype(str).to_numpy(dtype=object)
     for col in ("value", "x", "bound"):
         out[col] = out[col].astype(float)
-    return out
+    return res.on_grid(out)
 
 
 def _objects(frame: pd.DataFrame) -> pd.DataFrame:
     """``frame`` with its string columns as plain objects."""
     out = frame.reset_index(drop=True).copy()
     for col in out.columns:
-        if col != "value":
+        if col in ("value", REFERENCE_COLUMN, EFFECT_COLUMN):
+            out[col] = pd.to_numeric(out[col], errors="coerce").astype(float)
+        else:
             out[col] = out[col].astype(str).to_numpy(dtype=object)
     return out
 
@@ -280,65 +395,130 @@ def evaluate_claim(claim: Claim, inputs: Inputs,
         return frame
     frame.insert(0, "claim_id", claim.claim_id)
     frame.insert(0, "study", claim.study)
-    frame["p_value"], frame["p_holm"], frame["cell_verdict"] = _NAN, _NAN, "neutral"
+    frame["p_value"], frame["p_holm"], frame["p_equiv_holm"], frame["cell_verdict"] = _NAN, _NAN, _NAN, ""
+    directional = claim.direction != "equivalence" and claim.kind != "bound"
     for _, idx in frame.groupby("reading", sort=False).groups.items():
         part = frame.loc[idx]
-        scored = part["informative"] & part["has_data"]
-        h_for = np.full(len(part), np.nan)
-        h_against = np.full(len(part), np.nan)
-        h_for[scored.to_numpy()] = sm.holm(part.loc[scored, "p_for"].to_numpy(float))
-        h_against[scored.to_numpy()] = sm.holm(part.loc[scored, "p_against"].to_numpy(float))
+        scored = (part["informative"] & part["has_data"] & ~part["identical"]).to_numpy()
+        h_for, h_against, h_equiv = (np.full(len(part), np.nan) for _ in range(3))
+        h_for[scored] = sm.holm(part.loc[scored, "p_for"].to_numpy(float))
+        h_against[scored] = sm.holm(part.loc[scored, "p_against"].to_numpy(float))
+        h_equiv[scored] = sm.holm(part.loc[scored, "p_equiv"].to_numpy(float))
+        no_effect = (h_equiv < sm.ALPHA) if directional else np.zeros(len(part), bool)
         verdict = np.where(~part["has_data"], "no_data", np.where(
             ~part["informative"], "uninformative", np.where(
-                h_for < sm.ALPHA, "for", np.where(h_against < sm.ALPHA, "against", "neutral"))))
+                part["identical"], "identical", np.where(
+                    h_for < sm.ALPHA, "for", np.where(h_against < sm.ALPHA, "against", np.where(
+                        no_effect, "no_effect", "underpowered"))))))
         use_for = np.nan_to_num(part["p_for"].to_numpy(float), nan=2) <= np.nan_to_num(
             part["p_against"].to_numpy(float), nan=2)
         frame.loc[idx, "p_value"] = np.where(use_for, part["p_for"], part["p_against"])
         frame.loc[idx, "p_holm"] = np.where(use_for, h_for, h_against)
+        frame.loc[idx, "p_equiv_holm"] = h_equiv
         frame.loc[idx, "cell_verdict"] = verdict
+    frame.loc[frame["cell_verdict"] == "identical", "reason"] = "identical by construction"
+    frame.loc[frame["cell_verdict"] == "no_effect", "reason"] = "no effect beyond margin"
+    frame.loc[frame["cell_verdict"] == "underpowered", "reason"] = "underpowered"
+    frame.loc[frame["cell_verdict"] == "no_data", "reason"] = "no data"
     return frame
+
+
+#: cell verdicts that decide a cell (the rest say why it could not)
+SCORED: tuple[str, ...] = ("for", "against", "no_effect", "underpowered")
 
 
 def _where(cells: pd.DataFrame) -> str:
     parts = []
-    for verdict, word in (("against", "against"), ("for", "for")):
+    for verdict, word in (("against", "against"), ("no_effect", "no effect beyond the margin"), ("for", "for")):
         hit = cells[cells["cell_verdict"] == verdict]
         if hit.empty:
             continue
         names = [f"{r.dataset} ({r.cell})" for r in hit.head(WHERE_MAX).itertuples()]
         more = f" and {len(hit) - WHERE_MAX} more" if len(hit) > WHERE_MAX else ""
         parts.append(f"{word}: {'; '.join(names)}{more}")
-    n_u = int((cells["cell_verdict"] == "uninformative").sum())
-    if n_u:
-        sets = sorted(set(cells.loc[cells["cell_verdict"] == "uninformative", "dataset"]))
-        parts.append(f"{n_u} uninformative cell(s) ({', '.join(sets)})")
-    n_0 = int((cells["cell_verdict"] == "neutral").sum())
+    for verdict, word in (("identical", "identical by construction"), ("uninformative", "uninformative")):
+        hit = cells[cells["cell_verdict"] == verdict]
+        if not hit.empty:
+            parts.append(f"{len(hit)} {word} cell(s) ({', '.join(sorted(set(hit['dataset'])))})")
+    n_0 = int((cells["cell_verdict"] == "underpowered").sum())
     if n_0:
-        parts.append(f"{n_0} cell(s) not significant either way")
+        parts.append(f"{n_0} cell(s) underpowered (not significant either way)")
     return "; ".join(parts) if parts else "no cell with data"
+
+
+def _uninformative_reason(cells: pd.DataFrame) -> str:
+    """Why no cell is informative: which methods are at chance, or an unconverged reference."""
+    bad = cells[cells["cell_verdict"] == "uninformative"]
+    if bad.empty:
+        return "no data"
+    words = []
+    chance = sorted({m.strip() for text in bad.loc[bad["reason"] == "at chance", "at_chance"].astype(str)
+                     for m in text.split(",") if m.strip()})
+    if chance:
+        words.append(f"at chance ({', '.join(chance)})")
+    if (bad["reason"] == "reference unconverged").any():
+        words.append("reference unconverged")
+    return "; ".join(words) or "uninformative"
+
+
+def claim_outcome(claim: Claim, cells: pd.DataFrame) -> tuple[str, str]:
+    """(verdict, reason) of one claim's cells of one reading (rule 4 of the module docstring)."""
+    with_data = cells[cells["cell_verdict"] != "no_data"]
+    if with_data.empty:
+        return "UNINFORMATIVE", "no data"
+    scored = with_data[with_data["cell_verdict"].isin(SCORED)]
+    if scored.empty:
+        if (with_data["cell_verdict"] == "identical").any():
+            return "IDENTICAL", "identical by construction"
+        return "UNINFORMATIVE", _uninformative_reason(with_data)
+    if claim.kind == "bound" and bool((scored["slack"] > claim.vacuous_factor).all()):
+        return "VACUOUS", "the bound's observed slack exceeds its vacuous factor in every informative cell"
+    counts = scored["cell_verdict"].value_counts()
+    n_for, n_against, n_none = (int(counts.get(v, 0)) for v in ("for", "against", "no_effect"))
+    if n_for and (n_against or n_none):
+        return "MIXED", "" if n_against else "no effect beyond margin where it does not hold"
+    if n_against or n_none:
+        return "FAILS", "" if n_against else "no effect beyond margin"
+    if n_for:
+        return "HOLDS", ""
+    need = scored["reps_needed"].to_numpy(float)
+    need = need[np.isfinite(need)]
+    reps = int(scored["n_reps"].max())
+    if need.size:
+        return "UNDERPOWERED", (f"underpowered: {reps} repetitions resolve ±{float(scored['mde'].median()):.2g} "
+                                f"(median mde), about {int(np.median(need))} needed for ±{claim.delta:g}")
+    return "UNDERPOWERED", f"underpowered: {reps} repetition(s), too few for an interval"
 
 
 def claim_verdict(claim: Claim, cells: pd.DataFrame) -> str:
     """Rule 4 of the module docstring on one claim's cells of one reading."""
-    with_data = cells[cells["cell_verdict"] != "no_data"]
-    if with_data.empty:
-        return "INCONCLUSIVE"
-    informative = with_data[with_data["cell_verdict"] != "uninformative"]
-    if informative.empty:
-        return "UNINFORMATIVE"
-    if claim.kind == "bound" and bool((informative["slack"] > claim.vacuous_factor).all()):
-        return "VACUOUS"
-    n_for = int((informative["cell_verdict"] == "for").sum())
-    n_against = int((informative["cell_verdict"] == "against").sum())
-    if n_for and n_against:
-        return "MIXED"
-    if n_against:
-        return "FAILS"
-    return "HOLDS" if n_for else "INCONCLUSIVE"
+    return claim_outcome(claim, cells)[0]
+
+
+def _guard_rule(claim: Claim, cells: pd.DataFrame) -> str:
+    """The guard's practical margin in words: the guarded methods, the metric and how the margin was set."""
+    rules = list(dict.fromkeys(str(r) for r in cells.get("guard_rule", pd.Series(dtype=str)) if r)) if (
+        not cells.empty) else []
+    if not rules:
+        return ""
+    margins = cells["guard_margin"].to_numpy(float)
+    margins = margins[np.isfinite(margins)]
+    span = f"{margins.min():.2g}" if margins.size and margins.min() == margins.max() else (
+        f"{margins.min():.2g}–{margins.max():.2g}" if margins.size else "")
+    return f"{', '.join(claim.guarded)} beyond the trivial {claim.guard} by {span} ({'; '.join(rules)})"
+
+
+def _equivalence(claim: Claim, scored: pd.DataFrame) -> str:
+    """The TOST's result in words: in how many scored cells the statistic is within ±δ."""
+    if claim.kind == "bound" or scored.empty:
+        return ""
+    k = int((scored["p_equiv_holm"] < sm.ALPHA).sum())
+    return f"within ±{claim.delta:g} in {k} of {len(scored)} informative cells (TOST, Holm)"
 
 
 def verdicts(claims: Iterable[Claim], cells: pd.DataFrame) -> pd.DataFrame:
-    """One row per claim and reading of its study (a claim without a cell in a reading: INCONCLUSIVE)."""
+    """One row per claim and reading of its study (a claim without a cell in a reading: UNINFORMATIVE,
+    no data)."""
     rows = []
     for claim in claims:
         mine = cells[(cells["study"] == claim.study) & (cells["claim_id"] == claim.claim_id)] if not cells.empty \
@@ -350,16 +530,26 @@ def verdicts(claims: Iterable[Claim], cells: pd.DataFrame) -> pd.DataFrame:
         for reading in readings:
             part = mine[mine["reading"] == reading] if not mine.empty else mine.iloc[:0]
             counts = part["cell_verdict"].value_counts() if not part.empty else pd.Series(dtype=int)
+            verdict, reason = claim_outcome(claim, part) if not part.empty else ("UNINFORMATIVE", "no data")
+            scored = part[part["cell_verdict"].isin(SCORED)] if not part.empty else part
+            mde = scored["mde"].to_numpy(float) if not scored.empty else np.array([])
+            need = scored["reps_needed"].to_numpy(float) if not scored.empty else np.array([])
             rows.append({
                 "study": claim.study, "claim_id": claim.claim_id, "reading": reading, "claim": claim.text,
-                "source": claim.source,
-                "verdict": claim_verdict(claim, part) if not part.empty else "INCONCLUSIVE",
-                "n_cells": int(len(part)),
-                "n_informative": int(counts.get("for", 0) + counts.get("against", 0) + counts.get("neutral", 0)),
+                "source": claim.source, "verdict": verdict, "n_cells": int(len(part)),
+                "n_informative": int(sum(counts.get(v, 0) for v in SCORED)),
                 "n_for": int(counts.get("for", 0)), "n_against": int(counts.get("against", 0)),
                 "where": _where(part) if not part.empty else "no cell where the claim is defined",
                 "metric": claim.metric, "effect_scale": claim.effect_scale, "summary": claim.summary,
                 "margin": float(claim.margin), "kind": claim.kind, "direction": claim.direction,
+                "reason": reason, "delta": claim.delta,
+                "mde": float(np.nanmedian(mde)) if np.isfinite(mde).any() else _NAN,
+                "reps_needed": float(np.nanmax(need)) if np.isfinite(need).any() else _NAN,
+                "equivalence": _equivalence(claim, scored),
+                "n_no_effect": int(counts.get("no_effect", 0)), "n_underpowered": int(counts.get("underpowered", 0)),
+                "n_identical": int(counts.get("identical", 0)),
+                "guarded": f"{', '.join(claim.guarded)}: {claim.guarded_why}",
+                "guard_rule": _guard_rule(claim, part),
             })
     return pd.DataFrame(rows)
 

@@ -12,7 +12,7 @@ from scipy import stats
 #: optimum) are raised to it before taking log10 (C2). Private runs have gaps far above it.
 GAP_FLOOR: float = 1e-10
 
-#: Minimum number of repetitions for an interval; fewer gives INCONCLUSIVE.
+#: Minimum number of repetitions for an interval; fewer gives UNDERPOWERED (too few for an interval).
 MIN_REPS: int = 2
 
 #: Confidence level of the two-sided t-interval.

@@ -2,8 +2,9 @@
 
 One row per claim (and reading), one panel per data set, one square per cell of that claim in the
 order of the cells table (cells of different claims in the same column are not the same setting:
-each claim ranges over its own cells). Colours: for (green), against (vermillion), not significant
-(pale yellow), uninformative (grey), no data (pale blue); blank: the claim has no further cell. The row label carries the claim's verdict and
+each claim ranges over its own cells). Colours: for (green), against (vermillion), no effect beyond the
+margin (orange), underpowered (yellow), identical by construction (sky blue), uninformative (grey), no
+data (pale blue); blank: the claim has no further cell. The row label carries the claim's verdict and
 its counts (from the same cells, :func:`mpdp.claims.engine.claim_verdict` via verdicts.parquet).
 """
 
@@ -29,9 +30,11 @@ from mpdp.io import atomic_path  # noqa: E402
 COLOURS: dict[str, tuple[int, str, str]] = {
     "for": (0, "#009E73", "for the claim"),
     "against": (1, "#D55E00", "against the claim"),
-    "neutral": (2, "#F0E442", "not significant"),
-    "uninformative": (3, "#9E9E9E", "uninformative (a method at its trivial baseline)"),
-    "no_data": (4, "#BFDDF2", "no data"),
+    "no_effect": (2, "#E69F00", "no effect beyond the margin"),
+    "underpowered": (3, "#F0E442", "underpowered"),
+    "identical": (4, "#56B4E9", "identical by construction"),
+    "uninformative": (5, "#9E9E9E", "uninformative (at chance, or reference unconverged)"),
+    "no_data": (6, "#BFDDF2", "no data"),
 }
 
 
@@ -41,7 +44,7 @@ ANNOTATE_MAX: int = 12
 
 def _row_label(claim_id: str, reading: str, cells: pd.DataFrame, verdict: str = "") -> str:
     counts = cells["cell_verdict"].value_counts()
-    informative = int(counts.get("for", 0) + counts.get("against", 0) + counts.get("neutral", 0))
+    informative = int(sum(counts.get(v, 0) for v in ("for", "against", "no_effect", "underpowered")))
     name = claim_id if reading in ("-", "") else f"{claim_id} · {reading}"
     name += f" — {verdict}" if verdict else ""
     return (f"{name}  ({int(counts.get('for', 0))} for, {int(counts.get('against', 0))} against, "

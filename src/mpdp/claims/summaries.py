@@ -71,13 +71,19 @@ def interval(values: np.ndarray, summary: str) -> tuple[float, float, float]:
     raise ValueError(f"unknown summary {summary!r}")
 
 
-def p_value(values: np.ndarray, summary: str, c: float, side: Side) -> float:
-    """One-sided p-value of "the location is ``side`` ``c``" (NaN with fewer than 2 values)."""
+def p_value(values: np.ndarray, summary: str, c: float, side: Side, tol: float = 0.0) -> float:
+    """One-sided p-value of "the location is ``side`` ``c``" (NaN with fewer than 2 values).
+
+    ``tol`` is the data's resolution (:func:`mpdp.claims.resolution.zero_below`): a value or a location
+    within ``tol`` of ``c`` is *at* ``c`` — a difference smaller than the resolution is zero, never evidence.
+    """
     x = _finite(values)
     if x.size < 2:
         return _NAN
     if summary == "median":
-        above, below = int(np.sum(x > c)), int(np.sum(x < c))
+        d = x - c
+        d[np.abs(d) < tol] = 0.0
+        above, below = int(np.sum(d > 0)), int(np.sum(d < 0))
         k, n = (above, above + below) if side == "above" else (below, above + below)
         return float(stats.binom.sf(k - 1, n, 0.5)) if n else 1.0
     if summary == "mean":
@@ -90,9 +96,61 @@ def p_value(values: np.ndarray, summary: str, c: float, side: Side) -> float:
     else:
         raise ValueError(f"unknown summary {summary!r}")
     diff = loc - c if side == "above" else c - loc
+    if abs(diff) < tol:
+        diff = 0.0
     if se == 0:
         return 0.0 if diff > 0 else 1.0
     return float(stats.t.sf(diff / se, df))
+
+
+#: power of the minimum detectable effect (one-sided test at :data:`ALPHA`)
+POWER: float = 0.8
+
+
+def standard_error(values: np.ndarray, summary: str) -> tuple[float, float]:
+    """(standard error, degrees of freedom) of ``summary`` over per-repetition values (NaN with < 2).
+
+    ``mean``: s/√n, n − 1; ``trimmed``: Yuen's winsorised one; ``median``: the half-width of its
+    distribution-free interval over z (an approximation, infinite degrees of freedom).
+    """
+    x = _finite(values)
+    if x.size < 2:
+        return _NAN, _NAN
+    if summary == "mean":
+        return float(x.std(ddof=1) / np.sqrt(x.size)), float(x.size - 1)
+    if summary == "trimmed":
+        se, df = _yuen_se(np.sort(x), TRIM)
+        return se, float(df)
+    if summary == "median":
+        _, lo, hi = median_interval(x)
+        if not np.isfinite(lo):
+            return _NAN, _NAN
+        return float((hi - lo) / (2 * stats.norm.ppf(1 - ALPHA))), float("inf")
+    raise ValueError(f"unknown summary {summary!r}")
+
+
+def mde(se: float, df: float) -> float:
+    """Minimum detectable effect: the true effect a one-sided test at :data:`ALPHA` finds with
+    probability :data:`POWER` given the standard error ``se`` — (t_{1−α} + t_{power}) · se."""
+    if not (np.isfinite(se) and df > 0):
+        return _NAN
+    return float((stats.t.ppf(1 - ALPHA, df) + stats.t.ppf(POWER, df)) * se)
+
+
+def reps_needed(n: int, se: float, df: float, delta: float) -> float:
+    """The fewest repetitions whose minimum detectable effect is at most ``delta`` at the spread seen now
+    (the standard error scales as 1/√n; degrees of freedom n − 1, or infinite for a study-given
+    interval); ``n`` itself when the cell is already powered, NaN when unknown."""
+    if not (np.isfinite(se) and delta > 0 and n >= 1):
+        return _NAN
+    if mde(se, df) <= delta:
+        return float(n)
+    sd = se * np.sqrt(n)
+    z = stats.norm.ppf(1 - ALPHA) + stats.norm.ppf(POWER)
+    k = max(n + 1, int(np.ceil((z * sd / delta) ** 2)))
+    while mde(sd / np.sqrt(k), (k - 1) if np.isfinite(df) else df) > delta:
+        k += 1
+    return float(k)
 
 
 def proportion(above: int, n: int) -> tuple[float, float, float]:
@@ -109,12 +167,21 @@ def proportion_p(above: int, n: int, c: float, side: Side) -> float:
     return float(stats.binom.sf(above - 1, n, c))
 
 
-def given_p(estimate: float, lo: float, hi: float, c: float, side: Side) -> float:
-    """One-sided p-value from a study-given 95 % interval read as a normal one (its half-width / z)."""
-    if not np.all(np.isfinite([estimate, lo, hi])) or hi <= lo:
+def given_se(lo: float, hi: float) -> float:
+    """The standard error of a study-given 95 % interval read as a normal one (its half-width / z)."""
+    if not np.all(np.isfinite([lo, hi])) or hi <= lo:
         return _NAN
-    se = (hi - lo) / (2 * stats.norm.ppf(1 - ALPHA))
+    return float((hi - lo) / (2 * stats.norm.ppf(1 - ALPHA)))
+
+
+def given_p(estimate: float, lo: float, hi: float, c: float, side: Side, tol: float = 0.0) -> float:
+    """One-sided p-value from a study-given 95 % interval read as a normal one (its half-width / z)."""
+    se = given_se(lo, hi)
+    if not np.isfinite(estimate) or not np.isfinite(se):
+        return _NAN
     diff = estimate - c if side == "above" else c - estimate
+    if abs(diff) < tol:
+        diff = 0.0
     return float(stats.norm.sf(diff / se))
 
 

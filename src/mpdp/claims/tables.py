@@ -26,7 +26,10 @@ CELL_COLUMNS: dict[str, str] = {
     "informative": "bool", "estimate": "float64", "lo": "float64", "hi": "float64", "cell_verdict": "string",
 }
 CELL_OPTIONAL: dict[str, str] = {"n_reps": "int64", "p_value": "float64", "p_holm": "float64", "note": "string",
-                                 "slack": "float64"}
+                                 "slack": "float64", "reason": "string", "at_chance": "string",
+                                 "guard_margin": "float64", "guard_rule": "string", "resolution": "float64", "p_equiv": "float64",
+                                 "p_equiv_holm": "float64", "mde": "float64", "delta": "float64",
+                                 "reps_needed": "float64", "identical": "bool"}
 
 #: verdicts.parquet: required column -> dtype (then the optional ones)
 VERDICT_COLUMNS: dict[str, str] = {
@@ -35,11 +38,20 @@ VERDICT_COLUMNS: dict[str, str] = {
     "where": "string",
 }
 VERDICT_OPTIONAL: dict[str, str] = {"metric": "string", "effect_scale": "string", "summary": "string",
-                                    "margin": "float64", "kind": "string", "direction": "string"}
+                                    "margin": "float64", "kind": "string", "direction": "string",
+                                    "reason": "string", "delta": "float64", "mde": "float64",
+                                    "reps_needed": "float64", "equivalence": "string", "n_no_effect": "int64",
+                                    "n_underpowered": "int64", "n_identical": "int64", "guarded": "string",
+                                    "guard_rule": "string"}
 
 #: claim verdicts, worst first (the display order of the contract)
-VERDICT_ORDER: tuple[str, ...] = ("FAILS", "MIXED", "VACUOUS", "INCONCLUSIVE", "UNINFORMATIVE", "HOLDS")
-CELL_VERDICTS: tuple[str, ...] = ("for", "against", "neutral", "uninformative", "no_data")
+VERDICT_ORDER: tuple[str, ...] = ("FAILS", "MIXED", "VACUOUS", "IDENTICAL", "UNDERPOWERED", "UNINFORMATIVE",
+                                  "HOLDS")
+CELL_VERDICTS: tuple[str, ...] = ("for", "against", "no_effect", "underpowered", "identical", "uninformative",
+                                  "no_data")
+#: the words of a non-decisive verdict's ``reason`` (verdicts.parquet; the report quotes them)
+REASONS: tuple[str, ...] = ("at chance", "reference unconverged", "identical by construction", "underpowered",
+                            "no effect beyond margin", "no data")
 STUDIES: tuple[str, ...] = ("wddp", "admm", "voting", "ls", "benchmark")
 
 REBUILD = "snakemake --cores all claims"

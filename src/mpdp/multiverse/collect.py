@@ -25,7 +25,7 @@ DECISIVE: frozenset[str] = frozenset({"HOLDS", "FAILS", "MIXED", "VACUOUS"})
 #: outcome of one alternative for one claim, most alarming first (the figure's legend order)
 OUTCOMES: dict[str, str] = {
     "flips": "another decisive verdict than the default's",
-    "weakens": "the default's decisive verdict becomes INCONCLUSIVE",
+    "weakens": "the default's decisive verdict becomes undecided (UNDERPOWERED or IDENTICAL)",
     "uninformative": "the claim becomes UNINFORMATIVE (or undefined) under the alternative",
     "failed": "the alternative's run failed: no verdict (see its log)",
     "resolves": "the default could not decide; the alternative can",

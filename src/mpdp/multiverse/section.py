@@ -68,7 +68,7 @@ def intro(table: pd.DataFrame) -> str:
             "through the same claims engine (`snakemake multiverse`, docs/multiverse.md). The comparison's "
             "default is the multiverse's own run with its reduced base (`multiverse.base`: fewer repetitions, "
             "smaller grids), so its verdicts can differ from the main tables above. A verdict is **robust** when "
-            "every alternative gives it again, **fragile** when one flips it, weakens it to INCONCLUSIVE or "
+            "every alternative gives it again, **fragile** when one flips it, weakens it to UNDERPOWERED or IDENTICAL or "
             "makes the claim uninformative.")
     if failed:
         text += f" Runs that failed (no verdicts; see their logs under data/multiverse/): {', '.join(failed)}."

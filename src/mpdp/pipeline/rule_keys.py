@@ -42,7 +42,7 @@ def _section_without(section: str, *left_out: str) -> tuple[str, ...]:
 
 
 #: keys of the ``ls`` section every least-squares experiment reads (spec E6)
-_LS_COMMON = ("delta", "eps_grid", "t_grid", "draws", "calibration", "eps_split", "delta_split",
+_LS_COMMON = ("delta", "eps_grid", "t_grid", "draws", "reps", "calibration", "eps_split", "delta_split",
               "symmetric_noise", "sigma3", "pd_floor", "validity_ratio", "sgd")
 
 #: rule (or rule variant) -> the config keys its job reads

@@ -20,8 +20,10 @@ from mpdp.claims import tables
 
 #: display columns of a verdict row
 VERDICT_DISPLAY: dict[str, str] = {
-    "claim_id": "id", "claim": "claim", "verdict": "verdict", "n_cells": "cells",
-    "n_informative": "informative", "n_for": "for", "n_against": "against", "where": "where", "source": "source",
+    "claim_id": "id", "claim": "claim", "verdict": "verdict", "reason": "reason", "n_cells": "cells",
+    "n_informative": "informative", "n_for": "for", "n_against": "against", "delta": "margin ±δ",
+    "mde": "mde (median)", "equivalence": "equivalence (TOST)", "guard_rule": "above chance by",
+    "where": "where", "source": "source",
 }
 
 
@@ -67,16 +69,23 @@ def study_readings(claims: ClaimsTables, study: str, names: Mapping[str, str] | 
 
 
 def verdict_table(rows: pd.DataFrame) -> pd.DataFrame:
-    """Verdict rows for display: id, claim, verdict, cells, informative, for, against, where, source."""
+    """Verdict rows for display: id, claim, verdict, its reason, cells, informative, for, against, the practical
+    margin ±δ, the median minimum detectable effect, the equivalence test's result, where, source."""
     if rows.empty:
         return pd.DataFrame(columns=list(VERDICT_DISPLAY.values()))
-    return rows[[c for c in VERDICT_DISPLAY if c in rows]].rename(columns=VERDICT_DISPLAY).reset_index(drop=True)
+    out = rows[[c for c in VERDICT_DISPLAY if c in rows]].copy()
+    for col in ("delta", "mde"):
+        if col in out:
+            out[col] = out[col].map(lambda v: f"{v:.2g}" if pd.notna(v) else "—")
+    return out.rename(columns=VERDICT_DISPLAY).reset_index(drop=True)
 
 
 def significant_cells(claims: ClaimsTables, study: str, reading: str | None = None,
                       limit: int = 40) -> pd.DataFrame:
-    """The cells that decided the study's verdicts (for or against), estimate with its interval."""
-    c = claims.cells[(claims.cells["study"] == study) & claims.cells["cell_verdict"].isin(["for", "against"])]
+    """The cells that decided the study's verdicts (for, against, or no effect beyond the margin), estimate
+    with its interval."""
+    c = claims.cells[(claims.cells["study"] == study)
+                     & claims.cells["cell_verdict"].isin(["for", "against", "no_effect"])]
     if reading is not None:
         c = c[c["reading"] == reading]
     if c.empty:

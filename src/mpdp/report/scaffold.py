@@ -206,7 +206,9 @@ def figure_html(item: FigureItem, report_dir: str | Path | None = None) -> str:
 #: caption of every study's verdict map (reports/figures/claims_map_<study>.png, :mod:`mpdp.claims.maps`)
 MAP_CAPTION = ("Verdict map: one row per claim (and reading), one square per cell of the grid where the claim "
                "is defined, coloured by the cell's verdict after Holm's correction across the claim's cells; "
-               "grey: uninformative (a compared method not better than its trivial baseline). Columns of "
+               "grey: uninformative (the method that must be above chance is not, by the practical margin; or an "
+               "unconverged reference), blue: the compared methods bitwise identical, orange: no effect beyond "
+               "the claim's margin, yellow: underpowered. Columns of "
                "different rows are different cells.")
 
 
@@ -332,10 +334,13 @@ def paper_summary(section: StudySection) -> str:
     bad = [described(r) for _, r in ordered.iterrows() if r["verdict"] in ("FAILS", "MIXED")]
     if bad:
         sentences.append("Does not replicate everywhere: " + "; ".join(bad) + ".")
-    open_claims = [f"[{r['claim_id']}](#{section.claim_anchor(str(r['claim_id']))}) ({r['verdict']})"
-                   for _, r in ordered.iterrows() if r["verdict"] in ("VACUOUS", "INCONCLUSIVE", "UNINFORMATIVE")]
+    open_claims = [f"[{r['claim_id']}](#{section.claim_anchor(str(r['claim_id']))}) ({r['verdict']}"
+                   + (f": {r['reason']}" if str(r.get("reason", "") or "") not in ("", "nan", "<NA>") else "") + ")"
+                   for _, r in ordered.iterrows()
+                   if r["verdict"] in ("VACUOUS", "IDENTICAL", "UNDERPOWERED", "UNINFORMATIVE")]
     if open_claims:
-        sentences.append("Not decided by the data (vacuous, inconclusive or at the trivial baseline): "
+        sentences.append("Not decided by the data (vacuous, identical by construction, underpowered or "
+                         "uninformative, with the reason): "
                          + ", ".join(open_claims) + ".")
     held = [described(r) for _, r in ordered.iterrows() if r["verdict"] == "HOLDS"]
     if held:

@@ -103,13 +103,16 @@ REPORT_CSS = """
 .mpdp-table td.v-FAIL, .mpdp-table td.v-FAILS, .mpdp-table td.v-against { background: #fbe3e3; }
 .mpdp-table td.v-MIXED { background: #f9d9c4; }
 .mpdp-table td.v-VACUOUS { background: #e6e0f3; }
-.mpdp-table td.v-INCONCLUSIVE, .mpdp-table td.v-neutral { background: #fff5d6; }
+.mpdp-table td.v-UNDERPOWERED, .mpdp-table td.v-underpowered { background: #fff5d6; }
+.mpdp-table td.v-no_effect { background: #f7e6da; }
+.mpdp-table td.v-IDENTICAL, .mpdp-table td.v-identical { background: #e0ecf4; }
 .mpdp-table td.v-UNINFORMATIVE, .mpdp-table td.v-uninformative { background: #ececec; color: #555; }
 .v-HOLDS { background: #cdebd3; color: #10381a; }
 .v-FAILS { background: #f4b6b6; color: #4d0b0b; }
 .v-MIXED { background: #f9d3a5; color: #4a2a00; }
 .v-VACUOUS { background: #dcd0ef; color: #2c1a4d; }
-.v-INCONCLUSIVE { background: #fff0b3; color: #3d3200; }
+.v-UNDERPOWERED { background: #fff0b3; color: #3d3200; }
+.v-IDENTICAL { background: #d3e3ef; color: #12304a; }
 .v-UNINFORMATIVE { background: #e3e3e3; color: #333; }
 div.mpdp-vmatrix { display: grid; grid-template-columns: minmax(7em, max-content) 1fr;
   gap: 4px 12px; align-items: center; margin: 0.5em 0; }
@@ -132,8 +135,8 @@ pre.mpdp-pre { background: #f7f7f7; padding: 8px; font-size: 0.85em; overflow-x:
 """
 
 #: a cell that starts with a verdict (claim verdicts, the audit's PASS/FAIL) or is a cell verdict
-_VERDICT_CELL = re.compile(r"<td>(HOLDS|FAILS|MIXED|VACUOUS|PASS|FAIL|INCONCLUSIVE|UNINFORMATIVE)(?=[<:\s])"
-                           r"|<td>(for|against|neutral|uninformative)(?=</td>)")
+_VERDICT_CELL = re.compile(r"<td>(HOLDS|FAILS|MIXED|VACUOUS|PASS|FAIL|IDENTICAL|UNDERPOWERED|UNINFORMATIVE)(?=[<:\s])"
+                           r"|<td>(for|against|no_effect|underpowered|identical|uninformative)(?=</td>)")
 
 
 def html_table(

@@ -20,16 +20,20 @@ from collections.abc import Callable, Mapping, Sequence
 import pandas as pd
 
 #: every verdict, worst first (the display order of the contract)
-VERDICT_ORDER: tuple[str, ...] = ("FAILS", "MIXED", "VACUOUS", "INCONCLUSIVE", "UNINFORMATIVE", "HOLDS")
+VERDICT_ORDER: tuple[str, ...] = ("FAILS", "MIXED", "VACUOUS", "IDENTICAL", "UNDERPOWERED", "UNINFORMATIVE",
+                                  "HOLDS")
 
 #: what each verdict means, for the matrix's legend
 VERDICT_MEANING: dict[str, str] = {
     "HOLDS": "the claim holds wherever the data can decide it",
-    "FAILS": "the opposite of the claim holds",
+    "FAILS": "the opposite of the claim holds, or no effect beyond the claim's practical margin",
     "MIXED": "holds on some data sets or settings, fails on others",
     "VACUOUS": "true, but only because the bound or statement says nothing",
-    "INCONCLUSIVE": "the data cannot decide (interval straddles the threshold, or too few repetitions)",
-    "UNINFORMATIVE": "the compared methods are no better than guessing the majority class",
+    "IDENTICAL": "the compared methods give bitwise-equal outputs: identical by construction, not evidence",
+    "UNDERPOWERED": "neither an effect nor its absence shown: too few repetitions for the margin (the reason "
+                    "says how many would do)",
+    "UNINFORMATIVE": "nothing to compare: a method the claim needs is at chance, or its reference has not "
+                     "converged (the reason says which)",
 }
 
 #: study -> (reading name -> short label shown in the matrix); unknown readings are shown as they are
@@ -85,6 +89,7 @@ def verdict_matrix_html(
             cells = "".join(
                 f'<a class="mpdp-vcell v-{html.escape(r.verdict)}" href="#{html.escape(anchor(study, reading, r.claim_id))}" '
                 f'title="{html.escape(_short_claim(r.claim))}: {html.escape(r.verdict)}'
+                f'{" (" + html.escape(_reason(r)) + ")" if _reason(r) else ""}'
                 f'{" — " + html.escape(str(r.where)) if str(r.where) else ""}">'
                 f'<b>{html.escape(r.claim_id)}</b><span>{html.escape(r.verdict)}</span></a>'
                 for r in group.itertuples())
@@ -140,7 +145,7 @@ def conclusion(frame: pd.DataFrame, paper: str, facts: Sequence[str] = ()) -> st
     first = frame[frame["reading"] == frame["reading"].iloc[0]]
     counts = verdict_counts(first)
     n = len(first)
-    tally = ", ".join(f"{number_words(k)} {_VERDICT_WORDS[v]}" for v, k in counts.items())
+    tally = ", ".join(f"{number_words(k)} {_VERDICT_WORDS[v]}{_why(first, v)}" for v, k in counts.items())
     head = f"**{paper}.** Of its {number_words(n)} claims{_reading_phrase(first)}, {tally}."
 
     def sentence(prefix: str, items: list[str], limit: int) -> str:
@@ -171,8 +176,24 @@ def conclusion(frame: pd.DataFrame, paper: str, facts: Sequence[str] = ()) -> st
 
 
 _VERDICT_WORDS = {"FAILS": "fail", "MIXED": "hold only in part", "VACUOUS": "are vacuous",
-                  "INCONCLUSIVE": "stay undecided", "UNINFORMATIVE": "cannot be judged (methods at chance)",
-                  "HOLDS": "hold"}
+                  "IDENTICAL": "compare identical methods", "UNDERPOWERED": "are underpowered",
+                  "UNINFORMATIVE": "cannot be judged", "HOLDS": "hold"}
+
+
+def _reason(row: object) -> str:
+    """A verdict row's ``reason`` (verdicts.parquet), empty when it has none."""
+    text = str(getattr(row, "reason", "") or "")
+    return "" if text in ("nan", "<NA>", "None") else text
+
+
+def _why(rows: pd.DataFrame, verdict: str) -> str:
+    """The distinct reasons of the rows with an UNINFORMATIVE verdict, in words (``reason`` column):
+    "at chance", "reference unconverged", "no data" — never a blanket "methods at chance"."""
+    if verdict != "UNINFORMATIVE" or "reason" not in rows:
+        return ""
+    heads = [_reason(r).split(" (")[0] for r in rows[rows["verdict"] == verdict].itertuples()]
+    heads = list(dict.fromkeys(h for h in heads if h))
+    return f" ({', '.join(heads)})" if heads else ""
 
 
 def _reading_phrase(first: pd.DataFrame) -> str:

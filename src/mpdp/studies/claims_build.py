@@ -36,6 +36,12 @@ def _card(paths: Paths, ds: str) -> dict[str, Any]:
     return io.read_json(paths.cards[ds], "data card") if ds in paths.cards else {}
 
 
+def _n_test(paths: Paths, ds: str) -> int | None:
+    """A data set's test-set size from its card (the resolution of its rates), None when unknown."""
+    n = _card(paths, ds).get("n_test")
+    return int(n) if n else None
+
+
 def study_inputs(paths: Paths, cfg: Mapping[str, Any]) -> list[tuple[tuple[Claim, ...], engine.Inputs]]:
     """(declarations, engine inputs) per study that ran."""
     from mpdp.studies.admm import claims as admm
@@ -47,7 +53,8 @@ def study_inputs(paths: Paths, cfg: Mapping[str, Any]) -> list[tuple[tuple[Claim
     out = []
     if paths.wddp:
         table = pd.concat([results.read(p) for p in paths.wddp], ignore_index=True)
-        out.append((wddp.CLAIMS, engine.Inputs(wddp.observations(table), wddp.baselines(table))))
+        sizes = {ds: n for ds in paths.cards if (n := _n_test(paths, ds))}
+        out.append((wddp.CLAIMS, engine.Inputs(wddp.observations(table, sizes), wddp.baselines(table))))
     if paths.admm:
         from mpdp.studies.admm.train import read_table
 
@@ -58,9 +65,11 @@ def study_inputs(paths: Paths, cfg: Mapping[str, Any]) -> list[tuple[tuple[Claim
                                                   admm.unusable(table, c))))
     if paths.voting:
         from mpdp.studies.voting.figures import load_tables
+        from mpdp.studies.voting.plan import dataset_of
 
         vt = load_tables(paths.voting)
-        out.append((voting.claims(cfg), engine.Inputs(voting.observations(vt), voting.baselines(vt))))
+        sizes = {t: n for t in vt if (n := _n_test(paths, dataset_of(t)[0]))}
+        out.append((voting.claims(cfg), engine.Inputs(voting.observations(vt, sizes), voting.baselines(vt))))
     if paths.ls:
         lt = {Path(p).stem: results.read_parquet(p, "least-squares table") for p in paths.ls}
         out.append((ls.CLAIMS, engine.Inputs(ls.observations(lt), ls.baselines(lt))))

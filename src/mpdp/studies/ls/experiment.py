@@ -59,6 +59,9 @@ COLUMNS: dict[str, str] = {
     "excess_mean_se": "float64",
     "excess_q90": "float64",
     "draws": "int64",
+    # the median excess of each of the ``ls.reps`` disjoint blocks of the draws (independent repetitions of
+    # the setting, issue 42): the growth exponents in t are fitted per block
+    "excess_rep_medians": "object",
     "pd_fallback": "float64",  # fraction of draws that needed the τI fallback
     "writeup_formula": "float64",  # printed closed form (d = 1 only)
     "delta_method": "float64",  # mean of the linearised excess (B8)
@@ -68,9 +71,23 @@ COLUMNS: dict[str, str] = {
 }
 
 
+#: the fewest noise draws one repetition (block) of a setting may have
+MIN_BLOCK_DRAWS: int = 10
+
+
 def zero_excess(theta_star: np.ndarray, gram: np.ndarray) -> float:
     """Excess risk of releasing θ = 0 (bounds.md B8 identity at θ = 0): the trivial baseline of the claims."""
     return float(lsq.excess_risk(np.zeros_like(theta_star)[None, :], theta_star, gram)[0])
+
+
+def rep_medians(excess: np.ndarray, reps: int) -> list[float]:
+    """The median of each of ``reps`` disjoint, equal blocks of the draws (in draw order: the draws are
+    i.i.d., so each block is an independent repetition of the setting with draws // reps draws)."""
+    per = excess.size // reps
+    if per < MIN_BLOCK_DRAWS:
+        raise ConfigError(f"config keys 'ls.draws' / 'ls.reps': {excess.size} draws in {reps} repetitions leave "
+                          f"{per} per repetition; at least {MIN_BLOCK_DRAWS} are needed")
+    return [float(np.median(b)) for b in excess[: per * reps].reshape(reps, per)]
 
 
 def _summary(excess: np.ndarray) -> dict[str, float]:
@@ -139,6 +156,7 @@ def ssp_rows(
                         "zero_excess": zero_excess(theta_star, gram),
                         "sigma1": noise.sigma1, "sigma2": noise.sigma2, "s1": s1, "s2": s2,
                         "eps_accounted": noise.eps_accounted, **_summary(excess),
+                        "excess_rep_medians": rep_medians(excess, int(cfg["reps"])),
                         "pd_fallback": float(np.mean(tau > 0)),
                         "writeup_formula": (
                             theory.writeup_closed_form(float(gram[0, 0]), float(xty[0]),

@@ -84,11 +84,12 @@ def _table_obs(table: str, full: pd.DataFrame) -> list[pd.DataFrame]:
     return frames
 
 
-def observations(tables: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
+def observations(tables: Mapping[str, pd.DataFrame], n_test: Mapping[str, int] | None = None) -> pd.DataFrame:
     """The tidy observations of every voting table (data set = table name), in two readings when the
     tables hold both (issue 34): ``end_to_end`` (the main rows, λ selected privately and charged to
     each row's ε) and ``final_run`` (the oracle rows: non-private selection, the papers' convention).
-    Tables with the oracle protocol only give the ``final_run`` reading."""
+    Tables with the oracle protocol only give the ``final_run`` reading. ``n_test`` (table -> test-set size)
+    gives the test errors their resolution, one test record (issue 42)."""
     frames = []
     for name, full in sorted(tables.items()):
         head = "end_to_end" if (main_rows(full).get("selection", pd.Series(dtype=str)) == "private").any() \
@@ -99,12 +100,24 @@ def observations(tables: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
     if not frames:
         return pd.DataFrame(columns=_COLS)
     out = pd.concat(frames, ignore_index=True)[_COLS]
-    return out.astype({"rep": int, "value": float, "x": float, "bound": float})
+    out = out.astype({"rep": int, "value": float, "x": float, "bound": float})
+    if n_test:
+        sizes = out["dataset"].map(lambda t: float(n_test[t]) if t in n_test else np.nan)
+        out["n_test"] = sizes.where(out["metric"].isin(["test_error", "gap_to_ensemble"]))
+    return out
+
+
+def _pooled_error(table: pd.DataFrame) -> float:
+    """The converged non-private reference: the pooled logistic regression's median test error."""
+    pooled = main_rows(table)
+    pooled = pooled.loc[pooled["mechanism"] == "pooled_lr", "test_error"].dropna()
+    return float(pooled.median()) if len(pooled) else float("nan")
 
 
 def baselines(tables: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
-    """Test error: the majority-class error of each table (always predicting its majority class)."""
+    """Test error: the majority-class error of each table (always predicting its majority class), with the
+    pooled non-private logistic regression as its converged reference (the guard's practical margin)."""
     rows = [{"dataset": name, "cell": "*", "metric": "test_error", "value": float(t["majority_error"].dropna().iloc[0]),
-             "baseline": "the majority class"} for name, t in sorted(tables.items())
+             "baseline": "the majority class", "reference": _pooled_error(t)} for name, t in sorted(tables.items())
             if "majority_error" in t and t["majority_error"].notna().any()]
-    return pd.DataFrame(rows, columns=["dataset", "cell", "metric", "value", "baseline"])
+    return pd.DataFrame(rows, columns=["dataset", "cell", "metric", "value", "baseline", "reference"])

@@ -13,6 +13,7 @@ Wang–Ye–Xu run (no m) is paired with every m of its (ε, rep). Repetitions s
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import NamedTuple
 
 import numpy as np
@@ -61,7 +62,9 @@ CLAIMS: tuple[Claim, ...] = (
           "accuracy", ("jayaraman",), "trend", "less", cell_match=_U_AXIS),
     Claim(STUDY, "C6b", "As u grows, Jayaraman et al.'s test accuracy fluctuates more than WD-DP's "
           "(C6, second reading)", _ACC_U, "accuracy_spread", ("jayaraman", "wddp"), "compare", "greater",
-          guard_metric="accuracy", cell_match=_U_AXIS),
+          guard_metric="accuracy", cell_match=_U_AXIS, guard_methods=("jayaraman", "wddp"),
+          guard_reason="a classifier at chance predicts one class at every u: its spread is 0 by construction, "
+                       "so both must be above chance for their spreads to be compared"),
     Claim(STUDY, "C7", "At u = 1 (equal sizes) WD-DP and Jayaraman et al. have similar test accuracy", _ACC_U,
           "accuracy", ("wddp", "jayaraman"), "compare", "equivalence", margin=ACCURACY_MARGIN,
           cell_match=_U_ONE),
@@ -136,6 +139,14 @@ def _frame(rows: pd.DataFrame, reading: str, method: str, metric: str, cell: pd.
                          "x": x.astype(float).to_numpy() if isinstance(x, pd.Series) else x, "bound": np.nan})
 
 
+def _with_n_test(obs: pd.DataFrame, n_test: Mapping[str, int] | None) -> pd.DataFrame:
+    """The test-set size of each data set on its accuracy rows (the resolution of a rate, issue 42)."""
+    if not n_test:
+        return obs
+    sizes = obs["dataset"].map(lambda d: float(n_test[d]) if d in n_test else np.nan)
+    return obs.assign(n_test=sizes.where(obs["metric"] == "accuracy"))
+
+
 def _reading_obs(table: pd.DataFrame, reading: str) -> list[pd.DataFrame]:
     r = READINGS[reading]
     jay_acc = _jayaraman_accountant(table, r.mode, r.accountant)
@@ -206,32 +217,36 @@ def survival_sentence(paper: pd.DataFrame, other: pd.DataFrame, other_name: str)
             f"{other_name} these still hold: {kept}; these do not: {lost}.")
 
 
-def observations(table: pd.DataFrame) -> pd.DataFrame:
-    """The tidy observations of a WD-DP results table, every reading of :data:`READINGS`."""
+def observations(table: pd.DataFrame, n_test: Mapping[str, int] | None = None) -> pd.DataFrame:
+    """The tidy observations of a WD-DP results table, every reading of :data:`READINGS`; ``n_test``
+    (data set -> test-set size, from its data card) gives the accuracies their resolution, one record."""
     table = conform(table)
     frames = [f for reading in READINGS for f in _reading_obs(table, reading)]
     frames = [f for f in frames if not f.empty]
     if not frames:
         return pd.DataFrame(columns=["dataset", "reading", "cell", "rep", "method", "metric", "value", "x", "bound"])
-    return pd.concat(frames, ignore_index=True)
+    return _with_n_test(pd.concat(frames, ignore_index=True), n_test)
 
 
 def baselines(table: pd.DataFrame) -> pd.DataFrame:
-    """Trivial baselines: the majority rate (accuracy, every cell) and θ₀'s optimality gap per ε-sweep cell."""
+    """Trivial baselines: the majority rate (accuracy, every cell; its converged reference θ*'s test
+    accuracy, median over runs) and θ₀'s optimality gap per ε-sweep cell (reference 0: θ* itself)."""
     table = conform(table)
     rows = []
     for ds, g in table.groupby("dataset"):
         majority = g["majority_rate"].dropna()
         if not majority.empty:
+            star = g["optimal_accuracy"].dropna() if "optimal_accuracy" in g else pd.Series(dtype=float)
             rows.append({"dataset": str(ds), "cell": "*", "metric": "accuracy", "value": float(majority.iloc[0]),
-                         "baseline": "majority rate"})
+                         "baseline": "majority rate", "reference": float(star.median()) if len(star) else np.nan})
         eps = g[(g["experiment"] == "eps_sweep") & g["m"].notna()]
         if eps.empty:
             continue
         init_gap = (eps["init_loss"] - eps["optimal_loss"]).groupby(_key(eps, "ε-sweep: m=")).median()
         rows += [{"dataset": str(ds), "cell": cell, "metric": "optimal_gap", "value": float(v),
-                  "baseline": "the initial point θ₀"} for cell, v in init_gap.items() if np.isfinite(v)]
-    return pd.DataFrame(rows, columns=["dataset", "cell", "metric", "value", "baseline"])
+                  "baseline": "the initial point θ₀", "reference": 0.0} for cell, v in init_gap.items()
+                 if np.isfinite(v)]
+    return pd.DataFrame(rows, columns=["dataset", "cell", "metric", "value", "baseline", "reference"])
 
 
 __all__ = ["ACCURACY_MARGIN", "CLAIMS", "FIGURES", "READINGS", "STEADY_MARGIN", "baselines", "observations"]

@@ -49,8 +49,9 @@ METHOD = (
     "computed per repetition (a repetition redraws the partition, θ₀ and all noise; methods are "
     "paired within it), with a 95 % t-interval over repetitions. **PASS**: the interval lies on "
     "the claimed side (or inside the equivalence margin); **FAIL**: entirely on the other side; "
-    "**INCONCLUSIVE**: otherwise, or too few repetitions; **UNINFORMATIVE**: the classifiers "
-    "compared are at chance or at the majority rate. Cells show *verdict: estimate [CI]*."
+    "**UNDERPOWERED**: otherwise, with the repetitions that would be needed; **UNINFORMATIVE**: the "
+    "method that must be above chance (for \"A beats B\", A) is not, by the practical margin; the verdict's "
+    "reason names it. Cells show *verdict: estimate [CI]*."
 )
 
 FLOOR_CEILING = (
