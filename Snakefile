@@ -23,6 +23,9 @@ include: "workflow/rules/report.smk"
 include: "workflow/rules/multiverse.smk"
 
 
+check_code_params()  # every rule with a script reruns when the code it imports changes (common.smk)
+
+
 rule all:
     default_target: True
     input:

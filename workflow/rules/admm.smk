@@ -64,7 +64,7 @@ rule admm_job:
     # a long single job: started before every WD-DP job (mpdp.studies.scheduling)
     priority: lambda wc: scheduling.admm_priority(CFG, AVAILABLE, wc.topology)
     params:
-        code=CODE["admm_train"],
+        code=code("admm_job.py"),
         settings=lambda wc: rule_keys.param(CFG, "admm_job"),
     conda:
         "../envs/mpdp.yaml"
@@ -79,6 +79,8 @@ rule admm_collect:
         ADMM_TABLE,
     log:
         "logs/admm_collect.log",
+    params:
+        code=code("admm_collect.py"),
     conda:
         "../envs/mpdp.yaml"
     script:
@@ -94,7 +96,7 @@ rule admm_figure:
     log:
         "logs/admm_figure/{zz_fig}.log",
     params:
-        code=CODE["admm_figures"],
+        code=code("admm_figure.py"),
         settings=lambda wc: rule_keys.param(CFG, "admm_figure"),
     conda:
         "../envs/mpdp.yaml"
@@ -110,7 +112,7 @@ rule admm_fit_table:
     log:
         "logs/admm_figure/zz_table.log",
     params:
-        code=CODE["admm_figures"],
+        code=code("admm_figure.py"),
         settings=lambda wc: rule_keys.param(CFG, "admm_figure"),
     conda:
         "../envs/mpdp.yaml"

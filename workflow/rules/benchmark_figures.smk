@@ -32,7 +32,7 @@ rule benchmark_ranking:
     log:
         "logs/benchmark_ranking.log",
     params:
-        code=source_hash("benchmark_ranking"),
+        code=code("benchmark_ranking.py"),
         settings=lambda wc: rule_keys.param(CFG, "benchmark_ranking"),
     conda:
         "../envs/mpdp.yaml"
@@ -50,7 +50,7 @@ rule benchmark_figure:
     log:
         "logs/benchmark_figure/{xpfig}.log",
     params:
-        code=source_hash("benchmark_figures"),
+        code=code("benchmark_figure.py"),
         settings=lambda wc: rule_keys.param(CFG, "benchmark_figure"),
     conda:
         "../envs/mpdp.yaml"

@@ -34,7 +34,7 @@ rule claims_tables:
     log:
         "logs/claims/tables.log",
     params:
-        code=source_hash("claims"),
+        code=code("claims_tables.py"),
         settings=rule_keys.param(CFG, "claims_tables"),
         voting_tables=list(VOTING_TABLES),
         available=AVAILABLE,
@@ -55,7 +55,7 @@ rule claims_map:
     wildcard_constraints:
         claims_study="|".join(claims_tables_mod.STUDIES),
     params:
-        code=source_hash("claims_map"),
+        code=code("claims_map.py"),
     conda:
         "../envs/mpdp.yaml"
     script:

@@ -18,7 +18,7 @@ rule figure:
     log:
         "logs/figures/{figname}.log",
     params:
-        code=CODE["figures"],
+        code=code("figure.py"),
         unavailable=UNAVAILABLE,
     conda:
         "../envs/mpdp.yaml"
@@ -35,7 +35,7 @@ rule noise_diagnostics:
     log:
         "logs/figures/noise_diagnostics.log",
     params:
-        code=CODE["figures"],
+        code=code("noise_diagnostics.py"),
         unavailable=UNAVAILABLE,
     conda:
         "../envs/mpdp.yaml"

@@ -9,7 +9,6 @@ except MpdpError as exc:
     sys.stderr.write(f"\nmpdp: {exc}\n\n")
     sys.exit(1)
 
-LS_CODE = {stage: source_hash(stage) for stage in ("ls", "ls_figures")}
 if ls_plan.enabled(CFG):
     STUDY_BENCHMARKS.extend(f"data/benchmarks/ls/{exp}.tsv" for exp in LS_EXPERIMENTS)
 
@@ -27,7 +26,7 @@ rule ls_experiment_1:
     benchmark:
         "data/benchmarks/ls/ls_1.tsv"
     params:
-        code=LS_CODE["ls"],
+        code=code("ls_experiment.py"),
         settings=lambda wc: rule_keys.param(CFG, "ls_experiment:ls_1"),
         experiment="ls_1",
     conda:
@@ -46,7 +45,7 @@ rule ls_experiment:
     benchmark:
         "data/benchmarks/ls/{ls_exp}.tsv"
     params:
-        code=LS_CODE["ls"],
+        code=code("ls_experiment.py"),
         settings=lambda wc: rule_keys.param(CFG, f"ls_experiment:{wc.ls_exp}"),
         experiment=lambda wc: wc.ls_exp,
     conda:
@@ -64,7 +63,7 @@ rule ls_figure:
     log:
         "logs/ls/figure_{ls_exp}.log",
     params:
-        code=LS_CODE["ls_figures"],
+        code=code("ls_figure.py"),
     conda:
         "../envs/mpdp.yaml"
     script:
@@ -79,7 +78,7 @@ rule ls_claims:
     log:
         "logs/ls/claims.log",
     params:
-        code=LS_CODE["ls_figures"],
+        code=code("ls_claims.py"),
     conda:
         "../envs/mpdp.yaml"
     script:

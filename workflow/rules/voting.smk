@@ -30,7 +30,7 @@ rule voting_train:
     wildcard_constraints:
         table=r"(kddcup99|adult|bank|breast_cancer|credit_card)(_multiclass)?",
     params:
-        code=CODE["voting_train"],
+        code=code("voting_train.py"),
         settings=lambda wc: rule_keys.param(CFG, "voting_train"),
     conda:
         "../envs/mpdp.yaml"
@@ -49,7 +49,7 @@ rule voting_figure:
     wildcard_constraints:
         vfig="|".join(VOTING_FIGURES),
     params:
-        code=CODE["voting_figures"],
+        code=code("voting_figure.py"),
         settings=lambda wc: rule_keys.param(CFG, "voting_figure"),
     conda:
         "../envs/mpdp.yaml"
