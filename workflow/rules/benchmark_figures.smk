@@ -17,11 +17,8 @@ wildcard_constraints:
     xpfig="|".join(BENCHMARK_FIGURES),
 
 
-rule benchmark:
-    input:
-        benchmark_table_paths(),
-        BENCHMARK_RANKING,
-        BENCHMARK_FIGURE_FILES,
+# its collect target `benchmark` (workflow/rules/studies.smk)
+STUDY_OUTPUTS["benchmark"] = [*benchmark_table_paths(), *BENCHMARK_RANKING, *BENCHMARK_FIGURE_FILES]
 
 
 rule benchmark_ranking:

@@ -16,6 +16,7 @@ from mpdp.pipeline.runner import job_environment
 from mpdp.pipeline import rule_keys
 from mpdp.studies.wddp import plan
 from mpdp.studies import scheduling
+from mpdp.studies import registry as study_registry
 
 for _var, _value in job_environment().items():  # inherited by every job
     os.environ.setdefault(_var, _value)
@@ -86,7 +87,7 @@ VARIANTS = variants_for(CFG)
 
 
 wildcard_constraints:
-    dataset="|".join(["kddcup99", "adult", "bank", "breast_cancer", "credit_card"]),
+    dataset=mpdp_registry.pattern(),
     experiment="eps_sweep|u_sweep",
     job=plan.JOB_ID_PATTERN,
     figname=r"fig\d\d(-pr|-exact|-eq)?",
@@ -95,8 +96,8 @@ wildcard_constraints:
 PROCESSED_ARRAYS = tuple(f"{name}.npy" for name in mpdp_prepare.ARRAYS)
 # KDDCup99's 5-class label arrays (voting study, spec M13): outputs of rule prepare_multiclass
 CLASS_ARRAY_FILES = tuple(f"{name}.npy" for name in mpdp_prepare.CLASS_ARRAYS)
-MULTICLASS_DATA = "|".join(mpdp_prepare.MULTICLASS_DATASETS)
-BINARY_DATA = "|".join(ds for ds in mpdp_registry.DATASETS if ds not in mpdp_prepare.MULTICLASS_DATASETS)
+MULTICLASS_DATA = mpdp_registry.pattern(mpdp_registry.multiclass())
+BINARY_DATA = mpdp_registry.pattern(tuple(ds for ds in mpdp_registry.DATASETS if ds not in mpdp_registry.multiclass()))
 
 
 def card(ds):
@@ -150,6 +151,9 @@ def all_job_files(ds):
 
 #: ``benchmark:`` files of the other studies' jobs; each study's rule file appends its own
 STUDY_BENCHMARKS = []
+#: study id -> every figure and table of the study: the inputs of its collect target (`snakemake
+#: <id>`, and its older names; workflow/rules/studies.smk); each study's rule file sets its own
+STUDY_OUTPUTS = {}
 
 
 def processed_arrays_of(ds):

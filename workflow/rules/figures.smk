@@ -9,6 +9,10 @@ rule figures:
         "reports/figures/noise_diagnostics.pdf",
 
 
+# the WD-DP study's collect target `wddp` (workflow/rules/studies.smk): its tables (`train`) and figures
+STUDY_OUTPUTS["wddp"] = [*rules.train.input, *rules.figures.input]
+
+
 rule figure:
     input:
         lambda wc: figure_jobs(wc.figname.split("-")[0]),

@@ -3,12 +3,7 @@
 from mpdp.studies.ls import EXPERIMENTS as LS_EXPERIMENTS
 from mpdp.studies.ls import plan as ls_plan
 
-try:
-    ls_plan.check_config(CFG)
-except MpdpError as exc:
-    sys.stderr.write(f"\nmpdp: {exc}\n\n")
-    sys.exit(1)
-
+# its config cross-checks run at planning with every study's (mpdp.studies.ls.study, common.smk)
 if ls_plan.enabled(CFG):
     STUDY_BENCHMARKS.extend(f"data/benchmarks/ls/{exp}.tsv" for exp in LS_EXPERIMENTS)
 
@@ -85,9 +80,7 @@ rule ls_claims:
         "../scripts/ls_claims.py"
 
 
-rule ls:
-    input:
-        ls_plan.all_outputs(CFG),
+STUDY_OUTPUTS["ls"] = ls_plan.all_outputs(CFG)  # its collect target `ls` (studies.smk)
 
 
 for _ls_exp in LS_EXPERIMENTS:
