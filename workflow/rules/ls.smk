@@ -65,19 +65,19 @@ rule ls_figure:
         "../scripts/ls_figure.py"
 
 
-rule ls_claims:
+rule ls_negative_closed_form:
     input:
         [ls_plan.table(e) for e in LS_EXPERIMENTS],
     output:
         **ls_plan.derived_tables(),
     log:
-        "logs/ls/claims.log",
+        "logs/ls/negative_closed_form.log",
     params:
-        code=code("ls_claims.py"),
+        code=code("ls_negative_closed_form.py"),
     conda:
         "../envs/mpdp.yaml"
     script:
-        "../scripts/ls_claims.py"
+        "../scripts/ls_negative_closed_form.py"
 
 
 STUDY_OUTPUTS["ls"] = ls_plan.all_outputs(CFG)  # its collect target `ls` (studies.smk)
