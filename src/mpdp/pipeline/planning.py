@@ -9,7 +9,7 @@ the *data* forces (a party count larger than a data set allows), which the conso
 the report's deviations section lists.
 
 Data-set sizes: a data card of the current preprocessing gives the exact training size; without
-one (a fresh clone) an upper bound from ``max_records`` (and ``preprocess.kdd_sample_size``)
+one (a fresh clone) an upper bound from ``max_records`` (and a data set's own cap, e.g. ``preprocess.kdd_sample_size``)
 stands in, so only settings impossible for every possible size are refused there; the jobs
 check the exact size again.
 """
