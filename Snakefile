@@ -21,6 +21,10 @@ include: "workflow/rules/benchmark_figures.smk"
 include: "workflow/rules/claims.smk"
 include: "workflow/rules/report.smk"
 include: "workflow/rules/multiverse.smk"
+include: "workflow/rules/studies.smk"
+
+
+check_code_params()  # every rule with a script reruns when the code it imports changes (common.smk)
 
 
 rule all:

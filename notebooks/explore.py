@@ -31,17 +31,10 @@ from IPython.display import Markdown, display
 
 from mpdp.audit import section as audit_section
 from mpdp.audit import table as audit_table
-from mpdp.report import claims_view, provenance
+from mpdp.report import claims_view
 from mpdp.studies import explore
-from mpdp.studies.admm import section as zz_section
-from mpdp.studies.benchmark import section as xp_section
-from mpdp.studies.ls import report as ls_report
-from mpdp.studies.ls import section as ls_section
-from mpdp.studies.voting import section as voting_section
+from mpdp.studies.registry import STUDIES
 from mpdp.studies.wddp import report as wddp_report
-from mpdp.studies.wddp import section as wddp_section
-from mpdp.studies.wddp.claims import FIGURES as WDDP_FIGURES
-from mpdp.studies.wddp.claims import READINGS
 from mpdp.studies.wddp.figures import load_tables
 
 ROOT = explore.find_root()
@@ -67,51 +60,25 @@ def show(section) -> None:
 
 
 # %% [markdown]
-# ## WD-DP (Kang, Liu, Wang)
+# ## The studies
 #
-# One row per training run (`data/results/wddp/<dataset>.parquet`, columns in `mpdp.results.COLUMNS`).
+# One section per study of the registry (`mpdp.studies.registry.STUDIES`), in its order; each
+# study's results tables are in `section.results` (the WD-DP study: one row per training run,
+# `data/results/wddp/<dataset>.parquet`, columns in `mpdp.results.COLUMNS`).
 
 # %%
+SECTIONS = {}
+for study in STUDIES:
+    display(Markdown(f"### {study.name} (`{study.id}`)"))
+    SECTIONS[study.id] = study.section(CTX, CFG, CLAIMS_TABLES)
+    show(SECTIONS[study.id])
+
+# %%
+# the WD-DP runs per experiment and mechanism
 TABLES = load_tables(CTX["results"])
-CARDS = provenance.read_cards(CTX["cards"])
-WDDP_CLAIMS = claims_view.study_readings(CLAIMS_TABLES, "wddp", names={r: r for r in READINGS},
-                                         figures=WDDP_FIGURES)
-WDDP = wddp_section.build(CTX, TABLES, CARDS, WDDP_CLAIMS, CLAIMS_TABLES)
-show(WDDP)
-if WDDP.ran:
+if SECTIONS["wddp"].ran:
     runs = wddp_report.combined(TABLES)
     display(runs.groupby(["experiment", "mechanism", "mode", "accountant"]).size().unstack("mechanism"))
-
-# %% [markdown]
-# ## ADMM with dual and primal variable perturbation (Zhang, Zhu)
-
-# %%
-ZZ = zz_section.build(CTX, CFG, CLAIMS_TABLES)
-show(ZZ)
-
-# %% [markdown]
-# ## Voting (Hamm, Cao, Belkin)
-
-# %%
-VOTING = voting_section.build(CTX["voting"], CFG, CLAIMS_TABLES)
-show(VOTING)
-
-# %% [markdown]
-# ## Least-squares write-up
-
-# %%
-LS = ls_section.build(CTX["ls"], CFG, CLAIMS_TABLES)
-show(LS)
-LS_RESULTS = ls_report.load(CTX["ls"])
-if LS_RESULTS is not None:
-    display(pd.DataFrame([{"experiment": name, "rows": len(frame)} for name, frame in LS_RESULTS.tables.items()]))
-
-# %% [markdown]
-# ## Cross-paper benchmark
-
-# %%
-XP = xp_section.build(CTX["xp"], CFG, CLAIMS_TABLES)
-show(XP)
 
 # %% [markdown]
 # ## Empirical privacy audit

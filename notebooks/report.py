@@ -40,14 +40,8 @@ from mpdp.pipeline import planning
 from mpdp.report import claims_view, provenance, scaffold, sections, verdicts
 from mpdp.report.build import CONTEXT_ENV
 from mpdp.studies.admm import report as zz_report
-from mpdp.studies.admm import section as zz_section
-from mpdp.studies.benchmark import section as xp_section
-from mpdp.studies.ls import section as ls_section
-from mpdp.studies.voting import section as voting_section
+from mpdp.studies.registry import STUDIES
 from mpdp.studies.wddp import report as wddp_report
-from mpdp.studies.wddp import section as wddp_section
-from mpdp.studies.wddp.claims import FIGURES as WDDP_FIGURES
-from mpdp.studies.wddp.claims import READINGS
 from mpdp.studies.wddp.figure_spec import VARIANT_NAMES
 from mpdp.studies.wddp.figures import load_tables
 
@@ -63,15 +57,13 @@ if warnings:
     display(HTML(sections.callout(warnings, "warning")))
 # every verdict comes from the claims tables (data/results/claims/, rule claims_tables; docs/claims.md)
 CLAIMS_TABLES = claims_view.load(CTX.get("claims"))
-CLAIMS = claims_view.study_readings(CLAIMS_TABLES, "wddp", names={r: r for r in READINGS}, figures=WDDP_FIGURES)
-WDDP = wddp_section.build(CTX, TABLES, CARDS, CLAIMS, CLAIMS_TABLES)
-ZZ = zz_section.build(CTX, CFG, CLAIMS_TABLES)
-VOTING = voting_section.build(CTX.get("voting"), CFG, CLAIMS_TABLES)
-LS = ls_section.build(CTX.get("ls"), CFG, CLAIMS_TABLES)
-XP = xp_section.build(CTX.get("xp"), CFG, CLAIMS_TABLES)
+# one section per study of the registry (mpdp.studies.registry), in its order: the papers, then the rest
+STUDY_SECTIONS = {study.id: study.section(CTX, CFG, CLAIMS_TABLES) for study in STUDIES}
+PAPERS = [STUDY_SECTIONS[s.id] for s in STUDIES if s.paper]
+OTHERS = [STUDY_SECTIONS[s.id] for s in STUDIES if not s.paper]
+WDDP, ZZ, VOTING = STUDY_SECTIONS["wddp"], STUDY_SECTIONS["admm"], STUDY_SECTIONS["voting"]
 AUDIT = audit_section.build(CTX.get("audit"))
-PAPERS = [WDDP, ZZ, VOTING, LS]
-SECTIONS = [*PAPERS, XP, AUDIT]
+SECTIONS = [*PAPERS, *OTHERS, AUDIT]
 WDDP.facts.append(wddp_report.printed_eps_fact(TABLES, verdicts.round_for_reading))
 ZZ.facts.append(audit_section.pvp_fact(CTX.get("audit"), verdicts.round_for_reading))
 # robustness to the [REC] choices (issue 38): only when `snakemake multiverse` has been run
@@ -100,8 +92,8 @@ display(Markdown(
     "setting is shown as failing or mixed, never hidden by a majority. Click a cell "
     "for the claim's details; hover for its text."))
 display(HTML(verdicts.verdict_matrix_html(
-    VERDICTS, {s.key: s.paper for s in [*PAPERS, XP]}, claim_anchor)))
-for study in [*PAPERS, XP]:
+    VERDICTS, {s.key: s.paper for s in [*PAPERS, *OTHERS]}, claim_anchor)))
+for study in [*PAPERS, *OTHERS]:
     if not study.ran:
         display(Markdown(f"**{study.paper}.** Not run in this build ([why](#{study.key}))."))
         continue

@@ -37,8 +37,8 @@ from pathlib import Path
 import numpy as np
 from threadpoolctl import threadpool_info, threadpool_limits
 
-from mpdp.engine import Block, noisy_gd
 from mpdp.engine import path as engine_path
+from mpdp.engine.gd import Block, noisy_gd
 from mpdp.models.logistic import gradient
 
 ADULT_N, ADULT_P = 36_177, 105

@@ -68,7 +68,7 @@ STAGES = {
     "voting_train": "voting", "admm_job": "ADMM study", "admm_collect": "ADMM study",
     "benchmark_job": "cross-paper benchmark", "benchmark_collect": "cross-paper benchmark",
     "benchmark_ranking": "cross-paper benchmark",
-    "ls_experiment": "ls", "ls_experiment_1": "ls", "ls_claims": "ls",
+    "ls_experiment": "ls", "ls_experiment_1": "ls", "ls_negative_closed_form": "ls",
     "audit_table": "audit",
     "figure": "figures", "noise_diagnostics": "figures", "voting_figure": "figures",
     "admm_figure": "figures", "admm_fit_table": "figures", "benchmark_figure": "figures",

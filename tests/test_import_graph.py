@@ -1,9 +1,10 @@
-"""``src/mpdp`` has no import circle, and its layers import one way (issue 36).
+"""``src/mpdp`` has no import circle, and its layers import one way (issues 36, 44).
 
 The graph is read from the source with :mod:`ast` (imports inside functions count too, since a
 lazy import only hides a circle): an edge ``a -> b`` for every ``import`` or ``from ... import``
 of module ``b`` (or of a name of package ``b``) in module ``a``. A package's ``__init__`` is the
-package's own node.
+package's own node, and its edges count: a package module that re-exports its submodules'
+names while they import the package is a package-level circle.
 """
 
 from __future__ import annotations
@@ -89,6 +90,52 @@ def _parent_package_edges(graph: dict[str, set[str]]) -> dict[str, set[str]]:
 def test_no_import_circle_in_the_package():
     circles = cycles(_parent_package_edges(import_graph()))
     assert not circles, "import circles: " + "; ".join(" <-> ".join(c) for c in circles)
+
+
+def test_no_import_circle_through_a_package_module():
+    """With the package ``__init__`` edges (``from mpdp.engine import kernel`` imports the package
+    ``mpdp.engine`` too): no package module imports a module that imports the package back."""
+    circles = cycles(import_graph())
+    assert not circles, "package-level import circles: " + "; ".join(" <-> ".join(c) for c in circles)
+
+
+def test_the_package_circle_finder_finds_a_re_exporting_init(tmp_path):
+    pkg = tmp_path / "mpdp"
+    (pkg / "engine").mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "engine" / "__init__.py").write_text("from mpdp.engine.gd import run\n")
+    (pkg / "engine" / "gd.py").write_text("from mpdp.engine import kernel\n\ndef run():\n    pass\n")
+    (pkg / "engine" / "kernel.py").write_text("")
+    assert cycles(import_graph(pkg)) == [["mpdp.engine", "mpdp.engine.gd"]]
+    assert cycles(_parent_package_edges(import_graph(pkg))) == []
+
+
+#: the shared layers (docs/development.md): they never import a study, the audit, the multiverse
+#: or the pipeline
+SHARED = ("mpdp.errors", "mpdp.io", "mpdp.seeding", "mpdp.config", "mpdp.data", "mpdp.privacy",
+          "mpdp.models", "mpdp.engine", "mpdp.mechanisms", "mpdp.bounds", "mpdp.claims", "mpdp.results",
+          "mpdp.tuning", "mpdp.figures", "mpdp.report")
+#: the layers above the studies
+ABOVE_STUDIES = ("mpdp.audit", "mpdp.multiverse", "mpdp.pipeline")
+
+
+def _under(module: str, packages: tuple[str, ...]) -> bool:
+    return any(module == p or module.startswith(p + ".") for p in packages)
+
+
+def test_layers_import_one_way():
+    """Shared layers -> no study or upper layer; studies -> shared layers (and studies) only: the
+    audit reads the benchmark's registry, never the other way (issue 44)."""
+    graph = import_graph()
+    assert _under("mpdp.studies.wddp.plan", ("mpdp.studies",)) and set(SHARED) <= set(graph)
+    bad = []
+    for module, targets in graph.items():
+        for target in targets:
+            if _under(module, SHARED) and _under(target, ("mpdp.studies", *ABOVE_STUDIES)):
+                bad.append(f"{module} -> {target}")
+            if _under(module, ("mpdp.studies",)) and _under(target, ABOVE_STUDIES):
+                bad.append(f"{module} -> {target}")
+    assert not bad, "imports against the layers: " + "; ".join(sorted(bad))
 
 
 def test_the_engine_imports_one_way():

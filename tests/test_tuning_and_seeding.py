@@ -6,7 +6,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from mpdp import claims, seeding, tuning
+from mpdp import seeding, tuning
+from mpdp.claims.declare import Claim
+from mpdp.claims.engine import Inputs, evaluate, verdicts
 
 
 def test_tuning_streams_differ_from_the_evaluated_stream_of_the_same_key():
@@ -47,14 +49,14 @@ def test_edge_warnings_lists_edges_only_and_skips_untuned_grids():
 
 def test_uninformative_check_is_not_scored():
     """A comparison at the trivial baseline is UNINFORMATIVE (the engine's guard), not scored."""
-    claim = claims.Claim("t", "V1", "A beats B", "Fig. 1", "accuracy", ("a", "b"), "compare", "greater")
+    claim = Claim("t", "V1", "A beats B", "Fig. 1", "accuracy", ("a", "b"), "compare", "greater")
     rows = [{"dataset": "bank", "reading": "-", "cell": "c", "rep": r, "method": m, "metric": "accuracy",
              "value": v + 0.001 * r, "x": float("nan"), "bound": float("nan")}
             for r in range(4) for m, v in (("a", 0.88), ("b", 0.86))]
     base = pd.DataFrame([{"dataset": "bank", "cell": "*", "metric": "accuracy", "value": 0.887,
                           "baseline": "majority rate"}])
-    cells = claims.evaluate([claim], claims.Inputs(pd.DataFrame(rows), base))
-    assert claims.verdicts([claim], cells).iloc[0]["verdict"] == "UNINFORMATIVE"
+    cells = evaluate([claim], Inputs(pd.DataFrame(rows), base))
+    assert verdicts([claim], cells).iloc[0]["verdict"] == "UNINFORMATIVE"
     assert "majority rate" in cells["note"].iloc[0]
-    cells = claims.evaluate([claim], claims.Inputs(pd.DataFrame(rows), base.assign(value=0.5)))
-    assert claims.verdicts([claim], cells).iloc[0]["verdict"] == "HOLDS"
+    cells = evaluate([claim], Inputs(pd.DataFrame(rows), base.assign(value=0.5)))
+    assert verdicts([claim], cells).iloc[0]["verdict"] == "HOLDS"

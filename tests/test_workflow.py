@@ -266,9 +266,11 @@ CHANGES = {
     "`voting.h2_eps`": {"config": "voting={h2_eps: 1}"},
     "`voting.delta_p`": {"config": "voting={delta_p: 0.1}"},
     "`MPDP_DATA_MIRROR` or `data_mirror` (the same files in another folder)": {"mirror": True},
-    "plot code (`src/mpdp/figures/`)": {"edit": "figures/plot.py"},
-    "training code (`src/mpdp/engine/gd.py`, mechanisms, privacy, `studies/wddp/` training modules)":
-        {"edit": "engine/gd.py"},
+    # issue 44: code hashes from the import graph, so an edit reruns exactly the rules importing it
+    "plot code (`src/mpdp/figures/plot.py`)": {"edit": "figures/plot.py"},
+    "the selection accountant (`src/mpdp/privacy/private_selection.py`)": {"edit": "privacy/private_selection.py"},
+    "the trainer (`src/mpdp/engine/gd.py`; every reader of a results table imports it through `mpdp.results` "
+    "and `mpdp.engine.provenance`)": {"edit": "engine/gd.py"},
 }
 
 

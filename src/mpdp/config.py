@@ -20,15 +20,52 @@ from typing import Any
 import jsonschema
 import yaml
 
+from mpdp.data import registry
 from mpdp.errors import ConfigError
 
 MIRROR_ENV = "MPDP_DATA_MIRROR"
 
 
+#: the schema's placeholder for the ids of the data-set registry: ``x-registry: datasets`` in a
+#: node becomes ``enum: [every data set]`` (``multiclass_datasets``: those with a multiclass
+#: label), and a ``patternProperties`` key ``"x-registry: datasets"`` the pattern of exactly their
+#: ids; so a data set added to mpdp.data.registry is a valid config value without a schema edit
+_REGISTRY_MARK = "x-registry"
+
+
+def _registry_ids(kind: str) -> list[str]:
+    if kind == "datasets":
+        return list(registry.DATASETS)
+    if kind == "multiclass_datasets":
+        return list(registry.multiclass())
+    raise ValueError(f"config schema: unknown {_REGISTRY_MARK} {kind!r}")
+
+
+def _fill_registry(node: Any) -> Any:
+    """The schema with the data-set registry's ids in place of its placeholders (see above)."""
+    if isinstance(node, list):
+        return [_fill_registry(item) for item in node]
+    if not isinstance(node, dict):
+        return node
+    out = {}
+    for key, value in node.items():
+        if key == _REGISTRY_MARK:
+            out["enum"] = _registry_ids(value)
+        elif key == "patternProperties":
+            out[key] = {
+                (f"^({registry.pattern(tuple(_registry_ids(k.split(':', 1)[1].strip())))})$"
+                 if k.startswith(_REGISTRY_MARK + ":") else k): _fill_registry(v)
+                for k, v in value.items()
+            }
+        else:
+            out[key] = _fill_registry(value)
+    return out
+
+
 @functools.lru_cache(maxsize=1)
 def _schema_cached() -> dict[str, Any]:
     text = resources.files("mpdp").joinpath("schemas/config.schema.yaml").read_text()
-    return yaml.safe_load(text)
+    return _fill_registry(yaml.safe_load(text))
 
 
 def schema() -> dict[str, Any]:

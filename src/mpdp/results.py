@@ -107,7 +107,7 @@ def to_frame(rows: Iterable[Mapping[str, object]], extra: ExtraColumns = None) -
 
 
 def engine_rows(frame: pd.DataFrame) -> pd.Series:
-    """Which rows :func:`mpdp.engine.noisy_gd` trained: the benchmark's gradient family (its
+    """Which rows :func:`mpdp.engine.gd.noisy_gd` trained: the benchmark's gradient family (its
     ``family`` column), else the gradient-perturbation mechanisms of
     :data:`mpdp.mechanisms.REGISTRY` (the WD-DP study's runs); ADMM, voting, output perturbation
     and the exact references are solved otherwise."""

@@ -101,7 +101,7 @@ def test_report_section_renders_from_the_built_outputs(built):
                     "fit_table": str(figures / "zz_table.csv")}}
     # the claims engine's tables of this build's ADMM table (what rule claims_tables writes)
     cells, verdicts = claims_build.build(claims_build.Paths(
-        admm=[ctx["admm"]["table"]], cards={"adult": str(workdir / "data" / "processed" / "adult" / "card.json")}),
+        {"admm": [ctx["admm"]["table"]]}, cards={"adult": str(workdir / "data" / "processed" / "adult" / "card.json")}),
         config.validate(cfg))
     section = zz_section.build(ctx, cfg, claims_view.ClaimsTables(verdicts, cells))
     html = " ".join(item.data or "" for item in scaffold.render(section))

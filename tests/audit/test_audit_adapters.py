@@ -12,7 +12,7 @@ from mpdp.audit import registry
 from mpdp.audit import report as audit_report
 from mpdp.audit.adapters import AuditContext, L2OutputPerturbationAdapter
 from mpdp.audit.table import conform, run_settings
-from mpdp.engine import Block, noisy_gd
+from mpdp.engine.gd import Block, noisy_gd
 from mpdp.privacy.ledger import composed_gaussian_epsilon
 
 # the real data sets only give party sizes here (n_train of breast_cancer in the smoke profile

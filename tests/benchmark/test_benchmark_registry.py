@@ -99,6 +99,6 @@ def test_own_audit_adapters_are_registered_with_the_audit(bench_cfg, monkeypatch
     bench_cfg["benchmark"]["mechanisms"] = ["pathak", TOY, EXAMPLE]
     assert registry.audit_adapters(bench_cfg) == {"pathak": "pathak", "toy_first_party": "nl2_output",
                                                   "central_output": "central_output"}
-    assert registry.register_audit(bench_cfg) == ["central_output"]
+    assert audit_registry.register_benchmark(bench_cfg) == ["central_output"]
     assert audit_registry.get("central_output").method == "many_draws"
-    assert registry.register_audit(bench_cfg) == []  # idempotent
+    assert audit_registry.register_benchmark(bench_cfg) == []  # idempotent

@@ -75,7 +75,7 @@ def test_the_example_is_audited_through_its_own_adapter(workdir, monkeypatch):
     monkeypatch.setattr(audit_registry, "ADAPTERS", dict(audit_registry.ADAPTERS))
     cfg = config.load(workdir / "config" / "smoke.yaml")
     cfg["benchmark"]["mechanisms"] = MECHANISMS
-    assert "central_output" in registry.register_audit(cfg)
+    assert "central_output" in audit_registry.register_benchmark(cfg)
     settings = registry.audit_settings(cfg)
     assert [s["mechanism"] for s in settings] == ["central_output"]
     ctx = context_from_config(cfg["audit"], cfg["root_seed"], {})

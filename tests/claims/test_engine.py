@@ -13,7 +13,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from mpdp.claims import Claim, engine, summaries, tables
+from mpdp.claims import engine, summaries, tables
+from mpdp.claims.declare import Claim
 from mpdp.errors import InputDataError
 
 RNG = np.random.default_rng(0)

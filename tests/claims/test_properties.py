@@ -12,7 +12,8 @@ import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from mpdp.claims import Claim, engine, resolution, summaries
+from mpdp.claims import engine, resolution, summaries
+from mpdp.claims.declare import Claim
 from tests.claims.test_engine import ACC, _baseline, _obs
 
 SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -14,7 +14,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from mpdp.claims import Claim, engine, resolution, summaries
+from mpdp.claims import engine, resolution, summaries
+from mpdp.claims.declare import Claim
 from tests.claims.test_engine import ACC, _baseline, _obs, _run
 
 RNG = np.random.default_rng(42)

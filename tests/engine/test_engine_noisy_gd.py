@@ -8,8 +8,8 @@ import warnings
 import numpy as np
 import pytest
 
-from mpdp.engine import Block, deduplicate, noisy_gd
 from mpdp.engine import gd as engine
+from mpdp.engine.gd import Block, deduplicate, noisy_gd
 from mpdp.models.logistic import gradient, solve_optimum
 
 

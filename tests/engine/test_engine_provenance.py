@@ -16,12 +16,12 @@ from test_engine_noisy_gd import make_data, seeds
 
 from mpdp import results
 from mpdp.audit import table as audit_table
-from mpdp.engine import Block, noisy_gd
 from mpdp.engine import gd as engine_gd
 from mpdp.engine import kernel as fused_kernel
 from mpdp.engine import layout as engine_layout
 from mpdp.engine import path as engine_path
 from mpdp.engine import provenance as engine_provenance
+from mpdp.engine.gd import Block, noisy_gd
 from mpdp.report import provenance as report_provenance
 from mpdp.studies.benchmark.schema import EXTRA_COLUMNS as BENCHMARK_EXTRA
 from mpdp.studies.ls import experiment as ls_experiment

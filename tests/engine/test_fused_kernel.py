@@ -14,11 +14,11 @@ import numpy as np
 import pytest
 from test_engine_noisy_gd import make_data, reference_run, seeds
 
-from mpdp.engine import Block, noisy_gd
 from mpdp.engine import gd as engine
 from mpdp.engine import kernel as fused_kernel
 from mpdp.engine import layout as engine_layout
 from mpdp.engine import path as engine_path
+from mpdp.engine.gd import Block, noisy_gd
 from mpdp.errors import MpdpError
 from mpdp.models.logistic import gradient
 

@@ -64,7 +64,7 @@ CHILD = textwrap.dedent('''
 
     import numpy as np
     from mpdp.engine import layout as engine_layout
-    from mpdp.engine import Block, noisy_gd
+    from mpdp.engine.gd import Block, noisy_gd
 
     rng = np.random.default_rng(7)
     out = {}

@@ -18,9 +18,9 @@ import numpy as np
 import pytest
 from test_engine_noisy_gd import make_data, seeds
 
-from mpdp.engine import Block, noisy_gd
 from mpdp.engine import noise as normal_stream
 from mpdp.engine import path as engine_path
+from mpdp.engine.gd import Block, noisy_gd
 from mpdp.engine.noise import NoiseStreams
 
 R = 3.6541528853610088  # the ziggurat's base-strip edge (NumPy's ziggurat_nor_r)

@@ -69,7 +69,7 @@ def context(tmp_path_factory, tables, unavailable):
     }
     (root / "card.json").write_text(json.dumps(card))
     cfg = config.load(ROOT / "config" / "smoke.yaml")
-    claims = claims_context(root, Paths(wddp=list(paths.values())), cfg)
+    claims = claims_context(root, Paths({"wddp": list(paths.values())}), cfg)
     bench = root / "benchmarks" / "train"
     bench.mkdir(parents=True)
     (bench / "adult.tsv").write_text("s\th:m:s\tmax_rss\n2.5\t0:00:02\t150.0\n")
@@ -322,3 +322,40 @@ def test_report_renders_in_headless_chromium(report, context, tmp_path, width):
     assert shot.is_file() and shot.stat().st_size > 10_000
     if os.environ.get("MPDP_SCREENSHOTS"):
         shutil.copy(shot, Path(os.environ["MPDP_SCREENSHOTS"]) / shot.name)
+
+
+_TOY_CLAIMS = """
+import sys
+from pathlib import Path
+from mpdp import config
+from mpdp.claims import tables
+from mpdp.studies import claims_build
+cfg = config.load(Path(sys.argv[1]))
+cells, verdicts = claims_build.build(claims_build.Paths({"toy": [sys.argv[2]]}), cfg)
+tables.write(cells, sys.argv[3] + "/cells.parquet")
+tables.write(verdicts, sys.argv[3] + "/verdicts.parquet")
+"""
+
+
+@pytest.mark.slow
+def test_a_toy_study_of_the_registry_is_reported(tmp_path, context, monkeypatch):
+    """A study added by its package plus one registry line (tests/toy_study.py) gets its section,
+    its row of the verdict matrix and its claim in the report, with no edit of the notebook."""
+    import sys
+
+    from toy_study import toy_package, toy_rows
+
+    src = toy_package(tmp_path)
+    toy_rows(tmp_path / "toy.parquet")
+    env = {**os.environ, "PYTHONPATH": str(src)}
+    subprocess.run([sys.executable, "-c", _TOY_CLAIMS, str(ROOT / "config" / "smoke.yaml"), str(tmp_path / "toy.parquet"),
+                    str(tmp_path)], env=env, check=True, cwd=tmp_path)
+    monkeypatch.setenv("PYTHONPATH", str(src))  # the report's kernel imports the copy with the toy study
+    out = tmp_path / "report" / "report.html"
+    out.parent.mkdir()
+    ctx = {**context, "claims": {"cells": str(tmp_path / "cells.parquet"),
+                                 "verdicts": str(tmp_path / "verdicts.parquet"), "maps": {}}}
+    render_report(NOTEBOOK, ctx, out, ROOT)
+    text = out.read_text(encoding="utf-8")
+    assert "The toy study of the registry test" in text and 'id="toy"' in text
+    assert "Toy paper" in text and "A beats B" in text

@@ -36,7 +36,7 @@ def voting_context(tmp_path_factory, context):  # noqa: F811
     for fig in figures.FIGURE_IDS:
         figures.render(fig, tables, cfg, root / f"{fig}.png", root / f"{fig}.pdf")
         figs[fig] = str(root / f"{fig}.png")
-    claims = claims_context(root, Paths(wddp=[p for p in context["results"].values() if p], voting=paths), cfg)
+    claims = claims_context(root, Paths({"wddp": [p for p in context["results"].values() if p], "voting": list(paths.values())}), cfg)
     return {**context, "config": cfg, "voting": {"tables": paths, "figures": figs}, "claims": claims}
 
 

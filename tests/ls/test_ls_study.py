@@ -4,7 +4,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from mpdp.claims import engine, median_interval, ratio_interval
+from mpdp.claims import engine
+from mpdp.claims.intervals import median_interval, ratio_interval
 from mpdp.errors import ConfigError
 from mpdp.studies.ls import claims, experiment, report
 

@@ -35,7 +35,7 @@ def test_ls_1_target_schedules_only_ls_1(workdir):
     proc = _snakemake(workdir, "ls_1", "-n", *SMOKE)
     out = proc.stdout + proc.stderr
     assert "ls_experiment_1" in out and "ls_figure" in out
-    assert not re.search(r"rule ls_experiment:|ls_claims|train_job", out)
+    assert not re.search(r"rule ls_experiment:|ls_negative_closed_form|train_job", out)
 
 
 def test_classical_epsilon_restriction_is_a_one_line_config_error(workdir):

@@ -13,7 +13,7 @@ from dp_accounting.rdp import RdpAccountant
 from scipy.stats import norm
 
 from mpdp.errors import ConfigError, MpdpError
-from mpdp.privacy import (
+from mpdp.privacy.calibration import (
     ACCOUNTANTS,
     PrivacyParameterError,
     noise_multiplier,

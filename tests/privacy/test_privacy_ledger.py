@@ -11,14 +11,16 @@ import pytest
 from dp_accounting.pld import PLDAccountant
 from scipy.stats import norm
 
-from mpdp.privacy import (
-    EPSILON_METHODS,
+from mpdp.privacy.calibration import (
     PrivacyParameterError,
-    accounted_epsilon,
-    composed_gaussian_epsilon,
     noise_multiplier,
     noise_std,
     sensitivity_replace_one,
+)
+from mpdp.privacy.ledger import (
+    EPSILON_METHODS,
+    accounted_epsilon,
+    composed_gaussian_epsilon,
     worst_party_epsilon,
 )
 

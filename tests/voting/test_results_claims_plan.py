@@ -8,7 +8,8 @@ import pytest
 from scipy import stats
 
 from mpdp import results
-from mpdp.claims import binomial_interval, engine
+from mpdp.claims import engine
+from mpdp.claims.intervals import binomial_interval
 from mpdp.errors import InputDataError
 from mpdp.studies.voting import claims, plan, train
 

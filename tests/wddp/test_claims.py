@@ -9,7 +9,8 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from mpdp.claims import engine, t_interval
+from mpdp.claims import engine
+from mpdp.claims.intervals import t_interval
 from mpdp.errors import InputDataError
 from mpdp.results import COLUMNS, to_frame
 from mpdp.studies.wddp import claims

@@ -12,7 +12,8 @@ from training_helpers import make_run as _run
 from mpdp import mechanisms
 from mpdp.data.partition import PartitionSet
 from mpdp.models import logistic
-from mpdp.privacy import PrivacyParameterError, per_party_noise_std, worst_party_epsilon
+from mpdp.privacy.calibration import PrivacyParameterError, per_party_noise_std
+from mpdp.privacy.ledger import worst_party_epsilon
 from mpdp.seeding import seed_sequence
 from mpdp.studies.wddp import plan
 from mpdp.studies.wddp.batch import train_batch

@@ -10,7 +10,8 @@ from mpdp import mechanisms
 from mpdp.data.partition import PartitionSet
 from mpdp.engine import gd as engine
 from mpdp.mechanisms import RunSpec
-from mpdp.privacy import accounted_epsilon, noise_std
+from mpdp.privacy.calibration import noise_std
+from mpdp.privacy.ledger import accounted_epsilon
 from mpdp.studies.wddp.batch import train_batch
 
 

@@ -215,7 +215,7 @@ def test_lambda_sensitivity_matches_our_optimum_without_warnings(problem):
 def test_shared_noise_has_no_per_party_equal_privacy_runs():
     # spec I-1 / E7 #2: exact_per_party gives each party a σ of its own, which shared noise has not;
     # the multiverse's noise_sharing universe failed at its first CV job before (issue 38)
-    from mpdp.pipeline.planning_studies import wddp_figure_warnings
+    from mpdp.studies.wddp.checks import wddp_figure_warnings
 
     cfg = config.load(ROOT / "config" / "config.yaml")
     assert cfg["wddp"]["equal_privacy"]

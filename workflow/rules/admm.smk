@@ -8,7 +8,8 @@ if ADMM and not ADMM_ON:
         f"mpdp: the ADMM study (config section 'admm') is skipped: data set '{ADMM['dataset']}' is "
         "not among the available data sets (config key 'datasets', or its raw files are missing).\n"
     )
-ADMM_TABLE = f"data/results/admm/{ADMM.get('dataset', 'adult')}.parquet"
+ADMM_DATASET = ADMM.get("dataset")  # None: the study is off and its rules are never asked for
+ADMM_TABLE = f"data/results/admm/{ADMM_DATASET}.parquet"
 if ADMM_ON:
     STUDY_BENCHMARKS.extend(f"data/benchmarks/admm_job/{top}.tsv" for top in ADMM["topologies"])
 ADMM_FIGURES = ("zz_f3", "zz_f4", "zz_f5")
@@ -25,9 +26,8 @@ wildcard_constraints:
     zz_fig="zz_f3|zz_f4|zz_f5",
 
 
-rule zz:
-    input:
-        ADMM_OUTPUTS + ([ADMM_TABLE] if ADMM_ON else []),
+# its collect target `admm` (older name `zz`; workflow/rules/studies.smk)
+STUDY_OUTPUTS["admm"] = ADMM_OUTPUTS + ([ADMM_TABLE] if ADMM_ON else [])
 
 
 rule zz_f3:
@@ -52,8 +52,8 @@ rule zz_table:
 
 rule admm_job:
     input:
-        card=f"data/processed/{ADMM.get('dataset', 'adult')}/card.json",
-        arrays=processed_arrays_of(ADMM.get("dataset", "adult")),
+        card=lambda wc: card(ADMM_DATASET),
+        arrays=lambda wc: processed_arrays_of(ADMM_DATASET),
     output:
         table="data/results/admm/runs/{topology}.parquet",
         tuning="data/results/admm/tuning/{topology}.json",
@@ -64,7 +64,7 @@ rule admm_job:
     # a long single job: started before every WD-DP job (mpdp.studies.scheduling)
     priority: lambda wc: scheduling.admm_priority(CFG, AVAILABLE, wc.topology)
     params:
-        code=CODE["admm_train"],
+        code=code("admm_job.py"),
         settings=lambda wc: rule_keys.param(CFG, "admm_job"),
     conda:
         "../envs/mpdp.yaml"
@@ -79,6 +79,8 @@ rule admm_collect:
         ADMM_TABLE,
     log:
         "logs/admm_collect.log",
+    params:
+        code=code("admm_collect.py"),
     conda:
         "../envs/mpdp.yaml"
     script:
@@ -94,7 +96,7 @@ rule admm_figure:
     log:
         "logs/admm_figure/{zz_fig}.log",
     params:
-        code=CODE["admm_figures"],
+        code=code("admm_figure.py"),
         settings=lambda wc: rule_keys.param(CFG, "admm_figure"),
     conda:
         "../envs/mpdp.yaml"
@@ -110,7 +112,7 @@ rule admm_fit_table:
     log:
         "logs/admm_figure/zz_table.log",
     params:
-        code=CODE["admm_figures"],
+        code=code("admm_figure.py"),
         settings=lambda wc: rule_keys.param(CFG, "admm_figure"),
     conda:
         "../envs/mpdp.yaml"

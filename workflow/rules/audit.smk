@@ -36,7 +36,7 @@ rule audit_table:
     # one long single job: started early (mpdp.studies.scheduling)
     priority: lambda wc: scheduling.audit_priority(CFG, AVAILABLE)
     params:
-        code=source_hash("audit"),
+        code=code("audit_table.py"),
         datasets=AUDIT_DATASETS,
         settings=lambda wc: rule_keys.param(CFG, "audit_table"),
         available=AVAILABLE,
@@ -55,7 +55,7 @@ rule audit_figure:
     log:
         "logs/audit/audit_figure.log",
     params:
-        code=source_hash("audit_figure"),
+        code=code("audit_figure.py"),
     conda:
         "../envs/mpdp.yaml"
     script:

@@ -3,7 +3,6 @@
 # data set. Logic in
 # src/mpdp/studies/benchmark; adapters in workflow/scripts/benchmark_*.py. The figures, the
 # report section and the umbrella target `benchmark` are defined elsewhere (not here).
-from mpdp.pipeline.provenance_hash import source_hash
 from mpdp.studies.benchmark import plan as benchmark_plan
 from mpdp.studies.benchmark import registry as benchmark_registry
 
@@ -17,7 +16,6 @@ if BENCHMARK and _BENCHMARK_ABSENT:
         f"mpdp: benchmark tables skip data sets {_BENCHMARK_ABSENT}: not among the available data "
         "sets (config key 'datasets', or their raw files are missing).\n"
     )
-BENCHMARK_CODE = source_hash("benchmark_train")
 STUDY_BENCHMARKS.extend(
     f"data/benchmarks/benchmark/{ds}/{group}.tsv" for ds in BENCHMARK_DATASETS for group in BENCHMARK_GROUPS
 )
@@ -52,7 +50,7 @@ rule benchmark_job:
     # the ADMM group's jobs are long single jobs: started early (mpdp.studies.scheduling)
     priority: lambda wc: scheduling.benchmark_priority(CFG, AVAILABLE, wc.ds, wc.bgroup)
     params:
-        code=BENCHMARK_CODE,
+        code=code("benchmark_job.py"),
         settings=lambda wc: rule_keys.param(CFG, "benchmark_job"),
     conda:
         "../envs/mpdp.yaml"
@@ -70,6 +68,7 @@ rule benchmark_collect:
     log:
         "logs/benchmark_collect/{ds}.log",
     params:
+        code=code("benchmark_collect.py"),
         settings=lambda wc: rule_keys.param(CFG, "benchmark_collect"),
     conda:
         "../envs/mpdp.yaml"

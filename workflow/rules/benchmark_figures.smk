@@ -17,11 +17,8 @@ wildcard_constraints:
     xpfig="|".join(BENCHMARK_FIGURES),
 
 
-rule benchmark:
-    input:
-        benchmark_table_paths(),
-        BENCHMARK_RANKING,
-        BENCHMARK_FIGURE_FILES,
+# its collect target `benchmark` (workflow/rules/studies.smk)
+STUDY_OUTPUTS["benchmark"] = [*benchmark_table_paths(), *BENCHMARK_RANKING, *BENCHMARK_FIGURE_FILES]
 
 
 rule benchmark_ranking:
@@ -32,7 +29,7 @@ rule benchmark_ranking:
     log:
         "logs/benchmark_ranking.log",
     params:
-        code=source_hash("benchmark_ranking"),
+        code=code("benchmark_ranking.py"),
         settings=lambda wc: rule_keys.param(CFG, "benchmark_ranking"),
     conda:
         "../envs/mpdp.yaml"
@@ -50,7 +47,7 @@ rule benchmark_figure:
     log:
         "logs/benchmark_figure/{xpfig}.log",
     params:
-        code=source_hash("benchmark_figures"),
+        code=code("benchmark_figure.py"),
         settings=lambda wc: rule_keys.param(CFG, "benchmark_figure"),
     conda:
         "../envs/mpdp.yaml"

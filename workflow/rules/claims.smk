@@ -3,13 +3,8 @@
 # src/mpdp/claims (engine) and src/mpdp/studies/<study>/claims.py (declarations, observations).
 from mpdp.claims import tables as claims_tables_mod
 
-CLAIMS_STUDIES = (
-    (["wddp"] if AVAILABLE else [])
-    + (["admm"] if ADMM_ON else [])
-    + (["voting"] if VOTING_TABLES else [])
-    + (["ls"] if ls_plan.enabled(CFG) else [])
-    + (["benchmark"] if BENCHMARK_DATASETS else [])
-)
+#: the studies of the registry (mpdp.studies.registry) that this config runs and that declare claims
+CLAIMS_STUDIES = [s.id for s in study_registry.running(CFG, AVAILABLE) if s.claims is not None]
 CLAIMS_MAPS = [f"reports/figures/claims_map_{s}.png" for s in CLAIMS_STUDIES]
 
 
@@ -22,11 +17,8 @@ rule claims:
 
 rule claims_tables:
     input:
-        wddp=[f"data/results/wddp/{ds}.parquet" for ds in AVAILABLE],
-        admm=[ADMM_TABLE] if ADMM_ON else [],
-        voting=[voting_plan.table_path(t) for t in VOTING_TABLES],
-        ls=[ls_plan.table(e) for e in LS_EXPERIMENTS] if ls_plan.enabled(CFG) else [],
-        benchmark=benchmark_table_paths(),
+        # each study's results tables, named by its id (empty: the study does not run)
+        **{s.id: s.tables(CFG, AVAILABLE) for s in study_registry.STUDIES},
         cards=[card(ds) for ds in AVAILABLE],
     output:
         cells=claims_tables_mod.CELLS_PATH,
@@ -34,9 +26,9 @@ rule claims_tables:
     log:
         "logs/claims/tables.log",
     params:
-        code=source_hash("claims"),
+        code=code("claims_tables.py"),
         settings=rule_keys.param(CFG, "claims_tables"),
-        voting_tables=list(VOTING_TABLES),
+        studies=[s.id for s in study_registry.STUDIES],
         available=AVAILABLE,
     conda:
         "../envs/mpdp.yaml"
@@ -55,7 +47,7 @@ rule claims_map:
     wildcard_constraints:
         claims_study="|".join(claims_tables_mod.STUDIES),
     params:
-        code=source_hash("claims_map"),
+        code=code("claims_map.py"),
     conda:
         "../envs/mpdp.yaml"
     script:

@@ -11,12 +11,13 @@ from mpdp.data import prepare as mpdp_prepare
 from mpdp.data import registry as mpdp_registry
 from mpdp.errors import MpdpError
 from mpdp.studies.wddp.figure_spec import FIGURES, variants_for
-from mpdp.pipeline.provenance_hash import source_hash
+from mpdp.pipeline import code_hash
 from mpdp.report.provenance import invocation
 from mpdp.pipeline.runner import job_environment
 from mpdp.pipeline import rule_keys
 from mpdp.studies.wddp import plan
 from mpdp.studies import scheduling
+from mpdp.studies import registry as study_registry
 
 for _var, _value in job_environment().items():  # inherited by every job
     os.environ.setdefault(_var, _value)
@@ -68,15 +69,28 @@ except MpdpError as exc:
 for _line in PLANNING_WARNINGS:
     sys.stderr.write(f"mpdp: WARNING: {_line}\n")
 
-CODE = {stage: source_hash(stage) for stage in ("data", "partition", "train", "figures", "report",
-                                                "voting_train", "voting_figures", "admm_train",
-                                               "admm_figures")}
+SCRIPTS = Path(workflow.main_snakefile).resolve().parent / "workflow" / "scripts"
+
+
+#: files a script executes besides itself (repository paths): their imports are its code too
+SCRIPT_RUNS = {"report.py": ("notebooks/report.py",)}
+
+
+def code(script):
+    """The ``code`` param of the rule running ``workflow/scripts/<script>``: a hash of the package
+    sources the script (and what it executes, SCRIPT_RUNS) imports, transitively
+    (mpdp.pipeline.code_hash; an edit reruns exactly the rules whose scripts import it).
+    check_code_params() holds every rule with a script to it."""
+    root = SCRIPTS.parents[1]
+    return code_hash.script_hash(SCRIPTS / script, *(root / f for f in SCRIPT_RUNS.get(script, ())))
+
+
 EXPERIMENTS = ("eps_sweep", "u_sweep")
 VARIANTS = variants_for(CFG)
 
 
 wildcard_constraints:
-    dataset="|".join(["kddcup99", "adult", "bank", "breast_cancer", "credit_card"]),
+    dataset=mpdp_registry.pattern(),
     experiment="eps_sweep|u_sweep",
     job=plan.JOB_ID_PATTERN,
     figname=r"fig\d\d(-pr|-exact|-eq)?",
@@ -85,8 +99,8 @@ wildcard_constraints:
 PROCESSED_ARRAYS = tuple(f"{name}.npy" for name in mpdp_prepare.ARRAYS)
 # KDDCup99's 5-class label arrays (voting study, spec M13): outputs of rule prepare_multiclass
 CLASS_ARRAY_FILES = tuple(f"{name}.npy" for name in mpdp_prepare.CLASS_ARRAYS)
-MULTICLASS_DATA = "|".join(mpdp_prepare.MULTICLASS_DATASETS)
-BINARY_DATA = "|".join(ds for ds in mpdp_registry.DATASETS if ds not in mpdp_prepare.MULTICLASS_DATASETS)
+MULTICLASS_DATA = mpdp_registry.pattern(mpdp_registry.multiclass())
+BINARY_DATA = mpdp_registry.pattern(tuple(ds for ds in mpdp_registry.DATASETS if ds not in mpdp_registry.multiclass()))
 
 
 def card(ds):
@@ -140,6 +154,9 @@ def all_job_files(ds):
 
 #: ``benchmark:`` files of the other studies' jobs; each study's rule file appends its own
 STUDY_BENCHMARKS = []
+#: study id -> every figure and table of the study: the inputs of its collect target (`snakemake
+#: <id>`, and its older names; workflow/rules/studies.smk); each study's rule file sets its own
+STUDY_OUTPUTS = {}
 
 
 def processed_arrays_of(ds):
@@ -180,6 +197,25 @@ def all_figure_files():
 def figure_variant(figname):
     """'' for the main reading, else the suffix without its dash ('pr', 'exact')."""
     return figname.split("-", 1)[1] if "-" in figname else ""
+
+
+#: rules whose job runs the whole workflow again (a multiverse universe's nested Snakemake): their
+#: code is every source of the package
+WHOLE_PACKAGE_RULES = ("multiverse_universe",)
+
+
+def check_code_params():
+    """Stop planning unless every rule with a script declares as param ``code`` the hash of the
+    package code its script runs (code(), issue 44): a rule without it would not rerun after
+    an edit of the code it runs. Call it after every rule file is included (in the Snakefile)."""
+    for r in workflow.rules:
+        if not r.script:
+            continue
+        expected = code_hash.package_hash() if r.name in WHOLE_PACKAGE_RULES else code(Path(str(r.script)).name)
+        declared = r.params.get("code") if "code" in r.params.keys() else None
+        if declared != expected:
+            sys.exit(f"mpdp: rule {r.name!r} runs a script but its param 'code' is {declared!r}, not "
+                     f"the hash of the code its script imports; add code=code({Path(str(r.script)).name!r})")
 
 
 def study_targets():

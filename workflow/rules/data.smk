@@ -14,9 +14,11 @@ rule fetch_raw:
         "logs/fetch_raw/{dataset}.log",
     # as early as the longest job that reads the data set (mpdp.studies.scheduling)
     priority: data_priority
-    # no params: where the files come from (the mirror, $MPDP_DATA_MIRROR, downloads) does not
-    # change them (verified SHA-256), so moving the mirror reruns nothing; the job finds the
-    # mirror itself (mpdp.config.data_mirror)
+    # only the code as a param: where the files come from (the mirror, $MPDP_DATA_MIRROR,
+    # downloads) does not change them (verified SHA-256), so moving the mirror reruns nothing;
+    # the job finds the mirror itself (mpdp.config.data_mirror)
+    params:
+        code=code("fetch_raw.py"),
     conda:
         "../envs/mpdp.yaml"
     script:
@@ -37,7 +39,7 @@ rule prepare:
     benchmark:
         "data/benchmarks/prepare/{dataset}.tsv"
     params:
-        code=CODE["data"],
+        code=code("prepare.py"),
         settings=lambda wc: rule_keys.param(CFG, "prepare", dataset=wc.dataset),
     conda:
         "../envs/mpdp.yaml"
@@ -64,7 +66,7 @@ rule partition:
         "logs/partition/{dataset}_{experiment}.log",
     priority: setup_priority
     params:
-        code=CODE["partition"],
+        code=code("partition.py"),
         settings=lambda wc: rule_keys.param(CFG, "partition"),
         layouts=lambda wc: plan.partition_settings(CFG, wc.dataset, wc.experiment),
     conda:

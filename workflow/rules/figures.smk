@@ -9,6 +9,10 @@ rule figures:
         "reports/figures/noise_diagnostics.pdf",
 
 
+# the WD-DP study's collect target `wddp` (workflow/rules/studies.smk): its tables (`train`) and figures
+STUDY_OUTPUTS["wddp"] = [*rules.train.input, *rules.figures.input]
+
+
 rule figure:
     input:
         lambda wc: figure_jobs(wc.figname.split("-")[0]),
@@ -18,7 +22,7 @@ rule figure:
     log:
         "logs/figures/{figname}.log",
     params:
-        code=CODE["figures"],
+        code=code("figure.py"),
         unavailable=UNAVAILABLE,
     conda:
         "../envs/mpdp.yaml"
@@ -35,7 +39,7 @@ rule noise_diagnostics:
     log:
         "logs/figures/noise_diagnostics.log",
     params:
-        code=CODE["figures"],
+        code=code("noise_diagnostics.py"),
         unavailable=UNAVAILABLE,
     conda:
         "../envs/mpdp.yaml"

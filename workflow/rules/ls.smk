@@ -3,13 +3,7 @@
 from mpdp.studies.ls import EXPERIMENTS as LS_EXPERIMENTS
 from mpdp.studies.ls import plan as ls_plan
 
-try:
-    ls_plan.check_config(CFG)
-except MpdpError as exc:
-    sys.stderr.write(f"\nmpdp: {exc}\n\n")
-    sys.exit(1)
-
-LS_CODE = {stage: source_hash(stage) for stage in ("ls", "ls_figures")}
+# its config cross-checks run at planning with every study's (mpdp.studies.ls.study, common.smk)
 if ls_plan.enabled(CFG):
     STUDY_BENCHMARKS.extend(f"data/benchmarks/ls/{exp}.tsv" for exp in LS_EXPERIMENTS)
 
@@ -27,7 +21,7 @@ rule ls_experiment_1:
     benchmark:
         "data/benchmarks/ls/ls_1.tsv"
     params:
-        code=LS_CODE["ls"],
+        code=code("ls_experiment.py"),
         settings=lambda wc: rule_keys.param(CFG, "ls_experiment:ls_1"),
         experiment="ls_1",
     conda:
@@ -46,7 +40,7 @@ rule ls_experiment:
     benchmark:
         "data/benchmarks/ls/{ls_exp}.tsv"
     params:
-        code=LS_CODE["ls"],
+        code=code("ls_experiment.py"),
         settings=lambda wc: rule_keys.param(CFG, f"ls_experiment:{wc.ls_exp}"),
         experiment=lambda wc: wc.ls_exp,
     conda:
@@ -64,31 +58,29 @@ rule ls_figure:
     log:
         "logs/ls/figure_{ls_exp}.log",
     params:
-        code=LS_CODE["ls_figures"],
+        code=code("ls_figure.py"),
     conda:
         "../envs/mpdp.yaml"
     script:
         "../scripts/ls_figure.py"
 
 
-rule ls_claims:
+rule ls_negative_closed_form:
     input:
         [ls_plan.table(e) for e in LS_EXPERIMENTS],
     output:
         **ls_plan.derived_tables(),
     log:
-        "logs/ls/claims.log",
+        "logs/ls/negative_closed_form.log",
     params:
-        code=LS_CODE["ls_figures"],
+        code=code("ls_negative_closed_form.py"),
     conda:
         "../envs/mpdp.yaml"
     script:
-        "../scripts/ls_claims.py"
+        "../scripts/ls_negative_closed_form.py"
 
 
-rule ls:
-    input:
-        ls_plan.all_outputs(CFG),
+STUDY_OUTPUTS["ls"] = ls_plan.all_outputs(CFG)  # its collect target `ls` (studies.smk)
 
 
 for _ls_exp in LS_EXPERIMENTS:

@@ -16,7 +16,7 @@ rule multiverse:
     log:
         "logs/multiverse/collect.log",
     params:
-        code=source_hash("multiverse"),
+        code=code("multiverse_collect.py"),
         settings=lambda wc: rule_keys.param(CFG, "multiverse"),  # a universe has no multiverse section
         universes=list(MULTIVERSE),
     conda:
@@ -42,7 +42,7 @@ rule multiverse_universe:
         # a hash of the universe's whole config: any change of it reruns the universe (one short
         # line as the rerun reason; the script rebuilds the config itself)
         settings=lambda wc: mpdp_config.config_hash(multiverse_spec.universe_config(CFG, MULTIVERSE[wc.universe])),
-        code=source_hash("multiverse_universe"),
+        code=code_hash.package_hash(),
         root=str(Path(workflow.main_snakefile).resolve().parent),
     conda:
         "../envs/mpdp.yaml"

@@ -31,7 +31,7 @@ rule report_html:
     log:
         "logs/report.log",
     params:
-        code=CODE["report"],
+        code=code("report.py"),
         unavailable=UNAVAILABLE,
         available=AVAILABLE,
         invocation=INVOCATION,

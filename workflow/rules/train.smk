@@ -21,7 +21,7 @@ rule optimum:
         "data/benchmarks/optimum/{dataset}.tsv"
     priority: setup_priority
     params:
-        code=CODE["train"],
+        code=code("optimum.py"),
         settings=lambda wc: rule_keys.param(CFG, "optimum"),
     conda:
         "../envs/mpdp.yaml"
@@ -41,7 +41,7 @@ rule learning_rates:
         "data/benchmarks/learning_rates/{dataset}.tsv"
     priority: setup_priority
     params:
-        code=CODE["train"],
+        code=code("learning_rates.py"),
         settings=lambda wc: rule_keys.param(CFG, "learning_rates"),
     conda:
         "../envs/mpdp.yaml"
@@ -64,7 +64,7 @@ rule train_job:
         "data/benchmarks/train/{dataset}/{job}.tsv"
     priority: job_priority
     params:
-        code=CODE["train"],
+        code=code("train_job.py"),
         settings=job_settings,
     conda:
         "../envs/mpdp.yaml"
@@ -82,6 +82,7 @@ rule collect_results:
     log:
         "logs/collect_results/{dataset}.log",
     params:
+        code=code("collect_results.py"),
         settings=rule_keys.param(CFG, "collect_results"),
     conda:
         "../envs/mpdp.yaml"

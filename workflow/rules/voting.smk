@@ -1,5 +1,5 @@
 # Voting study (Hamm, Cao, Belkin; output-perturbation baselines; spec E5): one coarse job per
-# table (data set, or kddcup99_multiclass), then the figures H-1..H-4, the B5 figure and the
+# table (data set, or <data set>_multiclass), then the figures H-1..H-4, the B5 figure and the
 # test-error-vs-λ trade-off (hamm_lambda, from the λ-sweep rows of the same tables).
 from mpdp.studies.voting import plan as voting_plan
 from mpdp.studies.voting.figures import FIGURE_IDS as VOTING_FIGURES
@@ -9,10 +9,8 @@ from mpdp.studies.voting.figures import figure_tables as voting_figure_tables
 VOTING_TABLES = voting_plan.tables(CFG, AVAILABLE)
 STUDY_BENCHMARKS.extend(f"data/benchmarks/voting/{table}.tsv" for table in VOTING_TABLES)
 
-rule hamm:
-    input:
-        [voting_plan.table_path(t) for t in VOTING_TABLES],
-        voting_figure_files(),
+# its collect target `voting` (older name `hamm`; workflow/rules/studies.smk)
+STUDY_OUTPUTS["voting"] = [*(voting_plan.table_path(t) for t in VOTING_TABLES), *voting_figure_files()]
 
 
 rule voting_train:
@@ -28,9 +26,9 @@ rule voting_train:
     # the multiclass tables are long single jobs: started early (mpdp.studies.scheduling)
     priority: lambda wc: scheduling.voting_priority(CFG, AVAILABLE, *voting_plan.dataset_of(wc.table))
     wildcard_constraints:
-        table=r"(kddcup99|adult|bank|breast_cancer|credit_card)(_multiclass)?",
+        table=voting_plan.table_pattern(),
     params:
-        code=CODE["voting_train"],
+        code=code("voting_train.py"),
         settings=lambda wc: rule_keys.param(CFG, "voting_train"),
     conda:
         "../envs/mpdp.yaml"
@@ -49,7 +47,7 @@ rule voting_figure:
     wildcard_constraints:
         vfig="|".join(VOTING_FIGURES),
     params:
-        code=CODE["voting_figures"],
+        code=code("voting_figure.py"),
         settings=lambda wc: rule_keys.param(CFG, "voting_figure"),
     conda:
         "../envs/mpdp.yaml"

@@ -1,7 +1,7 @@
 """Snakemake script: one ADMM-study figure (zz_f3, zz_f4, zz_f5: png + pdf) or zz_table.csv."""
 from mpdp.figures import warm
 
-# rendered by the warm renderer where it runs (one process"s imports for every figure; mpdp.figures.warm)
+# rendered by the warm renderer where it runs (one process's imports for every figure; mpdp.figures.warm)
 warm.delegate(globals(), ("mpdp.studies.admm.figures", "mpdp.config"))
 
 from pathlib import Path  # noqa: E402

@@ -1,7 +1,7 @@
 """Snakemake script: the audit figure reports/figures/audit_eps.png/pdf."""
 from mpdp.figures import warm
 
-# rendered by the warm renderer where it runs (one process"s imports for every figure; mpdp.figures.warm)
+# rendered by the warm renderer where it runs (one process's imports for every figure; mpdp.figures.warm)
 warm.delegate(globals(), ("mpdp.audit.figure", "mpdp.audit.table"))
 
 from mpdp.audit import table  # noqa: E402

@@ -2,6 +2,7 @@
 from pathlib import Path
 
 from mpdp import config
+from mpdp.audit import registry as audit_registry
 from mpdp.audit import table
 from mpdp.io import read_json
 from mpdp.pipeline.runner import run_step
@@ -17,7 +18,7 @@ def step(log):
     for label in skipped:
         log.warning("audit setting skipped (its data set is not available): %s", label)
     if cfg.get("benchmark"):  # the benchmark's mechanisms bring their own adapters and settings
-        benchmark_registry.register_audit(cfg)
+        audit_registry.register_benchmark(cfg)
         settings = [*settings, *benchmark_registry.audit_settings(cfg)]
     processed = {ds: str(Path(path).parent) for ds, path in zip(sm.params.datasets, sm.input.cards, strict=True)}
     ctx = table.context_from_config(cfg["audit"], cfg["root_seed"], n_train, processed,

@@ -1,7 +1,7 @@
 """Snakemake script: one cross-paper benchmark figure (xp_eps, xp_m, xp_u, xp_rank: png + pdf)."""
 from mpdp.figures import warm
 
-# rendered by the warm renderer where it runs (one process"s imports for every figure; mpdp.figures.warm)
+# rendered by the warm renderer where it runs (one process's imports for every figure; mpdp.figures.warm)
 warm.delegate(globals(), ("mpdp.studies.benchmark.figures", "mpdp.pipeline.rule_keys"))
 
 from pathlib import Path  # noqa: E402

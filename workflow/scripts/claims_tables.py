@@ -11,9 +11,8 @@ cfg = rule_config(sm.config, "claims_tables")
 
 
 def step(log):
-    paths = Paths(wddp=list(sm.input.wddp), admm=list(sm.input.admm),
-                  voting=dict(zip(sm.params.voting_tables, sm.input.voting, strict=True)),
-                  ls=list(sm.input.ls), benchmark=list(sm.input.benchmark),
+    # each study's tables under its id (mpdp.studies.registry), the data cards by data set
+    paths = Paths({study: list(getattr(sm.input, study)) for study in sm.params.studies},
                   cards={Path(p).parent.name: p for p in sm.input.cards})
     cells, verdicts = build(paths, cfg)
     tables.write(cells, sm.output.cells)

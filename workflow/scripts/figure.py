@@ -1,7 +1,7 @@
-"""Snakemake script: render one paper figure (one variant) from its jobs" results rows."""
+"""Snakemake script: render one paper figure (one variant) from its jobs' results rows."""
 from mpdp.figures import warm
 
-# rendered by the warm renderer where it runs (one process"s imports for every figure; mpdp.figures.warm)
+# rendered by the warm renderer where it runs (one process's imports for every figure; mpdp.figures.warm)
 warm.delegate(globals(), ("mpdp.studies.wddp.figures", "mpdp.results", "pandas"))
 
 from pathlib import Path  # noqa: E402

@@ -1,7 +1,7 @@
 """Snakemake script: figure reports/figures/<experiment>.png/pdf of the least-squares study."""
 from mpdp.figures import warm
 
-# rendered by the warm renderer where it runs (one process"s imports for every figure; mpdp.figures.warm)
+# rendered by the warm renderer where it runs (one process's imports for every figure; mpdp.figures.warm)
 warm.delegate(globals(), ("mpdp.studies.ls.figures", "mpdp.studies.ls.report"))
 
 from pathlib import Path  # noqa: E402

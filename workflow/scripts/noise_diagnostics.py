@@ -1,7 +1,7 @@
 """Snakemake script: the noise-magnitude diagnostic figure (spec B9)."""
 from mpdp.figures import warm
 
-# rendered by the warm renderer where it runs (one process"s imports for every figure; mpdp.figures.warm)
+# rendered by the warm renderer where it runs (one process's imports for every figure; mpdp.figures.warm)
 warm.delegate(globals(), ("mpdp.studies.wddp.figures", "mpdp.results"))
 
 from pathlib import Path  # noqa: E402

@@ -1,7 +1,7 @@
 """Snakemake script: one figure of the voting study (spec E5 H-1..H-4, B5, the λ trade-off)."""
 from mpdp.figures import warm
 
-# rendered by the warm renderer where it runs (one process"s imports for every figure; mpdp.figures.warm)
+# rendered by the warm renderer where it runs (one process's imports for every figure; mpdp.figures.warm)
 warm.delegate(globals(), ("mpdp.studies.voting.figures", "mpdp.config"))
 
 from pathlib import Path  # noqa: E402

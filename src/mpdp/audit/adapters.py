@@ -6,7 +6,7 @@ samplers and the batched engine — and adds only the attack: the worst-case nei
 inputs, the score and the bound. Two adapters exist on main today:
 
 - :class:`GradientCanaryAdapter` (``one_run``, spec A2): the gradient-perturbation family
-  (:mod:`mpdp.mechanisms.gradient_perturbation` + :func:`mpdp.engine.noisy_gd`) with white-box
+  (:mod:`mpdp.mechanisms.gradient_perturbation` + :func:`mpdp.engine.gd.noisy_gd`) with white-box
   Dirac gradient canaries on extra coordinates (see the class for the data).
 - :class:`L2OutputPerturbationAdapter` (``many_draws``, spec A1, A3): an N-L2 output-
   perturbation release f(D) + η (:func:`mpdp.privacy.samplers.l2_laplace`) of one exact

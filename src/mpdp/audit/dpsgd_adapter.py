@@ -25,8 +25,7 @@ the rate really used (:func:`mpdp.privacy.subsampled_gaussian.epsilon`), an uppe
 audited pair: honest runs have ε̂ ≤ ``eps_accounted`` ≤ ``eps_up``; the bug's ``eps_up`` is the
 full-batch ε, far above the claim, and ε̂ exceeds ``eps_accounted``.
 
-Importing this module registers the adapter under id ``dpsgd``
-(:func:`mpdp.audit.registry.register`).
+The audit registry (:mod:`mpdp.audit.registry`) registers :data:`ADAPTER` under id ``dpsgd``.
 """
 
 from __future__ import annotations
@@ -40,7 +39,6 @@ import numpy as np
 
 from mpdp.audit.adapters import AuditContext, record_pair, setting_label
 from mpdp.audit.many_draws import many_draws_audit
-from mpdp.audit.registry import register
 from mpdp.mechanisms import dpsgd
 from mpdp.privacy import subsampled_gaussian as sg
 from mpdp.seeding import rng
@@ -117,4 +115,4 @@ class DpsgdAdapter:
         }
 
 
-ADAPTER = register(DpsgdAdapter())
+ADAPTER = DpsgdAdapter()

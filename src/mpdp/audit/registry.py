@@ -16,6 +16,10 @@ E.g. the voting family: the A3 M11/M12 pairs, solved once, noise redrawn — the
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
+from mpdp.audit import dpsgd_adapter
 from mpdp.audit.adapters import Adapter, GradientCanaryAdapter, L2OutputPerturbationAdapter
 from mpdp.audit.pvp_history import PVPHistoryAdapter
 from mpdp.audit.release_adapters import (
@@ -24,6 +28,7 @@ from mpdp.audit.release_adapters import (
     PVPNoiseAdapter,
 )
 from mpdp.errors import ConfigError
+from mpdp.studies.benchmark import registry as benchmark_registry
 from mpdp.studies.benchmark.calibration import GRADIENT as BENCHMARK_GRADIENT
 
 #: every auditable mechanism by id
@@ -49,6 +54,22 @@ def get(mechanism: str) -> Adapter:
         ) from None
 
 
+def register_benchmark(cfg: Mapping[str, Any]) -> list[str]:
+    """Register the adapters of their own that the configured benchmark mechanisms bring
+    (:meth:`mpdp.studies.benchmark.interface.Mechanism.audit_adapter`; the benchmark never
+    imports the audit: the audit reads the benchmark's registry, one way).
+
+    Returns the ids registered now (those already there are left as they are).
+    """
+    added = []
+    for mech in benchmark_registry.configured(cfg):
+        adapter = mech.audit_adapter()
+        if adapter is not None and adapter.id not in ADAPTERS:
+            register(adapter)
+            added.append(adapter.id)
+    return added
+
+
 for _adapter in (
     GradientCanaryAdapter("wyx", "wyx", "central"),
     GradientCanaryAdapter("wddp_per_round", "wddp", "per_round"),
@@ -63,5 +84,6 @@ for _adapter in (
     PVPNoiseAdapter(),
     PVPHistoryAdapter(),
     DVPFirstIterationAdapter(),
+    dpsgd_adapter.ADAPTER,  # multi-party DP-SGD (the benchmark's baseline, mpdp.mechanisms.dpsgd)
 ):
     register(_adapter)

@@ -111,7 +111,7 @@ def run_settings(
 
 
 def _engine_rows(frame: pd.DataFrame) -> pd.Series:
-    """Rows whose mechanism ran in :func:`mpdp.engine.noisy_gd` (the gradient canary audits)."""
+    """Rows whose mechanism ran in :func:`mpdp.engine.gd.noisy_gd` (the gradient canary audits)."""
     engine_ids = [key for key, adapter in ADAPTERS.items() if isinstance(adapter, GradientCanaryAdapter)]
     return frame["mechanism"].isin(engine_ids)
 

@@ -9,45 +9,7 @@
 * :mod:`mpdp.claims.maps`: the verdict map figure of a study.
 
 A shared layer: it never imports :mod:`mpdp.studies`.
+
+Import names from their modules: this package module imports nothing, so no module of the
+package imports a package that imports it back (tests/test_import_graph.py).
 """
-
-from mpdp.claims.declare import METRICS, Claim, Metric
-from mpdp.claims.engine import Inputs, evaluate, verdicts
-from mpdp.claims.intervals import (
-    CONFIDENCE,
-    GAP_FLOOR,
-    MIN_REPS,
-    binomial_interval,
-    fitted_change,
-    log_gap,
-    median_interval,
-    ratio_interval,
-    t_interval,
-)
-from mpdp.claims.tables import VERDICT_ORDER, paper_order, read_cells, read_verdicts
-
-#: every claim verdict, worst first (the order reports list them)
-VERDICTS: tuple[str, ...] = VERDICT_ORDER
-
-__all__ = [
-    "CONFIDENCE",
-    "GAP_FLOOR",
-    "METRICS",
-    "MIN_REPS",
-    "VERDICTS",
-    "VERDICT_ORDER",
-    "Claim",
-    "Inputs",
-    "Metric",
-    "binomial_interval",
-    "evaluate",
-    "fitted_change",
-    "log_gap",
-    "median_interval",
-    "paper_order",
-    "ratio_interval",
-    "read_cells",
-    "read_verdicts",
-    "t_interval",
-    "verdicts",
-]

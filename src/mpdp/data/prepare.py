@@ -22,7 +22,7 @@ import pandas as pd
 
 from mpdp.data.fetch import sha256_file
 from mpdp.data.parsers import Parsed, parse
-from mpdp.data.registry import DatasetInfo, get
+from mpdp.data.registry import DatasetInfo, get, multiclass
 from mpdp.errors import ChecksumMismatchError, InputDataError
 from mpdp.io import load_npy, read_json, rebuild_hint, save_npy, write_json
 from mpdp.seeding import rng
@@ -32,7 +32,7 @@ CLASS_ARRAYS = ("y_class_train", "y_class_test")
 #: data sets whose parser yields a multiclass label (KDDCup99's 5 classes, spec E5): their
 #: preparation also writes :data:`CLASS_ARRAYS`, declared as outputs of the workflow's
 #: ``prepare_multiclass`` rule so that a job reading them declares them as inputs
-MULTICLASS_DATASETS: tuple[str, ...] = ("kddcup99",)
+MULTICLASS_DATASETS: tuple[str, ...] = multiclass()
 CARD = "card.json"
 
 
@@ -232,7 +232,7 @@ def preprocessing(dataset_id: str, cfg: Mapping[str, Any]) -> dict[str, dict[str
             "credit_card_normals": _choice(pre["credit_card_normals"], "REC", "E1 (e), E7 #19")
         },
     }
-    return {**choices, **specific[dataset_id]()}
+    return {**choices, **specific.get(dataset_id, dict)()}
 
 
 def prepare(
@@ -250,7 +250,8 @@ def prepare(
     info = get(dataset_id)
     paths = {Path(p).name: Path(p) for p in raw_paths}
     hashes = _raw_hashes(info, paths, synthetic)
-    parsed = parse(dataset_id, paths, cfg["preprocess"])
+    # a data set added by its own module brings its parser (mpdp.data.info.DatasetInfo.parse)
+    parsed = info.parse(paths, cfg["preprocess"]) if info.parse else parse(dataset_id, paths, cfg["preprocess"])
     encoding = Encoding.fit(parsed)
     rows = _select_rows(dataset_id, parsed.labels, cfg)
     x = normalise_rows(

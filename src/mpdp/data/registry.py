@@ -1,4 +1,4 @@
-"""The five data sets of the WD-DP paper and their pinned raw files (spec experiments.md E1, E1.1).
+"""The data sets: the five of the WD-DP paper and their pinned raw files (spec experiments.md E1, E1.1).
 
 Each raw file is pinned by the SHA-256 of its *uncompressed* content. The pipeline stores it
 uncompressed under ``data/raw/<dataset id>/<file name>``. It obtains the file from a mirror
@@ -10,53 +10,10 @@ at run time (spec E1.1).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import re
 
+from mpdp.data.info import DatasetInfo, RawFile, Source
 from mpdp.errors import ConfigError
-
-
-@dataclass(frozen=True)
-class Source:
-    """One place to download a raw file from.
-
-    ``unpack`` lists the steps that turn the downloaded bytes into the raw file, applied in
-    order: ``"gzip"`` decompresses, ``"zip:<member>"`` takes that member of a zip archive.
-    """
-
-    url: str
-    unpack: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True)
-class RawFile:
-    """A raw data file as the pipeline stores it (uncompressed) in ``data/raw/<id>/``."""
-
-    name: str
-    sha256: str
-    size: int
-    mirror_path: str
-    sources: tuple[Source, ...]
-
-
-@dataclass(frozen=True)
-class DatasetInfo:
-    """A data set of spec E1: its raw files, label convention and provenance."""
-
-    id: str
-    display_name: str
-    files: tuple[RawFile, ...]
-    positive_label: str
-    homepage: str
-    license: str
-    doi: str
-    citation: str
-
-    def file(self, name: str) -> RawFile:
-        """The raw file called ``name``."""
-        for raw in self.files:
-            if raw.name == name:
-                return raw
-        raise KeyError(f"{self.id} has no raw file {name!r}")
 
 
 _UCI = "https://archive.ics.uci.edu/ml/machine-learning-databases"
@@ -90,6 +47,10 @@ KDDCUP99 = DatasetInfo(
     license=_UCI_LICENSE,
     doi="10.24432/C51C7N",
     citation="Hettich & Bay (1999), The UCI KDD Archive: KDD Cup 1999 Data",
+    preprocess_keys=("preprocess.kdd_sample_size",),
+    multiclass=True,
+    paper_shape=(56000, 119),
+    record_cap_key="preprocess.kdd_sample_size",
 )
 
 ADULT = DatasetInfo(
@@ -122,6 +83,7 @@ ADULT = DatasetInfo(
     license=_UCI_LICENSE,
     doi="10.24432/C5XW20",
     citation="Becker & Kohavi (1996), Adult, UCI Machine Learning Repository",
+    paper_shape=(36177, 105),
 )
 
 BANK = DatasetInfo(
@@ -150,6 +112,8 @@ BANK = DatasetInfo(
     license=_UCI_LICENSE,
     doi="10.24432/C5K306",
     citation="Moro, Cortez & Rita (2014), Decision Support Systems 62:22-31",
+    preprocess_keys=("preprocess.bank_keep_duration",),
+    paper_shape=(32950, 64),
 )
 
 BREAST_CANCER = DatasetInfo(
@@ -175,6 +139,8 @@ BREAST_CANCER = DatasetInfo(
     license=_UCI_LICENSE,
     doi="10.24432/C5HP4Z",
     citation="Mangasarian & Wolberg (1990), SIAM News 23(5):1-18",
+    preprocess_keys=("preprocess.breast_cancer_missing",),
+    paper_shape=(559, 10),
 )
 
 CREDIT_CARD = DatasetInfo(
@@ -202,12 +168,27 @@ CREDIT_CARD = DatasetInfo(
         "Dal Pozzolo, Caelen, Johnson & Bontempi (2015), Calibrating Probability with "
         "Undersampling for Unbalanced Classification, IEEE CIDM"
     ),
+    preprocess_keys=("preprocess.credit_card_normals",),
+    paper_shape=(787, 31),
 )
 
-#: data set id -> description, in the panel order (a)-(e) of the WD-DP figures (spec E1).
+#: data set id -> description, in the panel order (a)-(e) of the WD-DP figures (spec E1). A
+#: data set added by its own module (docs/development.md "How to add a data set") is one more
+#: entry of this tuple.
 DATASETS: dict[str, DatasetInfo] = {
     info.id: info for info in (KDDCUP99, ADULT, BANK, BREAST_CANCER, CREDIT_CARD)
 }
+
+
+def pattern(ids: tuple[str, ...] | None = None) -> str:
+    """A regular expression matching exactly the ids ``ids`` (default: every data set), for the
+    workflow's wildcard constraints."""
+    return "|".join(re.escape(ds) for ds in (tuple(DATASETS) if ids is None else ids))
+
+
+def multiclass() -> tuple[str, ...]:
+    """The data sets whose parser yields a multiclass label (spec E5)."""
+    return tuple(ds for ds, info in DATASETS.items() if info.multiclass)
 
 
 def get(dataset_id: str) -> DatasetInfo:

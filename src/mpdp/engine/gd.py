@@ -585,7 +585,7 @@ _USED: dict[str, path.Provenance] = {}
 
 
 def record(dtype: str) -> path.Provenance:
-    """Note that :func:`mpdp.engine.noisy_gd` trains in ``dtype`` now and return its provenance;
+    """Note that :func:`mpdp.engine.gd.noisy_gd` trains in ``dtype`` now and return its provenance;
     the first time per dtype it is logged (a WARNING for a fallback)."""
     provenance, fallback = path.current(dtype)
     if _USED.get(dtype) != provenance:

@@ -8,7 +8,7 @@ studies' results tables, and by the audit's and the least-squares study's table 
 that no row builder has to know about them:
 
 - ``engine_path``: ``fused`` (the compiled float32 kernel), ``numpy-float32`` or
-  ``numpy-float64`` (the NumPy/BLAS path of :func:`mpdp.engine.noisy_gd`; float64 is the exact
+  ``numpy-float64`` (the NumPy/BLAS path of :func:`mpdp.engine.gd.noisy_gd`; float64 is the exact
   reference), ``not-engine-float64`` (not trained by the gradient-descent engine: the
   mechanism's own NumPy float64 code — Newton or L-BFGS solvers, closed forms, the
   least-squares study, DP-SGD), or ``unrecorded`` (an engine
@@ -18,7 +18,7 @@ that no row builder has to know about them:
 - ``noise_source``: ``compiled-stream`` (the compiled copy of NumPy's normal stream, the same
   values) or ``numpy``.
 
-:func:`mpdp.engine.noisy_gd` records what it used (:func:`record`); the first use of each path
+:func:`mpdp.engine.gd.noisy_gd` records what it used (:func:`record`); the first use of each path
 in a process is logged on the ``mpdp`` logger (the job log), as a WARNING when it is a fallback
 (the kernel missing or unusable, or the compiled noise stream disagreeing with NumPy).
 """
@@ -45,7 +45,7 @@ COLUMNS: dict[str, str] = {
 def fill(frame: pd.DataFrame, engine_rows: Callable[[pd.DataFrame], pd.Series]) -> pd.DataFrame:
     """``frame`` with the :data:`COLUMNS` (appended where absent), their NA values filled.
 
-    ``engine_rows(frame)`` says which rows :func:`mpdp.engine.noisy_gd` trained: they get what
+    ``engine_rows(frame)`` says which rows :func:`mpdp.engine.gd.noisy_gd` trained: they get what
     the engine recorded in this process for the row's ``dtype`` (or its only recorded dtype
     where the table has none), :data:`UNRECORDED` if it did not run; the other rows get
     :data:`NOT_ENGINE`. Values already present (a table read back, or set by a row builder)

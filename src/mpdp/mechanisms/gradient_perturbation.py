@@ -11,9 +11,9 @@
 - ``jayaraman``: Jayaraman et al. gradient perturbation, simple average a_j = 1/m with the
   effective size m·n_(1) (spec M4.1 literal, M4.2 per round).
 
-σ always comes from :func:`mpdp.privacy.noise_std` with the accountant of the run (spec §0.5),
+σ always comes from :func:`mpdp.privacy.calibration.noise_std` with the accountant of the run (spec §0.5),
 or, for the per-party accountant ``exact_per_party`` of the ``equal_privacy`` reading (literal
-mode only), from :func:`mpdp.privacy.per_party_noise_std` (σ_j calibrated to party j's own
+mode only), from :func:`mpdp.privacy.calibration.per_party_noise_std` (σ_j calibrated to party j's own
 n_j, spec I-1). The ledger's ε is computed for the mechanism as implemented: composed
 Gaussian with the calibration's sensitivity for per-round/central runs (scope ``aggregate``,
 exact); for the literal local mode an upper bound, the worst party's trajectory
@@ -31,15 +31,14 @@ from dataclasses import dataclass
 import numpy as np
 
 from mpdp.mechanisms.base import Calibration, RunSpec
-from mpdp.privacy import (
+from mpdp.privacy.calibration import (
     PER_PARTY_ACCOUNTANTS,
     PrivacyParameterError,
-    accounted_epsilon,
     noise_std,
     per_party_noise_std,
     sensitivity_replace_one,
-    worst_party_epsilon,
 )
+from mpdp.privacy.ledger import accounted_epsilon, worst_party_epsilon
 
 
 @dataclass(frozen=True)

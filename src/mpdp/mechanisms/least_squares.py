@@ -210,7 +210,7 @@ def sgd_noise_std(
 
     - ``permutation_zcdp``: each record is touched n times, each touch a Gaussian release of
       sensitivity 2nL_ℓ. ``zcdp_code`` (spec default): σ = √(2n³)L_ℓ/(√(ln(1/δ)+ε) − √ln(1/δ))
-      (= :func:`mpdp.privacy.noise_std` ``zcdp_code`` with T = n, Δ = 2nL_ℓ); ``exact``:
+      (= :func:`mpdp.privacy.calibration.noise_std` ``zcdp_code`` with T = n, Δ = 2nL_ℓ); ``exact``:
       dp-accounting's smallest σ for n composed Gaussians (analytic, tight).
     - ``bst_sampling`` [REC, Bassily–Smith–Thakurta 2014]: σ² = 32 L_ℓ² n² ln(n/δ) ln(1/δ)/ε².
     """

@@ -10,7 +10,7 @@ for the simple-average objective ``F`` of M4.2 / bounds.md B3.
 
 ``theta`` may be one parameter vector ``(p,)`` or ``K`` of them as the columns of a
 ``(p, K)`` matrix; :func:`loss`, :func:`gradient` and :func:`accuracy` then return one
-value per column. The fast batched float32 trainer is :func:`mpdp.engine.noisy_gd`; this
+value per column. The fast batched float32 trainer is :func:`mpdp.engine.gd.noisy_gd`; this
 module is the reference it is tested against, and it provides θ* (M1a) and the Hessian at θ*
 needed by the quadratic-model prediction bounds.md B1‴.
 """

@@ -9,7 +9,7 @@ the *data* forces (a party count larger than a data set allows), which the conso
 the report's deviations section lists.
 
 Data-set sizes: a data card of the current preprocessing gives the exact training size; without
-one (a fresh clone) an upper bound from ``max_records`` (and ``preprocess.kdd_sample_size``)
+one (a fresh clone) an upper bound from ``max_records`` (and a data set's own cap, e.g. ``preprocess.kdd_sample_size``)
 stands in, so only settings impossible for every possible size are refused there; the jobs
 check the exact size again.
 """
@@ -28,20 +28,12 @@ from mpdp import config as mpdp_config
 from mpdp import io as mpdp_io
 from mpdp.audit.adapters import GradientCanaryAdapter, L2OutputPerturbationAdapter
 from mpdp.audit.registry import ADAPTERS
-from mpdp.data import prepare
+from mpdp.data import prepare, registry
 from mpdp.errors import ConfigError, InputDataError, MpdpError
 from mpdp.multiverse import spec as multiverse_spec
 from mpdp.pipeline import planning_budgets
-from mpdp.pipeline.planning_studies import (
-    audit_warnings,
-    check_admm,
-    check_audit_settings,
-    check_voting,
-    check_wddp,
-    dataset_warnings,
-    wddp_figure_warnings,
-)
-from mpdp.studies.voting.plan import feasible_M
+from mpdp.pipeline.planning_studies import audit_warnings, check_audit_settings
+from mpdp.studies.registry import STUDIES
 
 #: data set id -> its data card (None or absent: not prepared yet)
 Cards = Mapping[str, str | Path | None]
@@ -60,26 +52,21 @@ class Size:
 
 
 def check(cfg: Mapping[str, Any], available: list[str], cards: Cards) -> list[str]:
-    """Raise :class:`ConfigError` for the first planning error; return :func:`warnings`."""
-    sizes = {ds: size for ds in available if (size := data_size(cfg, ds, cards.get(ds))) is not None}
-    check_wddp(cfg, available, sizes)
+    """Raise :class:`ConfigError` for the first planning error; return :func:`warnings`. Each
+    study's checks come from its registry entry (:data:`mpdp.studies.registry.STUDIES`), then the
+    audit's and the multiverse's."""
+    sizes = _sizes(cfg, available, cards)
+    for study in STUDIES:
+        study.check(cfg, available, sizes)
     _check_audit(cfg, available, sizes)
     check_audit_settings(cfg)
-    _check_admm(cfg, available, sizes)
-    check_admm(cfg)
-    _check_voting(cfg)
-    check_voting(cfg)
     planning_budgets.check(cfg, available, sizes)  # accountants' ranges, selection budgets, trials (issue 47)
-    b = cfg.get("benchmark")
-    if b is not None and not b["datasets"]:
-        raise ConfigError("config key 'benchmark.datasets': empty, so the benchmark would have no table; "
-                          "list data sets, or remove the 'benchmark' section to switch the study off")
-    if b is not None:
-        from mpdp.studies.benchmark import selection as benchmark_selection
-
-        benchmark_selection.check(cfg)  # the private protocol's budget split meets every ε of the grid
     check_multiverse(cfg, available, cards)
     return warnings(cfg, available, cards)
+
+
+def _sizes(cfg: Mapping[str, Any], available: list[str], cards: Cards) -> dict[str, Size]:
+    return {ds: size for ds in available if (size := data_size(cfg, ds, cards.get(ds))) is not None}
 
 
 def check_multiverse(cfg: Mapping[str, Any], available: list[str], cards: Cards) -> None:
@@ -120,31 +107,14 @@ def check_writable(workdir: str | Path = ".") -> None:
 
 
 def warnings(cfg: Mapping[str, Any], available: list[str], cards: Cards) -> list[str]:
-    """Substitutions and no-ops of this config (one sentence each, naming the key): WD-DP
-    figures whose fixed m or (m, ε) is not trained, audit keys without effect
-    (:mod:`mpdp.pipeline.planning_studies`), and every M of ``voting.M_grid`` a data set is too small
-    for (its tables drop it; the figures at ``voting.h1_M`` then show the largest feasible M
-    below it; needs the data cards: data sets not prepared yet are not judged)."""
-    v = cfg["voting"]
-    out = [*wddp_figure_warnings(cfg), *audit_warnings(cfg), *dataset_warnings(cfg, available),
-           *planning_budgets.warnings(cfg)]
-    for ds in [d for d in dict.fromkeys([*v["datasets"], *v["multiclass_datasets"]]) if d in available]:
-        size = data_size(cfg, ds, cards.get(ds))
-        if size is None or not size.exact:
-            continue
-        n_private = size.n_train - math.ceil(round(v["aux_frac"] * size.n_total, 9))
-        feasible = feasible_M(v["M_grid"], n_private, v["min_party_size"])
-        dropped = [M for M in v["M_grid"] if M not in feasible]
-        if not dropped:
-            continue
-        line = (f"voting.M_grid: M = {', '.join(map(str, dropped))} dropped for {ds}: its private pool of "
-                f"{n_private} records leaves fewer than voting.min_party_size = {v['min_party_size']} per party")
-        h1_M = v["h1_M"]
-        if h1_M in dropped and feasible:
-            shown = max([m for m in feasible if m <= h1_M] or feasible[:1])
-            line += f"; the figures at voting.h1_M = {h1_M} show M = {shown} instead"
-        out.append(line)
-    return out
+    """Substitutions and no-ops of this config (one sentence each, naming the key): each study's
+    (its registry entry: e.g. WD-DP figures whose fixed m or (m, ε) is not trained, every M of
+    ``voting.M_grid`` a data set is too small for, judged on data cards only), then audit keys
+    without effect (:mod:`mpdp.pipeline.planning_studies`) and the privacy budgets' warnings
+    (:mod:`mpdp.pipeline.planning_budgets`)."""
+    sizes = _sizes(cfg, available, cards)
+    return [*(line for study in STUDIES for line in study.warnings(cfg, available, sizes)), *audit_warnings(cfg),
+            *planning_budgets.warnings(cfg)]
 
 
 def data_size(cfg: Mapping[str, Any], dataset: str, card: str | Path | None) -> Size | None:
@@ -159,8 +129,9 @@ def data_size(cfg: Mapping[str, Any], dataset: str, card: str | Path | None) -> 
         except (InputDataError, ValueError, KeyError, TypeError):
             pass  # an unreadable card is rebuilt by its job; judge by the bound meanwhile
     caps = [cfg.get("max_records")]
-    if dataset == "kddcup99":
-        caps.append(cfg["preprocess"]["kdd_sample_size"])
+    cap_key = registry.get(dataset).record_cap_key  # e.g. KDDCup99's sample size
+    if cap_key is not None:
+        caps.append(mpdp_config.lookup(cfg, cap_key))
     caps = [c for c in caps if c is not None]
     if not caps:
         return None
@@ -197,35 +168,3 @@ def _check_audit(cfg: Mapping[str, Any], available: list[str], sizes: Mapping[st
             )
 
 
-def _check_admm(cfg: Mapping[str, Any], available: list[str], sizes: Mapping[str, Size]) -> None:
-    a = cfg.get("admm")
-    if not a:
-        return
-    extra = sorted(set(map(float, a["f3_alphas"])) - set(map(float, a["alpha_grid"])))
-    if extra:
-        raise ConfigError(f"config key 'admm.f3_alphas': {extra} not in admm.alpha_grid = {a['alpha_grid']}; "
-                          "Z-F3 draws only trained α: pick its α from admm.alpha_grid or add them there")
-    if a["footing"] == "per_method_if_stable" and a["tune_draws"] < 2:
-        raise ConfigError(f"config key 'admm.tune_draws': {a['tune_draws']} draw cannot show a per-method η "
-                          "stable (footing: per_method_if_stable needs at least 2); raise it or set "
-                          "admm.footing: shared")
-    beyond = [t for t in a["f4_iterations"] if t > a["T"]]
-    if beyond:
-        raise ConfigError(f"config key 'admm.f4_iterations': {beyond} beyond admm.T = {a['T']}; "
-                          "Z-F4's panels show recorded iterations: lower them or raise admm.T")
-    size = sizes.get(a["dataset"])
-    if a["dataset"] in available and size is not None and size.n_train < 2 * a["P"]:
-        raise ConfigError(
-            f"config key 'admm.P': P = {a['P']} nodes need at least {2 * a['P']} training records "
-            f"(two per node), {a['dataset']} has {size.describe()}; lower admm.P or raise max_records"
-        )
-
-
-def _check_voting(cfg: Mapping[str, Any]) -> None:
-    v = cfg["voting"]
-    if not v["datasets"]:
-        raise ConfigError("config key 'voting.datasets': empty, so H-1…H-4 and B5 would have no binary table; "
-                          f"list binary data sets (e.g. {list(cfg['datasets'])[:3]})")
-    if v["h1_M"] not in v["M_grid"]:
-        raise ConfigError(f"config key 'voting.h1_M': {v['h1_M']} is not in voting.M_grid = {v['M_grid']}; "
-                          "H-1 and B5 are drawn at a trained M: pick one of the grid")

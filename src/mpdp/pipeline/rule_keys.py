@@ -5,7 +5,7 @@ default). Each rule declares as its ``settings`` param exactly the config values
 (:func:`settings`), and its script receives a config that holds *only* those keys
 (:func:`rule_config`): reading an undeclared key fails at once with a message naming this
 table, so the declaration cannot silently fall behind the code. The rerun table of docs/reruns.md
-("When does a step rerun?") is checked against real dry runs by ``tests/test_reruns.py``.
+("When does a step rerun?") is checked against real dry runs by the dry runs of ``tests/test_workflow.py``.
 
 Keys are dotted paths into the validated config (``wddp.T``; a section name such as
 ``split`` means the whole section). Adding a key a rule reads = adding it to the tuple here.
@@ -21,6 +21,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from mpdp import config as mpdp_config
+from mpdp.data.registry import DATASETS
 from mpdp.studies.admm.schema import TRAIN_KEYS as _ADMM_TRAIN
 
 #: what every training job reads (spec E3), whatever its experiment
@@ -103,14 +104,8 @@ _CLAIMS_KEYS: dict[str, tuple[str, ...]] = {
     "voting": ("voting.delta_p",),
 }
 
-#: preprocessing keys that only one data set's preparation reads
-DATASET_KEYS: dict[str, tuple[str, ...]] = {
-    "kddcup99": ("preprocess.kdd_sample_size",),
-    "adult": (),
-    "bank": ("preprocess.bank_keep_duration",),
-    "breast_cancer": ("preprocess.breast_cancer_missing",),
-    "credit_card": ("preprocess.credit_card_normals",),
-}
+#: preprocessing keys that only one data set's preparation reads (mpdp.data.registry)
+DATASET_KEYS: dict[str, tuple[str, ...]] = {ds: info.preprocess_keys for ds, info in DATASETS.items()}
 
 
 def keys_for(rule: str, cfg: Mapping[str, Any], dataset: str | None = None,

@@ -25,39 +25,7 @@ Spec §0.5 (C1, C2), M2, M3.1, M3.2, M4; bounds.md B9.
   std and a sensitivity, and :func:`worst_party_epsilon` for the literal local-then-aggregate
   mode: an upper bound by post-processing of the worst party's trajectory (spec M3.1, M4.1,
   I-1), valid for independent per-party noise only.
+
+Import names from their modules: this package module imports nothing, so no module of the
+package imports a package that imports it back (tests/test_import_graph.py).
 """
-
-from mpdp.privacy.calibration import (
-    ACCOUNTANTS,
-    PER_PARTY_ACCOUNTANTS,
-    PrivacyParameterError,
-    noise_multiplier,
-    noise_std,
-    per_party_noise_std,
-    sensitivity_replace_one,
-)
-from mpdp.privacy.ledger import (
-    EPSILON_METHODS,
-    accounted_epsilon,
-    composed_gaussian_epsilon,
-    worst_party_epsilon,
-)
-
-__all__ = [
-    "ACCOUNTANTS",
-    "EPSILON_METHODS",
-    "PER_PARTY_ACCOUNTANTS",
-    "PrivacyParameterError",
-    "accounted_epsilon",
-    "composed_gaussian_epsilon",
-    "noise_multiplier",
-    "noise_std",
-    "per_party_noise_std",
-    "sensitivity_replace_one",
-    "worst_party_epsilon",
-]
-
-# Pure-DP composition (mpdp.privacy.pure_dp), noise samplers (mpdp.privacy.samplers) and the
-# one-shot Gaussian mechanism (mpdp.privacy.gaussian: classical C3 with its ε < 1 restriction,
-# analytic Gaussian, composed ledger) are imported from their modules:
-# ``from mpdp.privacy import gaussian, pure_dp, samplers``.

@@ -76,7 +76,8 @@ def build_context(root: Path, cfg: Mapping[str, Any]) -> dict[str, Any]:
     cards = {ds: str(data / "processed" / ds / "card.json") for ds in datasets}
     cards = {ds: p if Path(p).is_file() else None for ds, p in cards.items()}
     figures = {p.stem: str(p) for p in sorted(figs.glob("*.png"))}
-    admm_table = data / "results" / "admm" / f"{cfg.get('admm', {}).get('dataset', 'adult')}.parquet"
+    admm_dataset = (cfg.get("admm") or {}).get("dataset")  # None: the study is off
+    admm_table = data / "results" / "admm" / f"{admm_dataset}.parquet"
     benchmark_tables = _existing([root / benchmark_table(ds) for ds in datasets])
     ls_files = _existing(sorted((data / "results" / "ls").glob("*.parquet"))) + _existing(
         sorted(figs.glob("ls_*.png")))

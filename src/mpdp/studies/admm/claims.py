@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from mpdp.claims import Claim
+from mpdp.claims.declare import Claim
 from mpdp.studies.admm.figures import checkpoint_iterations
 
 STUDY = "admm"

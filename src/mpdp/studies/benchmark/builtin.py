@@ -2,7 +2,7 @@
 
 Each paper family is one job whose trainer batches all its configured mechanisms through its
 study's engine (:mod:`mpdp.studies.benchmark.train`): ``gradient`` (one
-:func:`mpdp.engine.noisy_gd` batch per cell), ``output`` (local minimisers and votes solved once
+:func:`mpdp.engine.gd.noisy_gd` batch per cell), ``output`` (local minimisers and votes solved once
 per partition, the ε grid only redraws noise; it also carries the non-private reference θ*) and
 ``admm`` (one :func:`mpdp.mechanisms.admm.run_batch` per partition). Their calibrations live in
 :mod:`mpdp.studies.benchmark.calibration`; their audit adapters are the audit registry's entries

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from mpdp.claims import Claim
+from mpdp.claims.declare import Claim
 
 STUDY = "benchmark"
 

@@ -89,11 +89,6 @@ class DPSGD(BatchMechanism):
         return {"T": c["T"], "eta": c["eta"], "eta_source": "tuned", "sampling_rate": c["q"],
                 "mode": "per_round"}
 
-    def audit_adapter(self) -> Any:
-        from mpdp.audit.dpsgd_adapter import DpsgdAdapter
-
-        return DpsgdAdapter()
-
     def audit_settings(self, cfg: Mapping[str, Any]) -> list[dict[str, Any]]:
         eps = float(cfg["benchmark"]["reference"]["epsilon"])
         return [{"mechanism": self.audit, "epsilon": eps},

@@ -20,7 +20,8 @@ A benchmark mechanism is one object, defined in one module, that declares
 - **how the audit attacks it**: ``audit``, the id of an adapter of :mod:`mpdp.audit.registry`
   ("same as family X": name X's adapter), and optionally :meth:`Mechanism.audit_adapter`, an
   adapter of its own, with :meth:`Mechanism.audit_settings` (registered and listed by
-  :func:`mpdp.studies.benchmark.registry.register_audit` / ``audit_settings``).
+  :func:`mpdp.audit.registry.register_benchmark` and
+  :func:`mpdp.studies.benchmark.registry.audit_settings`; the benchmark never imports the audit).
 
 The registry (:mod:`mpdp.studies.benchmark.registry`) maps the names in
 ``benchmark.mechanisms`` to these objects; tables, figures, the ranking and the report read

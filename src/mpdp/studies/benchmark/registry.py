@@ -113,22 +113,6 @@ def audit_adapters(cfg: Mapping[str, Any]) -> dict[str, str]:
     return {m.id: m.audit for m in configured(cfg) if m.audit}
 
 
-def register_audit(cfg: Mapping[str, Any]) -> list[str]:
-    """Register the configured mechanisms' own audit adapters in :mod:`mpdp.audit.registry`.
-
-    Returns the ids registered now (those already there are left as they are).
-    """
-    from mpdp.audit import registry as audit_registry
-
-    added = []
-    for mech in configured(cfg):
-        adapter = mech.audit_adapter()
-        if adapter is not None and adapter.id not in audit_registry.ADAPTERS:
-            audit_registry.register(adapter)
-            added.append(adapter.id)
-    return added
-
-
 def audit_settings(cfg: Mapping[str, Any]) -> list[dict[str, Any]]:
     """The audit settings the configured mechanisms declare for their own adapters."""
     return [setting for mech in configured(cfg) for setting in mech.audit_settings(cfg)]

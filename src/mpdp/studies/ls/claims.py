@@ -24,7 +24,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from mpdp.claims import Claim
+from mpdp.claims.declare import Claim
 
 STUDY = "ls"
 #: equivalence margin of the printed closed form against the measured mean (relative)

@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 
 from mpdp import seeding
-from mpdp.claims import median_interval
+from mpdp.claims.intervals import median_interval
 from mpdp.engine import provenance as engine_provenance
 from mpdp.errors import ConfigError
 from mpdp.mechanisms import least_squares as lsq

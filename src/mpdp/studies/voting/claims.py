@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from mpdp.claims import Claim
+from mpdp.claims.declare import Claim
 from mpdp.studies.voting.plan import main_rows
 from mpdp.studies.voting.selection import final_run_tables
 

@@ -1,6 +1,6 @@
 """Figures of the voting study (spec experiments.md E5 H-1…H-4, bounds.md B5, B6, B10).
 
-Curves are the mean over repetitions with a 95 % Student-t band (:func:`mpdp.claims.t_interval`);
+Curves are the mean over repetitions with a 95 % Student-t band (:func:`mpdp.claims.intervals.t_interval`);
 non-private controls are horizontal reference lines (or curves vs M). Party-level and
 record-level ε are never mixed silently (spec I-12): record-level methods are dashed and the
 ε-axis title names both units.
@@ -21,7 +21,7 @@ import pandas as pd
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
-from mpdp.claims import t_interval
+from mpdp.claims.intervals import t_interval
 from mpdp.figures import style
 from mpdp.figures.plot import save_figure
 from mpdp.studies.voting.plan import (

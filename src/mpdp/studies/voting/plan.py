@@ -14,12 +14,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from mpdp.data import registry
 from mpdp.errors import ConfigError
 from mpdp.seeding import KeyPart, rng, tuning_key, tuning_rng
 
 MULTICLASS_SUFFIX = "_multiclass"
 #: data sets with a multiclass label in the data layer (spec E5)
-MULTICLASS_DATASETS = ("kddcup99",)
+MULTICLASS_DATASETS = registry.multiclass()
 
 #: private mechanisms per task (spec M5, M6a, M6b, M11, M12, M13 incl. B.1 ``pooled_output``)
 PRIVATE_BINARY = ("hamm_vote", "hamm_soft", "param_avg", "pathak", "jayaraman_output")
@@ -109,6 +110,12 @@ def tables(cfg: Mapping[str, Any], available: Sequence[str]) -> list[str]:
 def table_path(table: str) -> str:
     """Results table of ``table`` (workflow output)."""
     return f"data/results/voting/{table}.parquet"
+
+
+def table_pattern() -> str:
+    """A regular expression matching every table id (the workflow's wildcard constraint): a data
+    set of the registry, or a multiclass one with :data:`MULTICLASS_SUFFIX`."""
+    return f"({registry.pattern()})|({registry.pattern(MULTICLASS_DATASETS)}){MULTICLASS_SUFFIX}"
 
 
 def dataset_of(table: str) -> tuple[str, bool]:

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from mpdp.claims import t_interval
+from mpdp.claims.intervals import t_interval
 from mpdp.studies.voting.figures import FIGURE_IDS, LABELS, MULTICLASS_LABELS, load_tables
 from mpdp.studies.voting.plan import CURATOR, main_rows, sweep_rows
 from mpdp.tuning import edge_sentence, edge_warnings

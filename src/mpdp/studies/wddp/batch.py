@@ -2,7 +2,7 @@
 
 Every run is mapped to parameter columns of one matrix: one column for a centralised or
 per-round run, one column per party for a literal local-then-aggregate run. All centralised
-and per-round columns share one engine :class:`~mpdp.engine.Block` over the training records
+and per-round columns share one engine :class:`~mpdp.engine.gd.Block` over the training records
 with a per-column record-weight matrix (zero for records a run does not use), so they cost
 two fat matrix products per step; local columns share one block per (repetition, party).
 A column's noise comes from the run's own stream (:meth:`RunSpec.noise_key`), so a run's
@@ -23,7 +23,7 @@ import numpy as np
 
 from mpdp import mechanisms
 from mpdp.data.partition import PartitionSet
-from mpdp.engine import Block, column_flops, deduplicate, noisy_gd, row_keys
+from mpdp.engine.gd import Block, column_flops, deduplicate, noisy_gd, row_keys
 from mpdp.mechanisms import Calibration, RunSpec
 from mpdp.seeding import rng, seed_sequence, tuning_key, tuning_rng
 
@@ -36,7 +36,7 @@ class BatchResult:
     calibrations: list[Calibration]
     theta0: np.ndarray  # (p × K) initial point of each run
     #: (K,) flops of the engine's two products spent on each run (all its party columns), see
-    #: :func:`mpdp.engine.column_flops`; their sum is the batch's arithmetic
+    #: :func:`mpdp.engine.gd.column_flops`; their sum is the batch's arithmetic
     flops: np.ndarray
     #: the canary coordinates, when :func:`train_batch` was given ``canaries`` (audit only)
     canary: CanaryTrace | None = None

@@ -19,7 +19,7 @@ from typing import NamedTuple
 import numpy as np
 import pandas as pd
 
-from mpdp.claims import Claim
+from mpdp.claims.declare import Claim
 from mpdp.errors import InputDataError
 from mpdp.results import conform
 

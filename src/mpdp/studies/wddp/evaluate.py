@@ -14,7 +14,7 @@ import numpy as np
 
 from mpdp import bounds, mechanisms
 from mpdp.data.partition import PartitionSet
-from mpdp.engine import deduplicate
+from mpdp.engine.gd import deduplicate
 from mpdp.mechanisms import Calibration, RunSpec
 from mpdp.models import logistic
 

@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from mpdp.data.registry import DATASETS
 from mpdp.errors import ConfigError
 from mpdp.mechanisms import RunSpec
 
@@ -220,9 +221,8 @@ def _repetitions(
 
 #: training-split sizes (n, p) of the paper's data sets after preparation (spec E1.2; p
 #: measured on the mirrored files), used when data/processed has no card yet
-PAPER_SHAPES = {
-    "kddcup99": (56000, 119), "adult": (36177, 105), "bank": (32950, 64),
-    "breast_cancer": (559, 10), "credit_card": (787, 31),
+PAPER_SHAPES: dict[str, tuple[int, int]] = {
+    ds: info.paper_shape for ds, info in DATASETS.items() if info.paper_shape is not None
 }
 
 

@@ -1,0 +1,164 @@
+"""Code hashes of the workflow's rules, derived from the import graph (issue 44).
+
+Snakemake does not track code imported from ``src/``. Each rule with a script declares as its
+``code`` param the hash of exactly the package sources its script can run
+(:func:`script_hash`): the script's transitive imports of :mod:`mpdp`, read from the source with
+:mod:`ast`, never listed by hand. So an edit of a module reruns exactly the rules whose scripts
+import it, directly or through other modules (docs/reruns.md "When does a step rerun?").
+
+What counts as an import of module ``a`` (:func:`import_graph`):
+
+- every ``import`` and ``from ... import`` in ``a``, at any depth (a lazy import inside a function
+  counts: it runs when the function does); ``from mpdp.engine import kernel`` names the module
+  ``mpdp.engine.kernel``, ``from mpdp.results import read`` the module ``mpdp.results``;
+- a string constant that names a module of the package (``"mpdp.studies.wddp.figures"``: a
+  module imported by name, e.g. the warm renderer's preloads);
+- the ``__init__`` of every package above a module (Python runs it first).
+
+A module's sources (:func:`module_sources`) are its file, the non-Python files beside it (the
+engine's C sources, compiled into the kernel it loads) and the files of the package it names by a
+relative path in a string constant (``"schemas/config.schema.yaml"``).
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import hashlib
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+
+#: src/mpdp: the package whose sources the hashes cover
+PACKAGE_ROOT = Path(__file__).resolve().parents[1]
+#: files next to a module that are build products or caches, not sources
+_NOT_SOURCES = frozenset({".pyc", ".so", ".pyd", ".dll", ".dylib"})
+
+
+def module_name(path: Path, root: Path = PACKAGE_ROOT) -> str:
+    """``src/mpdp/engine/gd.py`` -> ``mpdp.engine.gd``; a package's ``__init__`` is the package."""
+    parts = list(path.relative_to(root.parent).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+@functools.cache
+def modules(root: Path = PACKAGE_ROOT) -> dict[str, Path]:
+    """Every module of the package under ``root``: dotted name -> file."""
+    return {module_name(p, root): p for p in sorted(root.rglob("*.py")) if "__pycache__" not in p.parts}
+
+
+def _resolve(target: str, known: Mapping[str, Path]) -> str | None:
+    """The longest module of ``known`` that ``target`` names (a submodule, or the module of a name)."""
+    while target and target not in known:
+        target = target.rpartition(".")[0]
+    return target or None
+
+
+def imports_of(tree: ast.AST, module: str, is_package: bool, known: Mapping[str, Path]) -> set[str]:
+    """The modules of ``known`` that the parsed module ``module`` imports (module docstring)."""
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        targets: list[str] = []
+        if isinstance(node, ast.Import):
+            targets = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                parts = module.split(".")
+                base_parts = parts[: len(parts) - node.level + is_package]
+                base = ".".join([*base_parts, *([node.module] if node.module else [])])
+            else:
+                base = node.module or ""
+            targets = [f"{base}.{alias.name}" for alias in node.names] + [base]
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in known:
+            targets = [node.value]
+        for target in targets:
+            resolved = _resolve(target, known)
+            if resolved and resolved != module:
+                found.add(resolved)
+    return found
+
+
+@functools.cache
+def import_graph(root: Path = PACKAGE_ROOT) -> dict[str, frozenset[str]]:
+    """module -> the package's modules it imports (the edges of the module docstring, without
+    the implicit ones to the packages above it: :func:`closure` adds those)."""
+    known = modules(root)
+    return {
+        name: frozenset(imports_of(ast.parse(path.read_text(), filename=str(path)), name,
+                                   path.name == "__init__.py", known))
+        for name, path in known.items()
+    }
+
+
+def closure(start: Iterable[str], root: Path = PACKAGE_ROOT) -> set[str]:
+    """``start`` and every module it imports, transitively, with the packages above each."""
+    graph = import_graph(root)
+    seen: set[str] = set()
+    todo = list(start)
+    while todo:
+        module = todo.pop()
+        if module in seen:
+            continue
+        seen.add(module)
+        parent = module.rpartition(".")[0]
+        todo.extend([*graph[module], *([parent] if parent else [])])
+    return seen
+
+
+def script_modules(*scripts: str | Path, root: Path = PACKAGE_ROOT) -> set[str]:
+    """Every module of the package that ``scripts`` (files outside it: a rule's script and the
+    notebook it executes) can run."""
+    direct: set[str] = set()
+    for script in scripts:
+        path = Path(script)
+        direct |= imports_of(ast.parse(path.read_text(), filename=str(path)), "__main__", False, modules(root))
+    return closure(direct, root)
+
+
+def _named_files(path: Path, root: Path) -> set[Path]:
+    """Files of the package that ``path`` names by a relative path in a string constant."""
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+        value = node.value if isinstance(node, ast.Constant) else None
+        if (isinstance(value, str) and "/" in value and len(value) < 200 and not any(c.isspace() for c in value)
+                and not value.startswith(("/", "~")) and ".." not in value):
+            for base in (path.parent, root):
+                candidate = base / value
+                if candidate.suffix and candidate.is_file():
+                    found.add(candidate.resolve())
+    return found
+
+
+def module_sources(names: Iterable[str], root: Path = PACKAGE_ROOT) -> list[Path]:
+    """The source files of modules ``names`` (module docstring), sorted, each once."""
+    known = modules(root)
+    files: set[Path] = set()
+    for name in names:
+        path = known[name]
+        files.add(path.resolve())
+        files.update(p.resolve() for p in path.parent.iterdir()
+                     if p.is_file() and p.suffix not in _NOT_SOURCES and p.suffix != ".py"
+                     and not p.name.startswith("."))
+        files.update(_named_files(path, root))
+    return sorted(files)
+
+
+def _digest(files: Iterable[Path], root: Path) -> str:
+    digest = hashlib.sha256()
+    for file in files:
+        digest.update(str(file.relative_to(root.resolve())).encode())
+        digest.update(file.read_bytes())
+    return digest.hexdigest()[:12]
+
+
+@functools.cache
+def script_hash(*scripts: str | Path, root: Path = PACKAGE_ROOT) -> str:
+    """SHA-256 (12 hex digits) over the package sources ``scripts`` can run, in a stable order:
+    the ``code`` param of the rule whose script (and notebook) they are."""
+    return _digest(module_sources(script_modules(*scripts, root=root), root), root)
+
+
+@functools.cache
+def package_hash(root: Path = PACKAGE_ROOT) -> str:
+    """SHA-256 (12 hex digits) over every source of the package: the ``code`` param of a rule
+    whose job runs the whole workflow again (a multiverse universe's nested run)."""
+    return _digest(module_sources(modules(root), root), root)

@@ -1,0 +1,111 @@
+"""What a study is to the pipeline (issue 44): one :class:`Study` object per ``studies/<id>/``
+package (its ``study.py``), listed once in :data:`mpdp.studies.registry.STUDIES`.
+
+Planning (:func:`mpdp.pipeline.planning.check`), the claims build
+(:mod:`mpdp.studies.claims_build`), the report (``notebooks/report.py``), the explore notebook
+and the workflow's collect targets loop over the registry; nothing else names the studies. The
+study's ``id`` is used everywhere: its config section, its collect target (``snakemake <id>``),
+its results folder ``data/results/<id>/``, its claims' ``study`` column and its report anchor
+(docs/development.md "How to add a study").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from mpdp.claims.declare import Claim
+from mpdp.claims.engine import Inputs
+from mpdp.io import read_json
+from mpdp.report.claims_view import ClaimsTables
+from mpdp.report.scaffold import StudySection
+
+
+class SizeLike(Protocol):
+    """What a planning check needs of a data set's size (:class:`mpdp.pipeline.planning.Size`):
+    exact from its data card, or an upper bound from the config's record caps."""
+
+    n_total: int
+    n_train: int
+    exact: bool
+
+    def describe(self) -> str: ...
+
+
+#: ``check(cfg, available, sizes)``: raise :class:`~mpdp.errors.ConfigError` for a setting the
+#: study cannot run (spec E8: one line naming the key and the fix)
+Check = Callable[[Mapping[str, Any], Sequence[str], Mapping[str, SizeLike]], None]
+#: ``warnings(cfg, available, sizes)``: choices the data or the config force (one sentence each)
+Warnings = Callable[[Mapping[str, Any], Sequence[str], Mapping[str, SizeLike]], list[str]]
+#: ``tables(cfg, available)``: the study's results tables (workflow paths) that its claims read
+Tables = Callable[[Mapping[str, Any], Sequence[str]], list[str]]
+#: ``claims(tables, cfg, cards)``: (declarations, engine inputs) from the study's tables
+ClaimsInputs = Callable[[Sequence[str], Mapping[str, Any], "Cards"], tuple[tuple[Claim, ...], Inputs]]
+#: ``section(ctx, cfg, claims)``: the study's report section from the report context
+Section = Callable[[Mapping[str, Any], Mapping[str, Any], ClaimsTables], StudySection]
+
+
+def _no_check(cfg: Mapping[str, Any], available: Sequence[str], sizes: Mapping[str, SizeLike]) -> None:
+    return None
+
+
+def _no_warnings(cfg: Mapping[str, Any], available: Sequence[str], sizes: Mapping[str, SizeLike]) -> list[str]:
+    return []
+
+
+def unavailable_warning(key: str, listed: Sequence[str], available: Sequence[str], consequence: str) -> list[str]:
+    """A study's data-set list none of whose entries is available (one sentence, or none)."""
+    if listed and not [d for d in listed if d in available]:
+        return [f"{key}: none of {list(listed)} is an available data set (available: {list(available)}; "
+                f"config key 'datasets', or their raw files are missing), so {consequence}; "
+                "list available data sets"]
+    return []
+
+
+@dataclass(frozen=True)
+class Cards:
+    """The data cards of the prepared data sets: data set -> card.json path, read on demand."""
+
+    paths: Mapping[str, str] = field(default_factory=dict)
+
+    def get(self, dataset: str) -> dict[str, Any]:
+        """The card of ``dataset`` ({} when it was not prepared)."""
+        return read_json(Path(self.paths[dataset])) if dataset in self.paths else {}
+
+    def n_test(self, dataset: str) -> int | None:
+        """The test-set size of ``dataset`` from its card (the resolution of its rates, issue 42),
+        None when unknown."""
+        n = self.get(dataset).get("n_test")
+        return int(n) if n else None
+
+    def test_sizes(self) -> dict[str, int]:
+        """Every known test-set size: data set -> n_test."""
+        return {ds: n for ds in self.paths if (n := self.n_test(ds))}
+
+
+@dataclass(frozen=True)
+class Study:
+    """One study of the replication: how the pipeline plans, claims and reports it."""
+
+    #: the one id: config section, collect target, data/results/<id>/, claims ``study``, anchor
+    id: str
+    #: its name in the report and the logs
+    name: str
+    #: whether the config and the available data sets run it
+    enabled: Callable[[Mapping[str, Any], Sequence[str]], bool]
+    #: the results tables its claims read (empty when it does not run)
+    tables: Tables
+    #: its claims through the engine (None: a study without claims)
+    claims: ClaimsInputs | None
+    #: its report section
+    section: Section
+    #: config checks at planning, every multiverse universe included
+    check: Check = _no_check
+    #: planning warnings (the report lists them too)
+    warnings: Warnings = _no_warnings
+    #: older names of its collect target, kept working (``zz``, ``hamm``)
+    aliases: tuple[str, ...] = ()
+    #: whether it replicates a paper (the report's verdict summary lists papers, then the rest)
+    paper: bool = True

@@ -1,0 +1,41 @@
+"""The study registry (issue 44): every study of the replication, one line each.
+
+A line names the module that defines the study's :class:`~mpdp.studies.interface.Study` as
+``STUDY`` (``studies/<id>/study.py``). Planning, the claims build, the report, the explore
+notebook and the workflow's collect targets loop over :data:`STUDIES`, in this order (the order
+of the claims tables' rows and of the report's sections); adding a study is its package plus one
+line here (docs/development.md "How to add a study").
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from mpdp.errors import ConfigError
+from mpdp.studies.interface import Study
+
+#: one line per study: the module defining its STUDY
+MODULES: tuple[str, ...] = (
+    "mpdp.studies.wddp.study",
+    "mpdp.studies.admm.study",
+    "mpdp.studies.voting.study",
+    "mpdp.studies.ls.study",
+    "mpdp.studies.benchmark.study",
+)
+
+STUDIES: tuple[Study, ...] = tuple(importlib.import_module(module).STUDY for module in MODULES)
+
+
+def get(study_id: str) -> Study:
+    """The study ``study_id``; a one-line error naming the known ids otherwise."""
+    for study in STUDIES:
+        if study.id == study_id:
+            return study
+    raise ConfigError(f"unknown study {study_id!r}; known: {[s.id for s in STUDIES]}")
+
+
+def running(cfg: Mapping[str, Any], available: Sequence[str]) -> list[Study]:
+    """The studies this config runs on the available data sets, in registry order."""
+    return [s for s in STUDIES if s.enabled(cfg, available)]

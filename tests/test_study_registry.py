@@ -1,0 +1,72 @@
+"""The study registry (mpdp.studies.registry, issue 44): every study is one entry, and a toy study
+added by its own package plus one registry line is planned, claimed and reported
+(tests/figures/test_report.py::test_a_toy_study_of_the_registry_is_reported)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from toy_study import toy_package
+
+from mpdp import config
+from mpdp.errors import ConfigError
+from mpdp.studies import registry
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_every_study_package_is_registered_once_under_its_own_id():
+    ids = [s.id for s in registry.STUDIES]
+    assert ids == ["wddp", "admm", "voting", "ls", "benchmark"]
+    packages = sorted(p.parent.name for p in (ROOT / "src" / "mpdp" / "studies").glob("*/study.py"))
+    assert sorted(ids) == packages
+    assert {a for s in registry.STUDIES for a in s.aliases} == {"zz", "hamm"}
+    assert registry.get("voting").aliases == ("hamm",)
+    with pytest.raises(ConfigError, match="unknown study 'nope'"):
+        registry.get("nope")
+
+
+def test_the_registry_decides_which_studies_run():
+    cfg = config.load(ROOT / "config" / "smoke.yaml")
+    assert [s.id for s in registry.running(cfg, ["adult", "kddcup99"])] == ["wddp", "admm", "voting", "ls"]
+    assert [s.id for s in registry.running(cfg, ["breast_cancer"])] == ["wddp", "ls", "benchmark"]
+    assert registry.get("admm").tables(cfg, ["kddcup99"]) == []
+
+
+_PROBE = """
+import json, sys
+from pathlib import Path
+from mpdp import config
+from mpdp.errors import ConfigError
+from mpdp.pipeline import planning
+from mpdp.studies import claims_build, registry
+cfg = config.load(Path(sys.argv[1]))
+out = {"ids": [s.id for s in registry.STUDIES]}
+try:
+    planning.check(cfg, ["kddcup99"], {})
+except ConfigError as exc:
+    out["planning"] = str(exc)
+cells, verdicts = claims_build.build(claims_build.Paths({"toy": [sys.argv[2]]}), cfg)
+out["verdicts"] = verdicts[["study", "claim_id", "verdict"]].values.tolist()
+print(json.dumps(out))
+"""
+
+
+@pytest.mark.slow
+def test_a_toy_study_is_planned_and_claimed(tmp_path):
+    from toy_study import toy_rows
+
+    src = toy_package(tmp_path)
+    toy_rows(tmp_path / "toy.parquet")
+    proc = subprocess.run([sys.executable, "-c", _PROBE, str(ROOT / "config" / "smoke.yaml"), str(tmp_path / "toy.parquet")],
+                          env={**os.environ, "PYTHONPATH": str(src)}, capture_output=True, text=True, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    out = json.loads(proc.stdout)
+    assert out["ids"] == ["wddp", "admm", "voting", "ls", "benchmark", "toy"]
+    assert out["planning"] == "config key 'datasets': the toy study needs adult"  # its check ran at planning
+    assert out["verdicts"] == [["toy", "T1", "HOLDS"]]
