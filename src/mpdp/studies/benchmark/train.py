@@ -190,6 +190,10 @@ def select(cfg: Mapping[str, Any], dataset: str, tun: Tuning, mechs: Sequence[st
                         "n_public": tun.n_public, "trials_drawn": len(cands) * b["tune_seeds"]}
         return chosen, eps_run, hp
     s = b["selection"]
+    if party := [m for m in mechs if selection.releases_selected_trial(m)]:
+        raise ConfigError(f"config key 'benchmark.selection.protocol' = 'private': party-level mechanism(s) {party} "
+                          f"need trials on the released partition, which only the output family's runner "
+                          f"implements; choose protocol 'public' or 'oracle' for them")
     for mech in mechs:
         chosen[mech], eps_run[mech], per_eps = {}, {}, {}
         for eps in grid_eps:
@@ -373,7 +377,14 @@ def _run_output(cfg: Mapping[str, Any], dataset: str, data: plan.BenchmarkData, 
                 noise: bool, ids: Sequence[str], tun: Tuning) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     b = cfg["benchmark"]
     refs = [m for m in ids if registry.get(m).family == "reference"]
-    mechs = [m for m in ids if m not in refs]
+    party: list[str] = []
+    if tun.protocol == "private":
+        party = [m for m in ids if m not in refs and selection.releases_selected_trial(m)]
+    mechs = [m for m in ids if m not in refs and m not in party]
+    if party:
+        party_rows, party_hp = _run_output_party(cfg, dataset, data, log, noise, party, tun)
+    else:
+        party_rows, party_hp = [], {}
     m_ref, u_ref, _ = plan.reference_cell(cfg)
     cands = [float(x) for x in b["output"]["lambda_candidates"]]
     start = time.perf_counter()
@@ -442,6 +453,74 @@ def _run_output(cfg: Mapping[str, Any], dataset: str, data: plan.BenchmarkData, 
         rows += [{**r, "seconds": seconds} for r in cell_rows]
         log.info("%s output (m=%d, u=%d): %d rows in %.1f s", dataset, m, u, len(cell_rows),
                  seconds * len(cell_rows))
+    return rows + party_rows, {**hp, **party_hp}
+
+
+def _run_output_party(cfg: Mapping[str, Any], dataset: str, data: plan.BenchmarkData, log: logging.Logger,
+                      noise: bool, mechs: Sequence[str], tun: Tuning) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """The private protocol of the party-level output mechanisms (:mod:`.selection`, issue 43).
+
+    The validation split of ``tun`` is held out of every party (declared public); per (cell,
+    repetition, ε) the K ~ TNB trials release the mechanism at ε_t on **the row's own partition**
+    of the fit records, each with its own noise stream, are scored by the clipped log-loss on the
+    public validation records, and the best trial is the row's release. The selection is part of
+    the released procedure, so its draws (K, the candidates, every trial's noise) come from the
+    repetition's own evaluated streams (tag ``grid_private``).
+    """
+    b, s = cfg["benchmark"], cfg["benchmark"]["selection"]
+    cands = [float(x) for x in b["output"]["lambda_candidates"]]
+    clip = float(s["score_clip"])
+    held = plan.BenchmarkData(tun.X_fit, tun.y_fit, data.X_aux, data.X_test, data.y_test, data.n_available)
+    X_val, y_val = tun.X_val, tun.y_val
+    opt = Optimum(held)
+    base = _base_row(cfg, dataset, held)
+    grid_eps = [float(e) for e in b["eps_grid"]]
+    rows: list[dict[str, Any]] = []
+    drawn = {mech: 0 for mech in mechs}
+    for m, u in plan.cells(cfg, held.n)[0]:
+        start = time.perf_counter()
+        part = plan.partitions(cfg, dataset, held.n, m, u, b["reps"], "grid_party")
+        cell_rows = []
+        for rep in range(b["reps"]):
+            parts = part.party_indices(rep)
+            sizes = calib.size_summary(part.sizes[rep])
+            models = functools.cache(lambda lam, parts=parts: _output_models(held, held.X, held.y, parts, lam))
+            common = {**base, **sizes, "mode": "output_perturbation", "m": m, "u": float(u), "rep": rep,
+                      "partition": plan.fingerprint(part, rep), "T": 0, "dtype": "float64", "hparam": "lambda"}
+            for mech in mechs:
+                for eps in grid_eps:
+                    bud = selection.budget(cfg, mech, eps)
+                    trials = selection.draw_trials(plan.stream(cfg, "grid_private", "selection_party", dataset, mech,
+                                                               eps, m, u, rep), cfg, len(cands))
+                    drawn[mech] += len(trials)
+                    released = []
+                    for k, c in enumerate(trials):
+                        w = models(cands[c])[mech]
+                        led, cal = calib.output_ledger(mech, bud.eps_trial, w.size, cands[c], m, sizes["n_min"])
+                        gen = plan.stream(cfg, "grid_private", "trial_noise", dataset, mech, m, u, eps, rep, k)
+                        eta = op.draw_noise(gen, cal, w.shape) if noise else np.zeros_like(w)
+                        released.append((w + eta, led, float(np.linalg.norm(eta)), cands[c]))
+                    scores = selection.clipped_logloss(np.stack([r[0] for r in released], axis=1), X_val, y_val, clip)
+                    theta, led, norm, lam = released[int(np.argmin(scores))]
+                    out = _outcome(opt, theta[:, None], lam)
+                    cell_rows.append({**common, **_mech_row(mech, led, eps), "lambda": lam,
+                                      **_selection_fields(cfg, "private", mech, eps, led),
+                                      "hparam_value": lam, "noise_norm": norm,
+                                      **{key: float(v[0]) for key, v in out.items()}})
+        seconds = (time.perf_counter() - start) / max(len(cell_rows), 1)
+        rows += [{**r, "seconds": seconds} for r in cell_rows]
+        log.info("%s output, party level (m=%d, u=%d): %d rows in %.1f s", dataset, m, u, len(cell_rows),
+                 seconds * len(cell_rows))
+    hp = {mech: {"hparam": "lambda", "candidates": cands, "selection": "private", "label": selection.LABELS["private"],
+                 "privacy_unit": "party", "diagnostic": DIAGNOSTIC,
+                 "validation": "held out of every party and declared public", "n_public": len(y_val),
+                 "trials_on": "the partition of the released row (per cell and repetition)",
+                 "released": "the selected trial (Papernot & Steinke 2022), no final run",
+                 "score": "clipped validation log-loss on the public validation records (no noise)",
+                 "score_clip": clip, "trials": dict(s["trials"]),
+                 "by_epsilon": {str(eps): selection.budget_record(selection.budget(cfg, mech, eps))
+                                for eps in grid_eps},
+                 "trials_drawn": drawn[mech]} for mech in mechs}
     return rows, hp
 
 
