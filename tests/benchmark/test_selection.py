@@ -61,6 +61,12 @@ def test_oracle_rows_reproduce_the_tables_before_the_protocols(default_run):
     assert np.isinf(oracle["eps_end_to_end"]).all()
 
 
+def _pure(eps: float) -> np.ndarray:
+    """A pure ε-DP release's RDP curve by dp-accounting: binary randomised response (replace-one)."""
+    return np.array([rdp_acc._randomized_response_rdp_replace_one(2.0 / (1.0 + math.exp(eps)), 2, float(a))
+                     for a in ps.ORDERS])
+
+
 def _independent_epsilon(row: pd.Series, cfg: dict) -> float:
     """The row's end-to-end ε recomputed by dp-accounting (see the module docstring of .selection)."""
     b, s = cfg["benchmark"], cfg["benchmark"]["selection"]
@@ -76,18 +82,15 @@ def _independent_epsilon(row: pd.Series, cfg: dict) -> float:
         return float(acc.get_epsilon(delta))
     score = ps.ORDERS / (2 * noise_multiplier("exact", eps_t, delta, 1) ** 2)
     if row["privacy_unit"] == "party":  # the selected trial released: public scores, no final run
-        trial = np.minimum(eps_t, ps.ORDERS * eps_t**2 / 2)
+        trial = _pure(eps_t)
         final_curve = np.zeros_like(ps.ORDERS)
     elif row["family"] in ("output", "voting"):
-        train, final = eps_t, float(row["eps_accounted"])
-        trial = np.maximum(np.minimum(train, ps.ORDERS * train**2 / 2), score)
-        final_curve = np.minimum(final, ps.ORDERS * final**2 / 2)
+        trial = np.maximum(_pure(eps_t), score)
+        final_curve = _pure(float(row["eps_accounted"]))
     elif row["family"] == "admm":
         T = int(row["T"])
-        a_t = calib.admm_alpha(eps_t, T, delta, b["admm"]["accountant"])
-        trial = np.maximum(T * np.minimum(a_t, ps.ORDERS * a_t**2 / 2), score)
-        a_f = float(row["alpha_step"])
-        final_curve = T * np.minimum(a_f, ps.ORDERS * a_f**2 / 2)
+        trial = np.maximum(T * _pure(calib.admm_alpha(eps_t, T, delta, b["admm"]["accountant"])), score)
+        final_curve = T * _pure(float(row["alpha_step"]))
     else:  # literal gradient and DP-SGD: the module's curve, the library's theorem and conversion
         trial = selection.trial_curve(cfg, row["mechanism"], eps_t)
         final_curve = selection.run_curve(cfg, row["mechanism"], float(row["eps_accounted"]))
@@ -236,3 +239,25 @@ def test_can_meet_says_whether_the_split_meets_the_target(make_small_cfg):
     cfg["benchmark"]["selection"]["final_share"] = 0.999
     assert not selection.can_meet(cfg, "wyx", 1.0)
     assert selection.can_meet(cfg, "hamm_soft", 1.0)  # party level: no final run, the share is unused
+
+
+def test_slack_of_each_family_is_recorded_and_computed_from_its_curve(default_run):
+    """Issue 43: every private (mechanism, ε) record carries its slack: ε_t/ε and the RDP curve's ε
+    at δ of one run over that run's calibration target, recomputed here from the row's noise for the
+    Gaussian family (dp-accounting) and from randomised response for the pure families."""
+    cfg, frame, hp = default_run
+    delta = cfg["benchmark"]["delta"]
+    for mech, rec in hp["private"].items():
+        if "by_epsilon" not in rec:
+            continue
+        for eps, e in rec["by_epsilon"].items():
+            sl = e["slack"]
+            assert sl["trial_share"] == pytest.approx(e["eps_trial"] / float(eps), rel=1e-12)
+            if mech in ("wyx", "wddp_per_round", "jayaraman_per_round"):
+                acc = RdpAccountant(list(ps.ORDERS))
+                acc.compose(dp_accounting.GaussianDpEvent(noise_multiplier("exact", e["eps_final"], delta, 1)))
+                assert sl["run_rdp_slack"] == pytest.approx(acc.get_epsilon(delta) / e["eps_final"], rel=1e-6)
+                assert sl["run_rdp_slack"] > 1  # RDP's conversion is looser than the exact Gaussian
+            elif registry.get(mech).family in ("output", "voting"):
+                eps_rdp, _ = rdp_acc.compute_epsilon(ps.ORDERS, _pure(e["eps_final"]), delta)
+                assert sl["run_rdp_slack"] == pytest.approx(eps_rdp / e["eps_final"], rel=1e-6)

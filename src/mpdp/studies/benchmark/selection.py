@@ -166,6 +166,21 @@ def budget(cfg: Mapping[str, Any], mech: str, eps: float) -> Budget:
     return _budget(_CfgKey(key, cfg), _curve_key(mech), float(eps), releases_selected_trial(mech))
 
 
+def slack(cfg: Mapping[str, Any], mech: str, eps: float) -> dict[str, float]:
+    """How much the selection's RDP accounting of ``mech`` at target ``eps`` gives away (issue 43).
+
+    ``trial_share``: ε_t/ε, what each trial may spend (equal across families only if their
+    curves are equally tight); ``run_rdp_slack``: the ε at δ of the RDP curve charged for one run
+    calibrated to ε_f, over ε_f (the run's own accountant: PLD/analytic Gaussian, pure ε, ADMM's PLD
+    composition, DP-SGD's PLD) — above 1 where the curve is looser than the run's calibration,
+    below 1 where converting at δ > 0 is tighter than the run's own statement (pure ε-DP at δ = 0).
+    """
+    bud = budget(cfg, mech, eps)
+    delta = float(cfg["benchmark"]["delta"])
+    return {"trial_share": bud.eps_trial / float(eps),
+            "run_rdp_slack": ps.rdp_to_epsilon(run_curve(cfg, mech, bud.eps_final), delta) / bud.eps_final}
+
+
 def can_meet(cfg: Mapping[str, Any], mech: str, eps: float) -> bool:
     """Whether the private protocol's budget split (``benchmark.selection``: final share, trial law)
     meets target ``eps`` for ``mech`` — the exact budget of :func:`budget`, for the planning checks."""

@@ -207,7 +207,8 @@ def select(cfg: Mapping[str, Any], dataset: str, tun: Tuning, mechs: Sequence[st
             best = int(np.argmin(scores))
             chosen[mech][eps] = float(cands[trials[best]])
             eps_run[mech][eps] = bud.eps_final
-            per_eps[str(eps)] = {**selection.budget_record(bud), "trials_drawn": len(trials),
+            per_eps[str(eps)] = {**selection.budget_record(bud), "slack": selection.slack(cfg, mech, eps),
+                                 "trials_drawn": len(trials),
                                  "candidates_tried": [float(cands[c]) for c in trials], "best_trial": best,
                                  "chosen": chosen[mech][eps]}
         hp[mech] = {"hparam": hparam, "candidates": list(cands), "selection": "private",
@@ -518,8 +519,8 @@ def _run_output_party(cfg: Mapping[str, Any], dataset: str, data: plan.Benchmark
                  "released": "the selected trial (Papernot & Steinke 2022), no final run",
                  "score": "clipped validation log-loss on the public validation records (no noise)",
                  "score_clip": clip, "trials": dict(s["trials"]),
-                 "by_epsilon": {str(eps): selection.budget_record(selection.budget(cfg, mech, eps))
-                                for eps in grid_eps},
+                 "by_epsilon": {str(eps): {**selection.budget_record(selection.budget(cfg, mech, eps)),
+                                           "slack": selection.slack(cfg, mech, eps)} for eps in grid_eps},
                  "trials_drawn": drawn[mech]} for mech in mechs}
     return rows, hp
 
