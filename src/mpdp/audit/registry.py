@@ -23,6 +23,7 @@ from mpdp.audit.release_adapters import (
     OutputMechanismAdapter,
     PVPNoiseAdapter,
 )
+from mpdp.audit.selection_adapter import SelectionProcedureAdapter
 from mpdp.errors import ConfigError
 from mpdp.studies.benchmark.calibration import GRADIENT as BENCHMARK_GRADIENT
 
@@ -63,5 +64,6 @@ for _adapter in (
     PVPNoiseAdapter(),
     PVPHistoryAdapter(),
     DVPFirstIterationAdapter(),
+    SelectionProcedureAdapter(),
 ):
     register(_adapter)
