@@ -13,10 +13,14 @@ No mechanism is re-implemented; each family reuses its study's engine:
   ring, columns = mechanisms × ε.
 
 Hyper-parameters (spec E10): every mechanism tunes **one** knob (gradient: step size η;
-output/voting: λ; ADMM: the penalty η) over the same number of candidates and the same
-``tune_seeds`` seeds, on a non-private validation split of the private pool at the reference
-cell (m, u, ε) = ``benchmark.reference``; the best mean validation accuracy is frozen for
-the grid. The selection's own privacy cost is excluded (recorded in the hparams json).
+output/voting: λ; ADMM: the penalty η) over the same candidates, under each configured
+selection protocol of :mod:`.selection` (:func:`each_protocol`): ``private`` (random stopping,
+accounted end to end in every row: record-level mechanisms select once per ε at the reference
+cell and retrain; party-level ones select per cell and repetition on the released partition,
+the validation records held out of every party, and release the selected trial,
+:func:`_run_output_party`), ``public`` (a split removed from the pool) and ``oracle`` (the papers'
+non-private selection, its cost excluded: ``eps_end_to_end`` = ∞). The hparams json records
+every protocol's trials and budget split.
 
 Results: one row per (mechanism, ε, m, u, rep) in the common schema plus
 :data:`mpdp.studies.benchmark.schema.EXTRA_COLUMNS`. ``optimal_gap`` = L_D(θ) − L_D(θ*) on the
