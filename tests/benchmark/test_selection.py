@@ -20,7 +20,7 @@ from mpdp.errors import ConfigError
 from mpdp.privacy import private_selection as ps
 from mpdp.privacy.calibration import noise_multiplier
 from mpdp.studies.benchmark import calibration as calib
-from mpdp.studies.benchmark import registry, selection, train
+from mpdp.studies.benchmark import plan, registry, runner, selection, train
 from mpdp.studies.benchmark.schema import EXTRA_COLUMNS
 
 LOG = logging.getLogger("test")
@@ -207,16 +207,16 @@ def test_party_level_rows_are_private_per_party(default_run, bench_data):
     assert set(rows["mechanism"]) == {"param_avg", "hamm_vote", "hamm_soft"}
     assert (rows["eps_end_to_end"] <= rows["epsilon"] * (1 + 1e-9)).all()
     assert (rows["eps_end_to_end"] <= (2 + s["trials"]["shape"]) * rows["eps_trial"] * (1 + 1e-9)).all()
-    fit, val = train.plan.validation_split(bench_data.n, cfg, "synthetic")
+    fit, val = plan.validation_split(bench_data.n, cfg, "synthetic")
     assert (rows["n"] <= len(fit)).all()
     for mech in rows["mechanism"].unique():
         rec = hp["private"][mech]
         assert rec["privacy_unit"] == "party" and rec["n_public"] == len(val)
     for m, u in rows[["m", "u"]].drop_duplicates().itertuples(index=False):
-        part = train.plan.partitions(cfg, "synthetic", len(fit), int(m), int(u), cfg["benchmark"]["reps"],
+        part = plan.partitions(cfg, "synthetic", len(fit), int(m), int(u), cfg["benchmark"]["reps"],
                                      "grid_party")
         cell = rows[(rows["m"] == m) & (rows["u"] == u)]
-        assert set(cell["partition"]) == {train.plan.fingerprint(part, r) for r in range(cfg["benchmark"]["reps"])}
+        assert set(cell["partition"]) == {plan.fingerprint(part, r) for r in range(cfg["benchmark"]["reps"])}
         # the parties index the held-out pool: every index is < len(fit), none is a validation record
         assert int(part.order.max()) < len(fit)
     record = frame[(frame["selection"] == "private") & (frame["privacy_unit"] == "record")]
@@ -227,9 +227,9 @@ def test_party_level_selection_with_validation_in_the_parties_is_refused(bench_d
     """A party-level mechanism must not reach the record-level selection (trials on the tuning
     partition, scores noised per record): the common selection refuses it in one line."""
     cfg = make_small_cfg()
-    tun = train.tuning_data(cfg, "synthetic", bench_data, "private")
+    tun = runner.tuning_data(cfg, "synthetic", bench_data, "private")
     with pytest.raises(ConfigError, match="party-level mechanism") as err:
-        train.select(cfg, "synthetic", tun, ["hamm_soft"], "lambda", [0.01, 0.1], lambda *a: {})
+        runner.select(cfg, "synthetic", tun, ["hamm_soft"], "lambda", [0.01, 0.1], lambda *a: {})
     assert "\n" not in str(err.value)
 
 
