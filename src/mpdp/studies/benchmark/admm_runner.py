@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import logging
 import math
-import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -63,7 +62,6 @@ def _run_admm(cfg: Mapping[str, Any], dataset: str, data: plan.BenchmarkData, lo
     b, a = cfg["benchmark"], cfg["benchmark"]["admm"]
     m_ref, u_ref, _ = plan.reference_cell(cfg)
     cands = [float(x) for x in a["penalty_candidates"]]
-    start = time.perf_counter()
 
     def thetas(ms: Sequence[str], eps: float, seeds: int, needed: set[tuple[int, int]] | None
                ) -> dict[str, np.ndarray]:
@@ -78,25 +76,19 @@ def _run_admm(cfg: Mapping[str, Any], dataset: str, data: plan.BenchmarkData, lo
                 out[mech][cands.index(c), s] = theta[:, k]
         return out
 
-    chosen, eps_run, hp = runner.select(cfg, dataset, tun, mechs, "admm_penalty", cands, thetas)
-    log.info("%s admm (%s): selected penalty in %.1f s", dataset, tun.protocol, time.perf_counter() - start)
-    data = tun.grid
-    noise_tag = "grid" if tun.protocol == "oracle" else f"grid_{tun.protocol}"
-    opt = runner.Optimum(data)
-    base = runner.base_row(cfg, dataset, data)
     lam = float(b["lambda"])
-    rows: list[dict[str, Any]] = []
-    for m, u in plan.cells(cfg, data.n)[0]:
-        start = time.perf_counter()
+
+    def cell(grid: runner.Grid, m: int, u: int) -> list[dict[str, Any]]:
+        data = grid.data
         part = plan.partitions(cfg, dataset, data.n, m, u, b["reps"], "grid")
-        settings = [(mech, eps_run[mech][float(eps)], chosen[mech][float(eps)]) for mech in mechs
+        settings = [(mech, grid.eps_run[mech][float(eps)], grid.chosen[mech][float(eps)]) for mech in mechs
                     for eps in b["eps_grid"]]
         targets = [float(eps) for _ in mechs for eps in b["eps_grid"]]
         cell_rows = []
         for rep in range(b["reps"]):
             theta, res, ledgers = _admm_batch(cfg, dataset, data.X, data.y, part.party_indices(rep), m, u, rep,
-                                              settings, "grid", noise, noise_tag)
-            out = runner.outcome(opt, theta, lam)
+                                              settings, "grid", noise, grid.noise_tag)
+            out = runner.outcome(grid.opt, theta, lam)
             sizes = calib.size_summary(part.sizes[rep])
             for k, ((mech, _, pen), led, eps) in enumerate(zip(settings, ledgers, targets, strict=True)):
                 # PVP: the sensitivity its noise is calibrated to, Δ_p/(1 − r) (spec I-20)
@@ -104,14 +96,12 @@ def _run_admm(cfg: Mapping[str, Any], dataset: str, data: plan.BenchmarkData, lo
                     float(b["lambda"]) * a["C_R"] * m, m, pen, a["topology"]) if mech == "pvp" else 1.0)
                 led = calib.Ledger(led.accountant, sens, math.nan, float(res.zeta[k]),
                                    led.alpha_step, led.eps_total, led.delta_total, led.scope)
-                cell_rows.append({**base, **sizes, **runner.mech_row(mech, led, eps), "mode": "decentralised",
-                                  **runner.selection_fields(cfg, tun.protocol, mech, eps, led),
+                cell_rows.append({**grid.base, **sizes, **runner.mech_row(mech, led, eps), "mode": "decentralised",
+                                  **runner.selection_fields(cfg, grid.protocol, mech, eps, led),
                                   "partition": plan.fingerprint(part, rep),
                                   "m": m, "u": float(u), "rep": rep, "T": a["T"], "lambda": lam,
                                   "dtype": "float64", "hparam": "admm_penalty", "hparam_value": pen,
                                   **{key: float(v[k]) for key, v in out.items()}})
-        seconds = (time.perf_counter() - start) / max(len(cell_rows), 1)
-        rows += [{**r, "seconds": seconds} for r in cell_rows]
-        log.info("%s admm (m=%d, u=%d): %d runs in %.1f s", dataset, m, u, len(cell_rows),
-                 seconds * len(cell_rows))
-    return rows, hp
+        return cell_rows
+
+    return runner.select_then_grid(cfg, dataset, tun, log, "admm", mechs, "admm_penalty", cands, thetas, cell)

@@ -5,7 +5,6 @@ DP-SGD; spec E10): the common protocol around the mechanism's own ``train_batch`
 from __future__ import annotations
 
 import logging
-import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -40,7 +39,6 @@ def _run_batch_mechanism(cfg: Mapping[str, Any], dataset: str, data: plan.Benchm
                          ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     b = cfg["benchmark"]
     m_ref, u_ref, _ = plan.reference_cell(cfg)
-    start = time.perf_counter()
 
     def runs_for(tag: str, sizes: np.ndarray, m: int, u: int, rep: int,
                  settings: Sequence[tuple[float, float]], noise_tag: str = "") -> list[Run]:
@@ -59,34 +57,28 @@ def _run_batch_mechanism(cfg: Mapping[str, Any], dataset: str, data: plan.Benchm
             out[idx, s] = mech.train_batch(cfg, tun.X_fit, tun.y_fit, part.party_indices(s), runs).T
         return {mech.id: out}
 
-    chosen_by, eps_run, hp = runner.select(cfg, dataset, tun, [mech.id], mech.hparam, cands, thetas)
-    log.info("%s %s (%s): selected %s in %.1f s", dataset, mech.id, tun.protocol, mech.hparam,
-             time.perf_counter() - start)
-    data = tun.grid
-    noise_tag = "grid" if tun.protocol == "oracle" else f"grid_{tun.protocol}"
-    opt = runner.Optimum(data)
-    base = runner.base_row(cfg, dataset, data)
-    rows: list[dict[str, Any]] = []
     grid_eps = [float(e) for e in b["eps_grid"]]
-    for m, u in plan.cells(cfg, data.n)[0]:
-        start = time.perf_counter()
-        part = plan.partitions(cfg, dataset, data.n, m, u, b["reps"], "grid")
+
+    def cell(grid: runner.Grid, m: int, u: int) -> list[dict[str, Any]]:
+        chosen_by, eps_run, gdata = grid.chosen, grid.eps_run, grid.data
+        part = plan.partitions(cfg, dataset, gdata.n, m, u, b["reps"], "grid")
         cell_rows = []
         for rep in range(b["reps"]):
             for chosen in sorted(set(chosen_by[mech.id].values())):
                 eps_list = [e for e in grid_eps if chosen_by[mech.id][e] == chosen]
                 runs = runs_for("grid", part.sizes[rep], m, u, rep, [(eps_run[mech.id][e], chosen) for e in eps_list],
-                                noise_tag)
+                                grid.noise_tag)
                 lam = mech.lam(cfg, chosen)
-                out = runner.outcome(opt, mech.train_batch(cfg, data.X, data.y, part.party_indices(rep), runs), lam)
-                common = {**base, **calib.size_summary(part.sizes[rep]), "mode": mech.family, "m": m,
+                out = runner.outcome(grid.opt, mech.train_batch(cfg, gdata.X, gdata.y, part.party_indices(rep), runs),
+                                     lam)
+                common = {**grid.base, **calib.size_summary(part.sizes[rep]), "mode": mech.family, "m": m,
                           "u": float(u), "rep": rep, "partition": plan.fingerprint(part, rep), "T": 0,
                           "dtype": "float64", "lambda": lam, "hparam": mech.hparam, "hparam_value": chosen,
                           **mech.row_fields(cfg, chosen)}
                 for k, (run, eps) in enumerate(zip(runs, eps_list, strict=True)):
                     cell_rows.append({**common, **runner.mech_row(mech.id, run.ledger, eps),
-                                      **runner.selection_fields(cfg, tun.protocol, mech.id, eps, run.ledger),
+                                      **runner.selection_fields(cfg, grid.protocol, mech.id, eps, run.ledger),
                                       **{key: float(v[k]) for key, v in out.items()}})
-        seconds = (time.perf_counter() - start) / max(len(cell_rows), 1)
-        rows += [{**r, "seconds": seconds} for r in cell_rows]
-    return rows, hp
+        return cell_rows
+
+    return runner.select_then_grid(cfg, dataset, tun, log, mech.id, [mech.id], mech.hparam, cands, thetas, cell)

@@ -7,7 +7,6 @@ sharing one block over the private pool with per-column record weights; literal 
 from __future__ import annotations
 
 import logging
-import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -67,7 +66,6 @@ def _run_gradient(cfg: Mapping[str, Any], dataset: str, data: plan.BenchmarkData
                   noise_scale: float, mechs: Sequence[str], tun: runner.Tuning) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     b, g = cfg["benchmark"], cfg["benchmark"]["gradient"]
     m_ref, u_ref, _ = plan.reference_cell(cfg)
-    start = time.perf_counter()
     cands = [float(e) for e in g["eta_candidates"]]
 
     def thetas(ms: Sequence[str], eps: float, seeds: int, needed: set[tuple[int, int]] | None
@@ -79,33 +77,27 @@ def _run_gradient(cfg: Mapping[str, Any], dataset: str, data: plan.BenchmarkData
             out[mech][cands.index(eta), seed] = th[:, col]
         return out
 
-    chosen, eps_run, hp = runner.select(cfg, dataset, tun, mechs, "eta", cands, thetas)
-    log.info("%s gradient (%s): selected eta in %.1f s", dataset, tun.protocol, time.perf_counter() - start)
-    data = tun.grid
-    experiment = "grid" if tun.protocol == "oracle" else f"grid_{tun.protocol}"
-    opt = runner.Optimum(data)
-    base = runner.base_row(cfg, dataset, data)
-    rows: list[dict[str, Any]] = []
-    for m, u in plan.cells(cfg, data.n)[0]:
-        start = time.perf_counter()
-        settings = [(mech, eps_run[mech][float(e)], chosen[mech][float(e)]) for mech in mechs for e in b["eps_grid"]]
-        target = {(mech, eps_run[mech][float(e)]): float(e) for mech in mechs for e in b["eps_grid"]}
+    def cell(grid: runner.Grid, m: int, u: int) -> list[dict[str, Any]]:
+        data, opt = grid.data, grid.opt
+        settings = [(mech, grid.eps_run[mech][float(e)], grid.chosen[mech][float(e)]) for mech in mechs
+                    for e in b["eps_grid"]]
+        target = {(mech, grid.eps_run[mech][float(e)]): float(e) for mech in mechs for e in b["eps_grid"]}
         keys, theta, ledgers, part, flops = _gradient_batch(cfg, dataset, data.X, data.y, m, u, settings,
-                                                            b["reps"], "grid", noise_scale, experiment)
-        seconds = (time.perf_counter() - start) / theta.shape[1]
+                                                            b["reps"], "grid", noise_scale, grid.noise_tag)
         out = runner.outcome(opt, theta, b["lambda"])
         init = opt.loss(np.stack([initial_point(cfg["root_seed"], f"benchmark:{dataset}", r, data.p,
                                                 g["init_std"]) for _, _, _, r in keys], axis=1), b["lambda"])
+        rows = []
         for i, ((mech, eps_f, eta, rep), led) in enumerate(zip(keys, ledgers, strict=True)):
             eps = target[(mech, eps_f)]
-            rows.append({**base, **runner.mech_row(mech, led, eps), **calib.size_summary(part.sizes[rep]),
-                         **runner.selection_fields(cfg, tun.protocol, mech, eps, led),
+            rows.append({**grid.base, **runner.mech_row(mech, led, eps), **calib.size_summary(part.sizes[rep]),
+                         **runner.selection_fields(cfg, grid.protocol, mech, eps, led),
                          "partition": plan.fingerprint(part, rep),
                          "mode": calib.GRADIENT[mech][1], "m": m, "u": float(u), "rep": rep,
                          "eta": eta, "eta_source": "tuned", "T": g["T"], "lambda": b["lambda"],
                          "dtype": g["dtype"], "hparam": "eta", "hparam_value": eta,
-                         "init_loss": float(init[i]), "seconds": seconds, "flops": float(flops[i]),
+                         "init_loss": float(init[i]), "flops": float(flops[i]),
                          **{k: float(v[i]) for k, v in out.items()}})
-        log.info("%s gradient (m=%d, u=%d): %d runs in %.1f s", dataset, m, u, theta.shape[1],
-                 seconds * theta.shape[1])
-    return rows, hp
+        return rows
+
+    return runner.select_then_grid(cfg, dataset, tun, log, "gradient", mechs, "eta", cands, thetas, cell)

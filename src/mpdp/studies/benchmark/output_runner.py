@@ -67,7 +67,7 @@ def _run_output(cfg: Mapping[str, Any], dataset: str, data: plan.BenchmarkData, 
         party_rows, party_hp = [], {}
     m_ref, u_ref, _ = plan.reference_cell(cfg)
     cands = [float(x) for x in b["output"]["lambda_candidates"]]
-    start = time.perf_counter()
+    lam_np = float(b["lambda"])
 
     def thetas(ms: Sequence[str], eps: float, seeds: int, needed: set[tuple[int, int]] | None
                ) -> dict[str, np.ndarray]:
@@ -84,41 +84,30 @@ def _run_output(cfg: Mapping[str, Any], dataset: str, data: plan.BenchmarkData, 
                                                             int(part.sizes[s].min()), s, "tune", noise)
         return out
 
-    chosen, eps_run, hp = runner.select(cfg, dataset, tun, mechs, "lambda", cands, thetas)
-    for ref in refs:
-        hp[ref] = {"hparam": "none", "candidates": [], "seeds": 0, "val_accuracy": [], "chosen": float(b["lambda"]),
-                   "selection": "none (non-private reference)"}
-    log.info("%s output (%s): selected lambda in %.1f s", dataset, tun.protocol, time.perf_counter() - start)
-    data = tun.grid
-    noise_tag = "grid" if tun.protocol == "oracle" else f"grid_{tun.protocol}"
-    opt = runner.Optimum(data)
-    base = runner.base_row(cfg, dataset, data)
-    rows: list[dict[str, Any]] = []
-    lam_np = float(b["lambda"])
-    np_out = runner.outcome(opt, opt.theta(lam_np)[:, None], lam_np)
-    for m, u in plan.cells(cfg, data.n)[0]:
-        start = time.perf_counter()
-        part = plan.partitions(cfg, dataset, data.n, m, u, b["reps"], "grid")
+    def cell(grid: runner.Grid, m: int, u: int) -> list[dict[str, Any]]:
+        chosen, eps_run, opt = grid.chosen, grid.eps_run, grid.opt
+        np_out = runner.outcome(opt, opt.theta(lam_np)[:, None], lam_np)
+        part = plan.partitions(cfg, dataset, grid.data.n, m, u, b["reps"], "grid")
         cell_rows = []
         for rep in range(b["reps"]):
             parts = part.party_indices(rep)
             sizes = calib.size_summary(part.sizes[rep])
-            common = {**base, **sizes, "mode": "output_perturbation", "m": m, "u": float(u), "rep": rep,
+            common = {**grid.base, **sizes, "mode": "output_perturbation", "m": m, "u": float(u), "rep": rep,
                       "partition": plan.fingerprint(part, rep),
                       "T": 0, "dtype": "float64"}
             for ref, eps in ((ref, eps) for ref in refs for eps in b["eps_grid"]):
                 cell_rows.append({**common, **runner.mech_row(ref, calib.NONPRIVATE, eps),
-                                  **selection.budget_fields(None, tun.protocol, eps),
+                                  **selection.budget_fields(None, grid.protocol, eps),
                                   "mode": "central", "lambda": lam_np, "hparam": "none",
                                   "hparam_value": math.nan, **{k: float(v[0]) for k, v in np_out.items()}})
             lams = sorted({lam for mech in mechs for lam in chosen[mech].values()})
             for lam in lams:
-                models = _output_models(data, data.X, data.y, parts, lam)
+                models = _output_models(grid.data, grid.data.X, grid.data.y, parts, lam)
                 for mech in mechs:
                     released, info = [], []
                     for eps in (float(e) for e in b["eps_grid"] if chosen[mech][float(e)] == lam):
                         theta, led, norm = _output_release(cfg, dataset, mech, models[mech], eps_run[mech][eps], lam,
-                                                           m, u, sizes["n_min"], rep, noise_tag, noise)
+                                                           m, u, sizes["n_min"], rep, grid.noise_tag, noise)
                         released.append(theta)
                         info.append((eps, led, norm))
                     if not released:
@@ -126,13 +115,15 @@ def _run_output(cfg: Mapping[str, Any], dataset: str, data: plan.BenchmarkData, 
                     out = runner.outcome(opt, np.stack(released, axis=1), lam)
                     for i, (eps, led, norm) in enumerate(info):
                         cell_rows.append({**common, **runner.mech_row(mech, led, eps), "lambda": lam,
-                                          **runner.selection_fields(cfg, tun.protocol, mech, eps, led),
+                                          **runner.selection_fields(cfg, grid.protocol, mech, eps, led),
                                           "hparam": "lambda", "hparam_value": lam, "noise_norm": norm,
                                           **{k: float(v[i]) for k, v in out.items()}})
-        seconds = (time.perf_counter() - start) / max(len(cell_rows), 1)
-        rows += [{**r, "seconds": seconds} for r in cell_rows]
-        log.info("%s output (m=%d, u=%d): %d rows in %.1f s", dataset, m, u, len(cell_rows),
-                 seconds * len(cell_rows))
+        return cell_rows
+
+    rows, hp = runner.select_then_grid(cfg, dataset, tun, log, "output", mechs, "lambda", cands, thetas, cell)
+    for ref in refs:
+        hp[ref] = {"hparam": "none", "candidates": [], "seeds": 0, "val_accuracy": [], "chosen": lam_np,
+                   "selection": "none (non-private reference)"}
     return rows + party_rows, {**hp, **party_hp}
 
 

@@ -3,13 +3,18 @@ the row fields every runner writes, each selection protocol's tuning data, and t
 family's knob (:func:`select`) under the protocols of :mod:`mpdp.studies.benchmark.selection`.
 
 A family runner (:mod:`.gradient_runner`, :mod:`.output_runner`, :mod:`.admm_runner`,
-:mod:`.batch_runner`) runs :func:`each_protocol`: per protocol, its candidates' thetas on the
-tuning data (a :data:`ThetaFn`), :func:`select`, then its grid of cells and repetitions.
+:mod:`.batch_runner`) runs :func:`each_protocol`, and per protocol the one skeleton
+:func:`select_then_grid`: its candidates' thetas on the tuning data (a :data:`ThetaFn`) feed
+:func:`select`, then its cell function (a :data:`CellFn`) trains every (m, u) cell of the grid.
+Only what differs between families — how a batch of candidates is trained and how a cell's rows
+are made — lives in the family's module.
 """
 
 from __future__ import annotations
 
 import functools
+import logging
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -197,6 +202,47 @@ def selection_fields(cfg: Mapping[str, Any], protocol: str, mech: str, eps: floa
         out.update(eps_end_to_end=ledger.eps_total, delta_end_to_end=ledger.delta_total)
     return out
 
+
+
+@dataclass(frozen=True)
+class Grid:
+    """What a family's grid trains with once its knob is chosen (:func:`select_then_grid`)."""
+
+    protocol: str
+    chosen: dict[str, dict[float, float]]  # mechanism -> target ε -> knob
+    eps_run: dict[str, dict[float, float]]  # mechanism -> target ε -> the ε its run is calibrated to
+    data: plan.BenchmarkData  # the protocol's grid data (the pool, or the pool less a public split)
+    opt: Optimum
+    base: dict[str, Any]  # the data set's row fields (:func:`base_row`)
+    noise_tag: str  # the evaluated streams' tag: ``grid`` (oracle) or ``grid_<protocol>``
+
+
+#: cell(grid, m, u) -> the rows of one (m, u) cell, every repetition, mechanism and ε
+CellFn = Callable[[Grid, int, int], list[dict[str, Any]]]
+
+
+def select_then_grid(cfg: Mapping[str, Any], dataset: str, tun: Tuning, log: logging.Logger, family: str,
+                     mechs: Sequence[str], hparam: str, cands: Sequence[float], thetas: ThetaFn, cell: CellFn
+                     ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """The skeleton of every family runner (spec E10): choose the knob of ``mechs`` under
+    ``tun.protocol`` (:func:`select`, from the family's ``thetas``), then train every feasible
+    (m, u) cell of the grid data with ``cell``; each row gets its share of its cell's time
+    (``seconds``). Returns the rows and the selection record."""
+    start = time.perf_counter()
+    chosen, eps_run, hp = select(cfg, dataset, tun, mechs, hparam, cands, thetas)
+    log.info("%s %s (%s): selected %s in %.1f s", dataset, family, tun.protocol, hparam, time.perf_counter() - start)
+    data = tun.grid
+    grid = Grid(tun.protocol, chosen, eps_run, data, Optimum(data), base_row(cfg, dataset, data),
+                "grid" if tun.protocol == "oracle" else f"grid_{tun.protocol}")
+    rows: list[dict[str, Any]] = []
+    for m, u in plan.cells(cfg, data.n)[0]:
+        start = time.perf_counter()
+        cell_rows = cell(grid, m, u)
+        seconds = (time.perf_counter() - start) / max(len(cell_rows), 1)
+        rows += [{**r, "seconds": seconds} for r in cell_rows]
+        log.info("%s %s (m=%d, u=%d): %d runs in %.1f s", dataset, family, m, u, len(cell_rows),
+                 seconds * len(cell_rows))
+    return rows, hp
 
 
 def each_protocol(cfg: Mapping[str, Any], dataset: str, data: plan.BenchmarkData,
