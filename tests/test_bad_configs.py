@@ -55,6 +55,7 @@ CASES: list[tuple[str, dict[str, Any], Outcome, tuple[str, ...]]] = [
     ("hamm_vote without parties", {"audit.settings.17.parties": DELETE}, err("audit.settings.17.parties"), ()),
     ("pvp_history without rho", {"audit.settings.22.rho": DELETE}, err("audit.settings.22.rho"), ()),
     ("N-L2 record pair without n", {"audit.settings.12.n": DELETE}, err("audit.settings.12.n"), ()),
+    ("selection audit with an unknown unit", {"audit.settings.25.unit": "parties"}, err("audit.settings.25.unit"), ()),
     ("gradient audit without accountant", {"audit.settings.0.accountant": DELETE},
      err("audit.settings.0.accountant"), ()),
     ("exact_per_party on a per-round audit", {"audit.settings.2.accountant": "exact_per_party"},

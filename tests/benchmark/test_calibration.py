@@ -92,13 +92,13 @@ def test_benchmark_pvp_noise_meets_the_hidden_state_bound(bench_cfg, bench_data,
     """Spec I-20: the ζ_p PVP actually runs with, times the sup of its conditional sensitivity
     Δ_p/(1 − r), is at most the per-release α (equal: no slack); the paper's ζ = α/Δ_p is not."""
     from mpdp.mechanisms import admm as zz
-    from mpdp.studies.benchmark import plan, train
+    from mpdp.studies.benchmark import admm_runner, plan
 
     cfg = bench_cfg
     cfg["benchmark"]["admm"]["topology"] = topology
     n = m * (len(bench_data.y) // m)
     part = plan.partitions(cfg, "synthetic", n, m, 1, 1)
-    _, res, ledgers = train._admm_batch(cfg, "synthetic", bench_data.X[:n], bench_data.y[:n],
+    _, res, ledgers = admm_runner._admm_batch(cfg, "synthetic", bench_data.X[:n], bench_data.y[:n],
                                         part.party_indices(0), m, 1, 0, [("pvp", 1.0, penalty)], "grid")
     alpha = ledgers[0].alpha_step
     # independent: V_p from the graph, κ_p = ρ/P + 2ηV_p, Δ_p = 2C^R/(B_p κ_p), r = ηV_p/κ_p

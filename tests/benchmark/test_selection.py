@@ -20,7 +20,7 @@ from mpdp.errors import ConfigError
 from mpdp.privacy import private_selection as ps
 from mpdp.privacy.calibration import noise_multiplier
 from mpdp.studies.benchmark import calibration as calib
-from mpdp.studies.benchmark import registry, selection, train
+from mpdp.studies.benchmark import plan, registry, runner, selection, train
 from mpdp.studies.benchmark.schema import EXTRA_COLUMNS
 
 LOG = logging.getLogger("test")
@@ -61,6 +61,12 @@ def test_oracle_rows_reproduce_the_tables_before_the_protocols(default_run):
     assert np.isinf(oracle["eps_end_to_end"]).all()
 
 
+def _pure(eps: float) -> np.ndarray:
+    """A pure ε-DP release's RDP curve by dp-accounting: binary randomised response (replace-one)."""
+    return np.array([rdp_acc._randomized_response_rdp_replace_one(2.0 / (1.0 + math.exp(eps)), 2, float(a))
+                     for a in ps.ORDERS])
+
+
 def _independent_epsilon(row: pd.Series, cfg: dict) -> float:
     """The row's end-to-end ε recomputed by dp-accounting (see the module docstring of .selection)."""
     b, s = cfg["benchmark"], cfg["benchmark"]["selection"]
@@ -75,21 +81,23 @@ def _independent_epsilon(row: pd.Series, cfg: dict) -> float:
         acc.compose(dp_accounting.GaussianDpEvent(row["sigma"] / row["sensitivity"]), int(row["T"]))
         return float(acc.get_epsilon(delta))
     score = ps.ORDERS / (2 * noise_multiplier("exact", eps_t, delta, 1) ** 2)
-    if row["family"] in ("output", "voting"):
-        train, final = eps_t, float(row["eps_accounted"])
-        trial = np.maximum(np.minimum(train, ps.ORDERS * train**2 / 2), score)
-        final_curve = np.minimum(final, ps.ORDERS * final**2 / 2)
+    if row["privacy_unit"] == "party":  # the selected trial released: public scores, no final run
+        trial = _pure(eps_t)
+        final_curve = np.zeros_like(ps.ORDERS)
+    elif row["family"] in ("output", "voting"):
+        trial = np.maximum(_pure(eps_t), score)
+        final_curve = _pure(float(row["eps_accounted"]))
     elif row["family"] == "admm":
         T = int(row["T"])
-        a_t = calib.admm_alpha(eps_t, T, delta, b["admm"]["accountant"])
-        trial = np.maximum(T * np.minimum(a_t, ps.ORDERS * a_t**2 / 2), score)
-        a_f = float(row["alpha_step"])
-        final_curve = T * np.minimum(a_f, ps.ORDERS * a_f**2 / 2)
+        trial = np.maximum(T * _pure(calib.admm_alpha(eps_t, T, delta, b["admm"]["accountant"])), score)
+        final_curve = T * _pure(float(row["alpha_step"]))
     else:  # literal gradient and DP-SGD: the module's curve, the library's theorem and conversion
         trial = selection.trial_curve(cfg, row["mechanism"], eps_t)
         final_curve = selection.run_curve(cfg, row["mechanism"], float(row["eps_accounted"]))
     sel = rdp_acc._compute_rdp_repeat_and_select(ps.ORDERS, trial, mean, shape)
     eps, _ = rdp_acc.compute_epsilon(ps.ORDERS, sel + final_curve, delta)
+    if row["privacy_unit"] == "party":  # pure trials: the theorem's pure limit may be tighter
+        return min(float(eps), (2 + shape) * eps_t)
     return float(eps)
 
 
@@ -101,8 +109,12 @@ def test_every_private_row_is_end_to_end_private_at_its_target(default_run):
     assert (private["eps_end_to_end"] <= private["epsilon"] * (1 + 1e-9)).all()
     assert (private["delta_end_to_end"] == cfg["benchmark"]["delta"]).all()
     share = cfg["benchmark"]["selection"]["final_share"]
-    np.testing.assert_allclose(private["eps_accounted"], share * private["epsilon"], rtol=1e-3)
-    assert (private["eps_selection"] < private["epsilon"]).all() and (private["eps_trial"] > 0).all()
+    record, party = private[private["privacy_unit"] == "record"], private[private["privacy_unit"] == "party"]
+    np.testing.assert_allclose(record["eps_accounted"], share * record["epsilon"], rtol=1e-3)
+    # party level: the released trial's own ε is ε_t, and the selection is the whole procedure
+    np.testing.assert_allclose(party["eps_accounted"], party["eps_trial"], rtol=1e-12)
+    assert (party["eps_selection"] == party["eps_end_to_end"]).all()
+    assert (record["eps_selection"] < record["epsilon"]).all() and (private["eps_trial"] > 0).all()
     for _, row in private.drop_duplicates(["mechanism", "epsilon"]).iterrows():
         independent = _independent_epsilon(row, cfg)
         assert independent <= row["epsilon"] * (1 + 1e-6), (row["mechanism"], row["epsilon"], independent)
@@ -181,3 +193,71 @@ def test_selection_on_unnoised_scores_is_refuted_by_the_accountant(noise, refute
     q_hi = stats.beta.ppf(0.995, q + 1, draws - q) if q < draws else 1.0
     eps_lower = math.log(max(p_lo - delta, 1e-300) / q_hi)
     assert (eps_lower > accounted) is refuted, (eps_lower, accounted)
+
+
+def test_party_level_rows_are_private_per_party(default_run, bench_data):
+    """Issue 43: every party-level row's eps_end_to_end is per party and ≤ its target. No party holds
+    a validation record (they are held out and declared public, ``n_public`` in the record); the
+    trials ran on the row's own partition (the released model is the selected trial: its λ is a
+    candidate and its noise norm the trial's); independent bound: the pure-DP limit of the theorem,
+    (2 + η)ε_t per party (Papernot & Steinke 2022, Thm 2; 3ε_t at η = 1)."""
+    cfg, frame, hp = default_run
+    s = cfg["benchmark"]["selection"]
+    rows = frame[(frame["selection"] == "private") & (frame["privacy_unit"] == "party")]
+    assert set(rows["mechanism"]) == {"param_avg", "hamm_vote", "hamm_soft"}
+    assert (rows["eps_end_to_end"] <= rows["epsilon"] * (1 + 1e-9)).all()
+    assert (rows["eps_end_to_end"] <= (2 + s["trials"]["shape"]) * rows["eps_trial"] * (1 + 1e-9)).all()
+    fit, val = plan.validation_split(bench_data.n, cfg, "synthetic")
+    assert (rows["n"] <= len(fit)).all()
+    for mech in rows["mechanism"].unique():
+        rec = hp["private"][mech]
+        assert rec["privacy_unit"] == "party" and rec["n_public"] == len(val)
+    for m, u in rows[["m", "u"]].drop_duplicates().itertuples(index=False):
+        part = plan.partitions(cfg, "synthetic", len(fit), int(m), int(u), cfg["benchmark"]["reps"],
+                                     "grid_party")
+        cell = rows[(rows["m"] == m) & (rows["u"] == u)]
+        assert set(cell["partition"]) == {plan.fingerprint(part, r) for r in range(cfg["benchmark"]["reps"])}
+        # the parties index the held-out pool: every index is < len(fit), none is a validation record
+        assert int(part.order.max()) < len(fit)
+    record = frame[(frame["selection"] == "private") & (frame["privacy_unit"] == "record")]
+    assert not set(rows["partition"]) & set(record["partition"])  # the record rows keep the whole pool
+
+
+def test_party_level_selection_with_validation_in_the_parties_is_refused(bench_data, make_small_cfg):
+    """A party-level mechanism must not reach the record-level selection (trials on the tuning
+    partition, scores noised per record): the common selection refuses it in one line."""
+    cfg = make_small_cfg()
+    tun = runner.tuning_data(cfg, "synthetic", bench_data, "private")
+    with pytest.raises(ConfigError, match="party-level mechanism") as err:
+        runner.select(cfg, "synthetic", tun, ["hamm_soft"], "lambda", [0.01, 0.1], lambda *a: {})
+    assert "\n" not in str(err.value)
+
+
+def test_can_meet_says_whether_the_split_meets_the_target(make_small_cfg):
+    cfg = make_small_cfg()
+    assert selection.can_meet(cfg, "wyx", 1.0) and selection.can_meet(cfg, "hamm_soft", 1.0)
+    cfg["benchmark"]["selection"]["final_share"] = 0.999
+    assert not selection.can_meet(cfg, "wyx", 1.0)
+    assert selection.can_meet(cfg, "hamm_soft", 1.0)  # party level: no final run, the share is unused
+
+
+def test_slack_of_each_family_is_recorded_and_computed_from_its_curve(default_run):
+    """Issue 43: every private (mechanism, ε) record carries its slack: ε_t/ε and the RDP curve's ε
+    at δ of one run over that run's calibration target, recomputed here from the row's noise for the
+    Gaussian family (dp-accounting) and from randomised response for the pure families."""
+    cfg, frame, hp = default_run
+    delta = cfg["benchmark"]["delta"]
+    for mech, rec in hp["private"].items():
+        if "by_epsilon" not in rec:
+            continue
+        for eps, e in rec["by_epsilon"].items():
+            sl = e["slack"]
+            assert sl["trial_share"] == pytest.approx(e["eps_trial"] / float(eps), rel=1e-12)
+            if mech in ("wyx", "wddp_per_round", "jayaraman_per_round"):
+                acc = RdpAccountant(list(ps.ORDERS))
+                acc.compose(dp_accounting.GaussianDpEvent(noise_multiplier("exact", e["eps_final"], delta, 1)))
+                assert sl["run_rdp_slack"] == pytest.approx(acc.get_epsilon(delta) / e["eps_final"], rel=1e-6)
+                assert sl["run_rdp_slack"] > 1  # RDP's conversion is looser than the exact Gaussian
+            elif registry.get(mech).family in ("output", "voting"):
+                eps_rdp, _ = rdp_acc.compute_epsilon(ps.ORDERS, _pure(e["eps_final"]), delta)
+                assert sl["run_rdp_slack"] == pytest.approx(eps_rdp / e["eps_final"], rel=1e-6)

@@ -10,7 +10,15 @@ from sklearn.linear_model import LogisticRegression
 
 from mpdp import results
 from mpdp.models import logistic
-from mpdp.studies.benchmark import plan, registry, selection, train
+from mpdp.studies.benchmark import (
+    admm_runner,
+    gradient_runner,
+    output_runner,
+    plan,
+    registry,
+    selection,
+    train,
+)
 from mpdp.studies.benchmark.schema import EXTRA_COLUMNS
 
 LOG = logging.getLogger("test")
@@ -39,7 +47,10 @@ def test_every_mechanism_one_row_per_key_at_the_target(all_rows, bench_cfg):
     assert len(frame) == len(protocols) * len(registry.BUILTIN) * len(b["eps_grid"]) * n_cells * b["reps"]
     private = frame[frame["mechanism"] != "nonprivate"]
     # the final run's accounted ε: the common target (oracle), its final share (private); never above
-    share = np.where(private["selection"] == "private", b["selection"]["final_share"], 1.0)
+    # (party level, private: the released trial's ε_t = ε/(2 + η), the pure limit of the selection)
+    party_trial = (private["selection"] == "private") & (private["privacy_unit"] == "party")
+    share = np.where(party_trial, 1.0 / (2.0 + b["selection"]["trials"]["shape"]),
+                     np.where(private["selection"] == "private", b["selection"]["final_share"], 1.0))
     np.testing.assert_allclose(private["eps_total"], share * private["epsilon"], rtol=1e-3)
     assert (private["eps_total"] <= share * private["epsilon"] * (1 + 1e-9)).all()
     gauss = private["family"] == "gradient"
@@ -52,9 +63,12 @@ def test_every_mechanism_one_row_per_key_at_the_target(all_rows, bench_cfg):
     assert (ref["optimal_gap"] == 0).all() and np.isinf(ref["eps_total"]).all()
     assert (frame["optimal_gap"] >= -1e-7).all() and frame["accuracy"].between(0, 1).all()
     # paired repetitions: every mechanism of a (m, u, rep) sees the same partition sizes
-    sizes = frame.groupby(["m", "u", "rep"])[["n", "n_min", "n_max", "partition"]].nunique()
-    assert (sizes == 1).all().all()
-    assert frame.groupby(["m", "u"])["partition"].nunique().eq(b["reps"]).all()  # reps differ
+    # (the private party-level rows: their own partition of the pool less the validation records)
+    own = (frame["selection"] == "private") & (frame["privacy_unit"] == "party")
+    for rows in (frame[~own], frame[own]):
+        sizes = rows.groupby(["m", "u", "rep"])[["n", "n_min", "n_max", "partition"]].nunique()
+        assert (sizes == 1).all().all()
+    assert frame[~own].groupby(["m", "u"])["partition"].nunique().eq(b["reps"]).all()  # reps differ
     # one selection budget: the same candidates × seeds for every tuned mechanism
     budgets = {len(v["candidates"]) * v["seeds"] for k, v in hp["oracle"].items() if k != "nonprivate"}
     assert budgets == {2}
@@ -63,8 +77,8 @@ def test_every_mechanism_one_row_per_key_at_the_target(all_rows, bench_cfg):
 
 
 def test_results_are_reproducible(bench_cfg, bench_data):
-    a, _ = train.run_output(bench_cfg, "synthetic", bench_data, LOG)
-    b, _ = train.run_output(bench_cfg, "synthetic", bench_data, LOG)
+    a, _ = output_runner.run_output(bench_cfg, "synthetic", bench_data, LOG)
+    b, _ = output_runner.run_output(bench_cfg, "synthetic", bench_data, LOG)
     assert [r["accuracy"] for r in a] == [r["accuracy"] for r in b]
     assert [r.get("noise_norm") for r in a] == [r.get("noise_norm") for r in b]
 
@@ -84,11 +98,11 @@ def test_gradient_noise_off_is_plain_gradient_descent(bench_cfg, bench_data):
     b, g = cfg["benchmark"], cfg["benchmark"]["gradient"]
     eta, m, u = 1.0, 4, 3
     settings = [("wyx", 1.0, eta), ("wddp_literal", 1.0, eta), ("jayaraman_per_round", 1.0, eta)]
-    keys, thetas, _, _, _ = train._gradient_batch(cfg, "synthetic", bench_data.X, bench_data.y, m, u,
+    keys, thetas, _, _, _ = gradient_runner._gradient_batch(cfg, "synthetic", bench_data.X, bench_data.y, m, u,
                                                    settings, 1, "grid", noise_scale=0.0)
     part = plan.partitions(cfg, "synthetic", bench_data.n, m, u, 1, "grid")
     parties = part.party_indices(0)
-    theta0 = train.initial_point(cfg["root_seed"], "benchmark:synthetic", 0, bench_data.p, g["init_std"])
+    theta0 = gradient_runner.initial_point(cfg["root_seed"], "benchmark:synthetic", 0, bench_data.p, g["init_std"])
     X, y, lam, T = bench_data.X, bench_data.y, b["lambda"], g["T"]
     rows = np.concatenate(parties)
     pooled = _gd(X[rows], y[rows], np.full(len(rows), 1 / len(rows)), eta, lam, T, theta0)
@@ -105,8 +119,8 @@ def test_output_noise_off_is_the_average_of_exact_local_minimisers(bench_cfg, be
     lam, m, u = 0.05, 4, 3
     part = plan.partitions(bench_cfg, "synthetic", bench_data.n, m, u, 1, "grid")
     parties = part.party_indices(0)
-    models = train._output_models(bench_data, bench_data.X, bench_data.y, parties, lam)
-    theta, led, norm = train._output_release(bench_cfg, "synthetic", "jayaraman_output",
+    models = output_runner._output_models(bench_data, bench_data.X, bench_data.y, parties, lam)
+    theta, led, norm = output_runner._output_release(bench_cfg, "synthetic", "jayaraman_output",
                                              models["jayaraman_output"], 1.0, lam, m, u,
                                              int(part.sizes[0].min()), 0, "grid", noise=False)
     # independent: scikit-learn's L2 logistic regression, C = 1/(n_j λ), no separate intercept
@@ -114,7 +128,7 @@ def test_output_noise_off_is_the_average_of_exact_local_minimisers(bench_cfg, be
              .fit(bench_data.X[p], bench_data.y[p]).coef_[0] for p in parties]
     np.testing.assert_allclose(theta, np.mean(local, axis=0), atol=1e-5)
     assert norm == 0.0
-    noisy, _, norm = train._output_release(bench_cfg, "synthetic", "jayaraman_output",
+    noisy, _, norm = output_runner._output_release(bench_cfg, "synthetic", "jayaraman_output",
                                            models["jayaraman_output"], 1.0, lam, m, u,
                                            int(part.sizes[0].min()), 0, "grid")
     assert norm > 0 and not np.allclose(noisy, theta)
@@ -126,12 +140,12 @@ def test_admm_noise_off_converges_to_the_pooled_optimum(bench_cfg, bench_data):
     cfg["benchmark"]["admm"]["T"] = 150
     m, u = 2, 1
     part = plan.partitions(cfg, "synthetic", bench_data.n, m, u, 1, "grid")
-    theta, res, _ = train._admm_batch(cfg, "synthetic", bench_data.X, bench_data.y, part.party_indices(0),
+    theta, res, _ = admm_runner._admm_batch(cfg, "synthetic", bench_data.X, bench_data.y, part.party_indices(0),
                                       m, u, 0, [("dvp", 1.0, 1.0), ("pvp", 1.0, 1.0)], "grid", noise=False)
     rows = np.concatenate(part.party_indices(0))
     star = logistic.solve_optimum(bench_data.X[rows], bench_data.y[rows], 0.1)
     np.testing.assert_allclose(theta, np.stack([star, star], axis=1), atol=1e-4)
-    noisy, _, _ = train._admm_batch(cfg, "synthetic", bench_data.X, bench_data.y, part.party_indices(0),
+    noisy, _, _ = admm_runner._admm_batch(cfg, "synthetic", bench_data.X, bench_data.y, part.party_indices(0),
                                     m, u, 0, [("dvp", 1.0, 1.0)], "grid")
     assert np.abs(noisy[:, 0] - star).max() > 1e-3
 

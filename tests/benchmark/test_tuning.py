@@ -7,6 +7,7 @@ import logging
 import pytest
 
 from mpdp import seeding
+from mpdp.studies.benchmark import runner as common
 from mpdp.studies.benchmark import train
 from mpdp.studies.wddp import batch
 
@@ -15,12 +16,12 @@ def _dpsgd(cfg, dataset, data, log):
     return train.run_job(cfg, dataset, data, ("dpsgd",), log)
 
 
-@pytest.mark.parametrize("runner", [train.run_gradient, train.run_output, train.run_admm, _dpsgd])
+@pytest.mark.parametrize("runner", [*train.FAMILY_RUNNERS.values(), _dpsgd])
 def test_selection_streams_are_disjoint_from_the_evaluated_ones(monkeypatch, bench_cfg, bench_data, runner):
     """Under every protocol, every stream opened by the selection is a tuning stream; none after it."""
     keys: dict[str, list[tuple]] = {"tuning": [], "evaluated": []}
     phase = ["evaluated"]
-    real_seq, real_select, real_split = seeding.seed_sequence, train.select, train.tuning_data
+    real_seq, real_select, real_split = seeding.seed_sequence, common.select, common.tuning_data
 
     def recording(root_seed, *key):
         keys[phase[0]].append(tuple(key))
@@ -42,8 +43,8 @@ def test_selection_streams_are_disjoint_from_the_evaluated_ones(monkeypatch, ben
         finally:
             phase[0] = "evaluated"
 
-    monkeypatch.setattr(train, "select", select)
-    monkeypatch.setattr(train, "tuning_data", tuning_data)
+    monkeypatch.setattr(common, "select", select)
+    monkeypatch.setattr(common, "tuning_data", tuning_data)
     bench_cfg["benchmark"]["tune_seeds"] = 2
     runner(bench_cfg, "synthetic", bench_data, logging.getLogger("test"))
     assert keys["tuning"] and keys["evaluated"]

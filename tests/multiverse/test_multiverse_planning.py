@@ -39,6 +39,7 @@ def test_the_shipped_multiverse_plans_and_covers_ten_choices(name):
             "preprocess.bank_keep_duration", "preprocess.breast_cancer_missing", "admm.main_topology",
             "admm.P", "admm.tune_alpha", "voting.lambda_grid", "voting.val_frac"} <= keys
     assert any(k.startswith("wddp.cv.") for k in keys)
+    assert set(spec.SELECTION_KNOBS) <= keys  # issue 43: the private selections' knobs
     for c in choices:  # every alternative really differs from the default it is compared with
         default = spec.get(spec.universe_config(cfg, spec.universes(cfg)[0]), c["key"])
         assert all(v != default for v in c["values"]), c["choice"]

@@ -77,9 +77,13 @@ def test_truncated_negative_binomial_law(shape, mean):
 
 def test_poisson_pair_rdp_closed_form_and_pld_consistency():
     m = ps.ORDERS <= 256
-    full = ps.poisson_replace_one_rdp(1.0, 2.0, 3)
-    np.testing.assert_allclose(full[m], 3 * 2 * ps.ORDERS[m] / 2.0**2, rtol=1e-8)  # sensitivity 2
-    assert np.isinf(full[~m]).all()
+    full = ps.poisson_replace_one_rdp(1.0, 2.0, 3)  # every order (issue 43: none counted as ∞)
+    np.testing.assert_allclose(full, 3 * 2 * ps.ORDERS / 2.0**2, rtol=1e-8)  # sensitivity 2
+    assert np.isinf(ps.poisson_replace_one_rdp(1.0, 2.0, 3, max_order=256.0)[~m]).all()
+    # a subsampled pair at the high orders: finite, below the unsampled pair, non-decreasing in λ
+    sub = ps.poisson_replace_one_rdp(0.05, 1.0, 1)
+    assert np.isfinite(sub).all() and (sub <= ps.poisson_replace_one_rdp(1.0, 1.0, 1) * (1 + 1e-9)).all()
+    assert (np.diff(sub) >= -1e-12).all()
     # RDP → (ε, δ) is an upper bound of the exact (PLD) ε of the same pair, and not far above it
     rdp_eps = ps.rdp_to_epsilon(ps.poisson_replace_one_rdp(0.05, 1.0, 100), DELTA)
     pld_eps = sg.epsilon(0.05, 1.0, 100, DELTA)
@@ -110,3 +114,16 @@ def test_invalid_parameters_are_refused():
         ps.tnb_gamma(-1.0, 4.0)
     with pytest.raises(ValueError, match="ORDERS"):
         ps.repeat_and_select_rdp(np.zeros(3), 1.0, 4.0)
+
+
+@pytest.mark.parametrize("eps", [1e-3, 0.05, 0.5, 1.0, 4.0, 10.0])
+def test_pure_dp_curve_is_randomised_response_as_dp_accounting_computes_it(eps):
+    """Issue 43: ε-DP's curve is binary randomised response's (the tightest one ε-DP implies), below
+    min(ε, λε²/2); dp-accounting's replace-one randomised response (k = 2, p = 2/(1 + e^ε)) agrees."""
+    curve = ps.pure_dp_rdp(eps)
+    library = np.array([rdp_acc._randomized_response_rdp_replace_one(2.0 / (1.0 + math.exp(eps)), 2, float(a))
+                        for a in ps.ORDERS])
+    np.testing.assert_allclose(curve, library, rtol=1e-7, atol=1e-15)
+    assert (curve <= np.minimum(eps, ps.ORDERS * eps**2 / 2) * (1 + 1e-12)).all()
+    assert (curve < np.minimum(eps, ps.ORDERS * eps**2 / 2)).any()  # strictly tighter somewhere
+    np.testing.assert_allclose(ps.pure_dp_rdp(eps, 3), 3 * curve)

@@ -10,6 +10,9 @@ A setting's ``planted_bug`` names one (``true`` is ``noise_factor``):
   :meth:`mpdp.mechanisms.Calibration.party_sigma`, the mapping the trainer calls, for the
   duration of one training; the ledger (computed apart) is left right, as it would be in a
   real bug of this kind.
+- ``unnoised_scores``: the private selection scores its trials without their Gaussian noise
+  while the private protocol is claimed (issue 43); planted in the whole-procedure audit
+  (:mod:`mpdp.audit.selection_adapter`), where the winner then follows one validation record.
 
 Only a planted bug shows that the audit has power (spec A6.12).
 """
@@ -28,6 +31,7 @@ from mpdp.mechanisms import Calibration
 BUGS: dict[str, tuple[str, ...]] = {
     "noise_factor": ("one_run", "many_draws", "canary_draws"),
     "largest_party_sigma": ("one_run", "canary_draws"),
+    "unnoised_scores": ("many_draws",),
 }
 
 

@@ -27,6 +27,7 @@ from mpdp.audit.release_adapters import (
     OutputMechanismAdapter,
     PVPNoiseAdapter,
 )
+from mpdp.audit.selection_adapter import SelectionProcedureAdapter
 from mpdp.errors import ConfigError
 from mpdp.studies.benchmark import registry as benchmark_registry
 from mpdp.studies.benchmark.calibration import GRADIENT as BENCHMARK_GRADIENT
@@ -85,5 +86,6 @@ for _adapter in (
     PVPHistoryAdapter(),
     DVPFirstIterationAdapter(),
     dpsgd_adapter.ADAPTER,  # multi-party DP-SGD (the benchmark's baseline, mpdp.mechanisms.dpsgd)
+    SelectionProcedureAdapter(),
 ):
     register(_adapter)

@@ -22,6 +22,12 @@ from typing import Any
 
 from mpdp.errors import ConfigError
 
+#: the private selections' knobs (issue 43: final share, expected trials, score clip), which the
+#: shipped robustness runs vary (config/config.yaml, config/smoke.yaml; tested)
+SELECTION_KNOBS = ("benchmark.selection.final_share", "benchmark.selection.trials.mean",
+                   "benchmark.selection.score_clip", "voting.selection.final_share",
+                   "voting.selection.trials.mean")
+
 #: the universe that runs the base config with no alternative
 DEFAULT = "default"
 #: where each universe runs (its own data/, logs/, .snakemake/), relative to the workflow root

@@ -105,7 +105,7 @@ class Run:
 
 @dataclass(frozen=True)
 class BatchMechanism(Mechanism, ABC):
-    """A mechanism whose job the framework runs (:func:`mpdp.studies.benchmark.train.run_batch_mechanism`).
+    """A mechanism whose job the framework runs (:func:`mpdp.studies.benchmark.batch_runner.run_batch_mechanism`).
 
     The framework tunes ``hparam`` over :meth:`candidates` by the common protocol (same
     validation split, reference cell, ``tune_seeds``, tuning streams), then trains every cell of

@@ -20,6 +20,21 @@ that the ranking can be read both ways (``privacy_reading``: ``end_to_end`` | ``
   (bisection) with ``eps_end_to_end`` ≤ ε. Columns: ``eps_trial`` (ε_t), ``eps_selection``
   (the selection alone at δ), ``eps_accounted`` (the final run alone, its own accountant),
   ``eps_end_to_end`` and ``delta_end_to_end`` (= δ).
+
+  **Party-level mechanisms** (``privacy_unit`` = party: ``param_avg``, ``hamm_vote``,
+  ``hamm_soft``; issue 43). Their guarantee is per party, and a party of the grid would hold
+  validation records (whose scores are noised for one record only) and records spread over
+  several parties of the reference cell's tuning partition (group privacy would multiply the
+  trials' cost). So for them, per (cell, repetition): the validation split is **held out of every
+  party** and declared public (``n_public`` records, in the hparams record; the parties share the
+  rest of the pool), the trials run **on the partition the row releases**, their scores are the
+  clipped log-loss on the public validation records (post-processing: no noise), and the
+  **selected trial itself is released** (Papernot & Steinke's setting: no final run). A trial is
+  then ε_t-DP per party and ``eps_end_to_end`` = ``eps_selection`` = the better of the selection's
+  RDP curve converted at δ and, for the pure-DP output family, the theorem's pure limit
+  (2 + η)ε_t (:func:`~mpdp.privacy.private_selection.pure_selection_epsilon`, δ = 0, the tighter
+  one here), ε_t the largest with ``eps_end_to_end`` ≤ ε; ``eps_accounted`` is the released
+  trial's own ε (ε_t). :func:`releases_selected_trial` says which mechanisms take this path.
 - ``public``: the validation split (``benchmark.val_frac`` of the pool) is **removed** from the
   private pool and declared public; the candidates × ``tune_seeds`` are trained on its first part
   and scored (mean log-loss, not clipped, not noised) on its second part (``val_frac`` of it),
@@ -115,6 +130,12 @@ def _run_curve(mech: str, eps: float, delta: float, params: tuple[Any, ...]) -> 
                       f"'public' or 'oracle', or declare one")
 
 
+def releases_selected_trial(mech: str) -> bool:
+    """Whether ``mech``'s private selection runs its trials on the released partition, scores them
+    on public validation records and releases the selected trial (party-level; module docstring)."""
+    return registry.get(mech).privacy_unit == "party"
+
+
 def _params(cfg: Mapping[str, Any]) -> tuple[Any, ...]:
     b = cfg["benchmark"]
     return (int(b["gradient"]["T"]), int(b["admm"]["T"]), str(b["admm"]["accountant"]))
@@ -142,7 +163,32 @@ def budget(cfg: Mapping[str, Any], mech: str, eps: float) -> Budget:
     Raises :class:`ConfigError` naming ``benchmark.selection`` keys when no per-trial ε > 0 fits.
     """
     key = json.dumps(cfg["benchmark"], sort_keys=True, default=str)
-    return _budget(_CfgKey(key, cfg), _curve_key(mech), float(eps))
+    return _budget(_CfgKey(key, cfg), _curve_key(mech), float(eps), releases_selected_trial(mech))
+
+
+def slack(cfg: Mapping[str, Any], mech: str, eps: float) -> dict[str, float]:
+    """How much the selection's RDP accounting of ``mech`` at target ``eps`` gives away (issue 43).
+
+    ``trial_share``: ε_t/ε, what each trial may spend (equal across families only if their
+    curves are equally tight); ``run_rdp_slack``: the ε at δ of the RDP curve charged for one run
+    calibrated to ε_f, over ε_f (the run's own accountant: PLD/analytic Gaussian, pure ε, ADMM's PLD
+    composition, DP-SGD's PLD) — above 1 where the curve is looser than the run's calibration,
+    below 1 where converting at δ > 0 is tighter than the run's own statement (pure ε-DP at δ = 0).
+    """
+    bud = budget(cfg, mech, eps)
+    delta = float(cfg["benchmark"]["delta"])
+    return {"trial_share": bud.eps_trial / float(eps),
+            "run_rdp_slack": ps.rdp_to_epsilon(run_curve(cfg, mech, bud.eps_final), delta) / bud.eps_final}
+
+
+def can_meet(cfg: Mapping[str, Any], mech: str, eps: float) -> bool:
+    """Whether the private protocol's budget split (``benchmark.selection``: final share, trial law)
+    meets target ``eps`` for ``mech`` — the exact budget of :func:`budget`, for the planning checks."""
+    try:
+        budget(cfg, mech, eps)
+    except ConfigError:
+        return False
+    return True
 
 
 class _CfgKey:
@@ -171,10 +217,21 @@ def _curve_key(mech: str) -> str:
 
 
 @functools.cache
-def _budget(ck: _CfgKey, curve_key: str, eps: float) -> Budget:
+def _budget(ck: _CfgKey, curve_key: str, eps: float, released_trial: bool = False) -> Budget:
     cfg, mech = ck.cfg, curve_key.split(":", 1)[1]
     b, s = cfg["benchmark"], cfg["benchmark"]["selection"]
     delta, shape, mean = float(b["delta"]), float(s["trials"]["shape"]), float(s["trials"]["mean"])
+    if released_trial:  # party level: trial = the run (public scores), no final run
+        eps_t = ps.calibrate_trial_epsilon(eps, delta, lambda e: run_curve(cfg, mech, e), np.zeros_like(ps.ORDERS),
+                                           shape, mean)
+        if mech in calib.OUTPUT and eps / (2.0 + shape) > eps_t:  # pure ε_t-DP trials: (2 + η)ε_t, δ = 0
+            eps_t = eps / (2.0 + shape)
+            sel_eps = ps.pure_selection_epsilon(eps_t, shape)
+        elif eps_t <= 0:
+            raise _infeasible(cfg, mech, eps)
+        else:
+            sel_eps = ps.rdp_to_epsilon(ps.repeat_and_select_rdp(run_curve(cfg, mech, eps_t), shape, mean), delta)
+        return Budget(eps, delta, eps_t, eps_t, sel_eps, sel_eps, shape, mean)
     eps_f = float(s["final_share"]) * eps
     final = run_curve(cfg, mech, eps_f)
     eps_t = ps.calibrate_trial_epsilon(eps, delta, lambda e: trial_curve(cfg, mech, e), final, shape, mean)
@@ -217,7 +274,9 @@ def check(cfg: Mapping[str, Any]) -> None:
         if spec.family == "reference":
             continue
         for eps in (float(e) for e in b["eps_grid"]):
-            if spec.family in _CHEAP:
+            if spec.family in _CHEAP and releases_selected_trial(mech):  # no final run
+                ok = ps.rdp_to_epsilon(overhead, delta) < eps
+            elif spec.family in _CHEAP:
                 final = run_curve(cfg, mech, float(s["final_share"]) * eps)
                 ok = ps.rdp_to_epsilon(overhead + final, delta) < eps
             else:

@@ -281,7 +281,8 @@ def lambda_tradeoff(tables: Mapping[str, pd.DataFrame], cfg: Mapping) -> Figure:
 
     One row of panels per table, one column per ε; Alg. 1, Alg. 2 and parameter averaging at
     every λ of the grid (mean, 95 % t-band), the majority-class error as a line, and the λ the
-    selection chose at that (M, ε) (median over repetitions) as a marker on each curve.
+    selection chose at that (M, ε) (the most frequent over repetitions: the party-level mechanisms
+    choose per repetition) as a marker on each curve.
     """
     sweeps = {t: sweep_rows(df) for t, df in sorted(tables.items()) if not sweep_rows(df).empty}
     eps_list = sorted({float(e) for df in sweeps.values() for e in df["epsilon"].unique()})
@@ -300,7 +301,7 @@ def lambda_tradeoff(tables: Mapping[str, pd.DataFrame], cfg: Mapping) -> Figure:
                 _curve(ax, sub, "lambda", "test_error", mech, labels[mech])
                 chosen = main[(main["mechanism"] == mech) & (main["M"] == M) & np.isclose(main["epsilon"], eps)]
                 if not chosen.empty:
-                    lam = float(chosen["lambda"].median())
+                    lam = float(chosen["lambda"].mode().iloc[0])  # a grid value (per-rep choices differ)
                     s = summary(sub[np.isclose(sub["lambda"], lam)], "lambda", "test_error")
                     if not s.empty:
                         ax.plot(s["lambda"], s["mean"], "*", ms=12, color=_COLOURS[mech], mec="black",

@@ -6,15 +6,29 @@ voting_final_run`` (the papers' convention), which the study's claims and figure
 
 - ``private`` (default): per (table, M, ε, mechanism), **random stopping** (Papernot & Steinke 2022;
   :mod:`mpdp.privacy.private_selection`): K ~ truncated negative binomial (``trials.shape`` η,
-  ``trials.mean``) trials on the tuning partition of the private pool, each drawing λ uniformly
-  from ``voting.lambda_grid`` and releasing that mechanism's model with N-L2 noise at ε_t; each is
-  scored by its error on the validation split, which is **removed from the private pool** and
-  declared public (no noise needed). Every release is pure ε_t-DP in the mechanism's own unit, so
-  the selection is ((2 + η)ε_t, 0)-DP (:func:`~mpdp.privacy.private_selection.pure_selection_epsilon`).
-  The chosen λ is then used by the row's release at ε_f = ``final_share``·ε, and by basic
-  composition the whole procedure is (ε_sel + ε_f, 0)-DP with ε_t = (1 − share)·ε/(2 + η), i.e.
-  exactly ε. Columns: ``eps_trial``, ``eps_selection``, ``eps_accounted`` (the release alone),
-  ``eps_end_to_end``, ``delta_end_to_end`` (0).
+  ``trials.mean``) trials, each drawing λ uniformly from ``voting.lambda_grid`` and releasing that
+  mechanism's model with N-L2 noise at ε_t; each is scored by its error on the validation split,
+  which is **removed from the private pool** and declared public (no noise needed). Every release
+  is pure ε_t-DP in the mechanism's own unit, so the selection is ((2 + η)ε_t, 0)-DP
+  (:func:`~mpdp.privacy.private_selection.pure_selection_epsilon`). The chosen λ is then used by
+  the row's release at ε_f = ``final_share``·ε, and by basic composition the whole procedure is
+  (ε_sel + ε_f, 0)-DP with ε_t = (1 − share)·ε/(2 + η), i.e. exactly ε. Columns: ``eps_trial``,
+  ``eps_selection``, ``eps_accounted`` (the release alone), ``eps_end_to_end``,
+  ``delta_end_to_end`` (0).
+
+  **Where the trials run (issue 43).** A guarantee per record holds whichever party holds the
+  record, so the record-level mechanisms (:func:`selects_on_release_partition` false) run their
+  trials once per M on the tuning partition of the private pool. A guarantee per *party* composes
+  only when the trials and the release see the same parties: one party of a repetition's partition
+  spreads over up to M parties of a partition drawn apart, and group privacy would multiply the
+  selection's cost by that many. The party-level mechanisms (``hamm_vote``, ``hamm_soft``,
+  ``param_avg``) therefore run their trials on the partition of the repetition they release
+  (tuning stream keyed by the repetition), so ε_sel + ε_f is per party.
+
+  The accounting reads what each release really gives (``eps_accounted`` of its calibration, not
+  its calibration target): with ``code_faithful_laplace`` on, ``jayaraman_output``'s trials and
+  release give √d times their target, and the row's ``eps_end_to_end`` says so (it then exceeds
+  the target, a FAIL the ledger shows rather than hides).
 - ``oracle``: today's selection, **non-private (the papers' convention)**: every λ of the grid
   scored over ``tune_draws`` private releases at ε (120 unaccounted releases per cell at the
   defaults); ``eps_selection`` = ``eps_end_to_end`` = +inf.
@@ -31,6 +45,7 @@ from typing import Any
 
 import pandas as pd
 
+from mpdp.mechanisms.output_perturbation import PRIVACY_UNIT
 from mpdp.privacy.private_selection import pure_selection_epsilon
 
 LABELS = {
@@ -61,14 +76,28 @@ def budget(cfg: Mapping[str, Any], epsilon: float) -> dict[str, float]:
             "delta_end_to_end": 0.0}
 
 
+def selects_on_release_partition(mechanism: str) -> bool:
+    """Whether ``mechanism``'s private trials run on the partition of the repetition it releases
+    (its guarantee is per party; module docstring) rather than on the tuning partition."""
+    return PRIVACY_UNIT[mechanism] == "party"
+
+
 def fields(cfg: Mapping[str, Any], protocol: str, epsilon: float, eps_accounted: float) -> dict[str, Any]:
-    """The selection columns of a row (private, oracle, or λ configured: nothing selected)."""
+    """The selection columns of a row (private, oracle, or λ configured: nothing selected).
+
+    ``eps_accounted`` is the ε the row's release really gives (its calibration's ledger); the trials
+    share the release's calibration, so each gives ε_t times the same ratio to its target, and the
+    selection and the whole procedure are charged from those (module docstring).
+    """
     if cfg["voting"]["lambda"] is not None or not math.isfinite(epsilon):
         return {"selection": "none", "eps_trial": math.nan, "eps_selection": 0.0,
                 "eps_end_to_end": float(eps_accounted), "delta_end_to_end": 0.0}
     if protocol == "private":
         b = budget(cfg, epsilon)
-        return {"selection": protocol, **{k: v for k, v in b.items() if k != "eps_final"}}
+        ratio = float(eps_accounted) / b["eps_final"]  # 1 for N-L2; √d for N-Lap1 (I-9)
+        eps_sel = pure_selection_epsilon(b["eps_trial"] * ratio, float(cfg["voting"]["selection"]["trials"]["shape"]))
+        return {"selection": protocol, "eps_trial": b["eps_trial"], "eps_selection": eps_sel,
+                "eps_end_to_end": eps_sel + float(eps_accounted), "delta_end_to_end": 0.0}
     return {"selection": protocol, "eps_trial": math.nan, "eps_selection": math.inf, "eps_end_to_end": math.inf,
             "delta_end_to_end": math.nan}
 

@@ -8,8 +8,9 @@ B.1's pooled ERM) are solved once per λ they need; the ε grid only draws noise
 used (spec I-12).
 
 **λ with the noise in the loop [REC].** The output noise scales with 1/λ, so λ is chosen per
-(M, ε, mechanism) on a validation split removed from the private pool, on a partition of its
-own, under the protocol ``voting.selection.protocol`` (:mod:`mpdp.studies.voting.selection`):
+(M, ε, mechanism) on a validation split removed from the private pool — on a partition of its
+own for the record-level mechanisms, on the released repetition's partition for the party-level
+ones (issue 43: a party guarantee composes only over the same parties) — under the protocol ``voting.selection.protocol`` (:mod:`mpdp.studies.voting.selection`):
 ``private`` (random stopping, the selection accounted in the row's ε, :func:`select_private`) or
 ``oracle`` (every λ scored by the test error of the private release averaged over ``tune_draws``
 noise draws, :func:`select_lambdas`; its privacy cost is not accounted, like E7 #16). Every draw
@@ -24,7 +25,7 @@ from __future__ import annotations
 import logging
 import math
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -287,8 +288,9 @@ def select_lambdas(cfg: Mapping[str, Any], table: str, task: Task, M: int, poole
                         lambda: split_parts(len(task.X_priv), M, streams.tuning_rng(*partition_key(dataset, M))))
     grid = sorted(float(x) for x in v["lambda_grid"])
     choice: Choice = {}
-    if protocol == "private":
-        choice.update(select_private(cfg, table, task, M, models, streams, record))
+    if protocol == "private":  # the party-level mechanisms select per repetition (_setting_rows)
+        record_level = [m for m in mechs if not selection.selects_on_release_partition(m)]
+        choice.update(select_private(cfg, table, task, M, models, streams, record, record_level))
         eps_all = [math.inf]  # the noise-free controls' λ, as before
     for mech in mechs:
         errs = np.empty((len(grid), len(eps_all)))
@@ -333,21 +335,26 @@ def _partition(solved: dict[Any, Partition] | None, key: Any, task: Task, lam_lo
 
 
 def select_private(cfg: Mapping[str, Any], table: str, task: Task, M: int, models: Partition, streams: Streams,
-                   record: list[dict[str, Any]] | None = None) -> Choice:
+                   record: list[dict[str, Any]] | None = None, mechs: Sequence[str] | None = None,
+                   rep: int | None = None) -> Choice:
     """(mechanism, ε) -> (λ, "private") for the finite ε: random stopping (:mod:`.selection`).
 
-    K ~ TNB trials on the tuning partition ``models``; trial k draws λ uniformly from the grid and
-    releases the mechanism's model at ε_t with its own noise (tuning streams); its score is the
-    error on the public validation split; the lowest score wins (ties: the earlier trial).
+    K ~ TNB trials on the partition ``models`` (the tuning partition of M, or with ``rep`` the
+    partition of that repetition: the party-level mechanisms, :func:`.selection.
+    selects_on_release_partition`); trial k draws λ uniformly from the grid and releases the
+    mechanism's model at ε_t with its own noise (tuning streams, keyed by ``rep`` when given); its
+    score is the error on the public validation split; the lowest score wins (ties: the earlier
+    trial). ``mechs``: the mechanisms to select for (default: every private one of the table).
     """
     v, s = cfg["voting"], cfg["voting"]["selection"]
     grid = sorted(float(x) for x in v["lambda_grid"])
     shape, mean = float(s["trials"]["shape"]), float(s["trials"]["mean"])
     choice: Choice = {}
-    for mech in mechanisms(task.n_classes):
+    for mech in (mechs if mechs is not None else mechanisms(task.n_classes)):
         for eps in (float(e) for e in v["eps_grid"]):
             eps_t = selection.budget(cfg, eps)["eps_trial"]
-            gen = streams.tuning_rng("voting", "selection", table, mech, M, eps)
+            key = (M, eps) if rep is None else (M, eps, "release_partition", rep)
+            gen = streams.tuning_rng("voting", "selection", table, mech, *key)
             k = private_selection.sample_trials(gen, shape, mean)
             lams = [grid[int(i)] for i in gen.integers(0, len(grid), size=k)]
             errs = []
@@ -448,6 +455,10 @@ def _setting_rows(cfg, table: str, task: Task, M: int, rep: int, choice: Choice,
     def test_error(W: np.ndarray) -> np.ndarray:
         return error(predict(W, task.X_test, K), task.y_test)
 
+    private = protocol == "private" and v["lambda"] is None
+    if private:  # party-level guarantees: the trials run on this repetition's parties (.selection)
+        party = [m for m in mechanisms(K) if selection.selects_on_release_partition(m)]
+        choice = {**choice, **select_private(cfg, table, task, M, models, streams, mechs=party, rep=rep)}
     controls = {
         "pooled_lr": (float(test_error(pooled.model(lam_loc))), lam_loc, "local"),
         "local_mean": (float(test_error(models.W_loc).mean()), lam_loc, "local"),
@@ -471,7 +482,6 @@ def _setting_rows(cfg, table: str, task: Task, M: int, rep: int, choice: Choice,
         for target in (float(e) for e in v["eps_grid"]):
             t0 = time.perf_counter()
             lam, src = choice[(mech, target)]
-            private = protocol == "private" and v["lambda"] is None
             eps = selection.budget(cfg, target)["eps_final"] if private else target  # the release's own ε
             w = models.released(mech, lam)
             cal = models.calibrate(cfg, mech, eps, w, lam, M)
