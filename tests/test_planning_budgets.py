@@ -32,7 +32,8 @@ def _smoke(**benchmark: object) -> dict:
     ("wyx", [(0.005, 0.5), (0.01, 0.5), (0.01, 0.88), (1.0, 0.88)]),
     ("pathak", [(0.005, 0.5), (0.01, 0.88), (0.1, 0.5)]),
     ("dvp", [(0.01, 0.5), (0.01, 0.88), (1.0, 0.88)]),
-    ("dpsgd", [(0.01, 0.5), (1.0, 0.88), (10.0, 0.88)]),
+    ("dpsgd", [(0.002, 0.5), (0.01, 0.5), (1.0, 0.88), (10.0, 0.88)]),
+    ("hamm_soft", [(0.003, 0.5), (0.01, 0.5), (1.0, 0.88)]),  # party level: the selected trial is released
 ])
 def test_planning_accepts_exactly_the_budgets_the_jobs_can_split(mech, points):
     for eps, share in points:
@@ -48,11 +49,15 @@ def test_planning_accepts_exactly_the_budgets_the_jobs_can_split(mech, points):
 
 def test_both_outcomes_are_covered():
     """The points above include refused and accepted budgets of DP-SGD and ADMM (else the
-    agreement would be vacuous)."""
+    agreement would be vacuous); a party-level mechanism's pure ε/(2 + η) trials always fit once the
+    overhead does. DP-SGD's curve, computed at every order up to
+    4096 (issue 43), meets ε = 0.01: only the selection's overhead refuses it."""
     cfg = _smoke(selection={"final_share": 0.88})
     assert planning_budgets.budget_key(cfg, "dvp", 0.01) == "benchmark.selection.final_share"
     assert planning_budgets.budget_key(cfg, "dvp", 1.0) is None
-    assert planning_budgets.budget_key(_smoke(), "dpsgd", 0.01) == "benchmark.eps_grid"
+    assert planning_budgets.budget_key(_smoke(), "dpsgd", 0.002) == "benchmark.selection.trials.mean"
+    assert planning_budgets.budget_key(_smoke(), "wyx", 0.004) == "benchmark.eps_grid"
+    assert planning_budgets.budget_key(_smoke(), "hamm_soft", 0.01) is None
     assert planning_budgets.budget_key(_smoke(), "dpsgd", 1.0) is None
     assert planning_budgets.budget_key(_smoke(), "wyx", 0.001) == "benchmark.selection.trials.mean"
 

@@ -248,6 +248,10 @@ def budget_key(cfg: Mapping[str, Any], mech: str, eps: float) -> str | None:
                                         float(s["trials"]["mean"]))
     if ps.rdp_to_epsilon(overhead, float(cfg["benchmark"]["delta"])) >= eps:
         return "benchmark.selection.trials.mean"
+    from mpdp.studies.benchmark import selection
+
+    if selection.releases_selected_trial(mech):  # party level: no final run, the trial is released
+        return None if selection.can_meet(cfg, mech, eps) else "benchmark.eps_grid"
     share = float(s["final_share"])
     if not _exceeds(cfg, mech, eps, share, overhead):
         return None

@@ -1,7 +1,7 @@
 """Planning checks of the cross-paper benchmark (spec E10, E8; issues 34, 37): a configured
-``benchmark`` section lists data sets, and the private selection protocol's budget split meets
-every ε of the grid (:func:`mpdp.studies.benchmark.selection.check`); a warning when none of its
-data sets is available.
+``benchmark`` section lists data sets; a warning when none of its data sets is available. Whether
+the private selection protocol's budget split meets every ε of the grid, for every enabled
+mechanism, is checked with the other privacy budgets (:mod:`mpdp.pipeline.planning_budgets`).
 """
 
 from __future__ import annotations
@@ -10,7 +10,6 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from mpdp.errors import ConfigError
-from mpdp.studies.benchmark import selection as benchmark_selection
 from mpdp.studies.interface import SizeLike, unavailable_warning
 
 
@@ -22,7 +21,6 @@ def check(cfg: Mapping[str, Any], available: Sequence[str], sizes: Mapping[str, 
     if not b["datasets"]:
         raise ConfigError("config key 'benchmark.datasets': empty, so the benchmark would have no table; "
                           "list data sets, or remove the 'benchmark' section to switch the study off")
-    benchmark_selection.check(cfg)  # the private protocol's budget split meets every ε of the grid
 
 
 def warnings(cfg: Mapping[str, Any], available: Sequence[str], sizes: Mapping[str, SizeLike]) -> list[str]:
