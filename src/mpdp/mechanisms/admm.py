@@ -239,6 +239,7 @@ class BatchResult:
     released: list[np.ndarray] = field(default_factory=list)  # final released f_p, (d × K) per node
     newton_iterations: int = 0
     hessian_products: int = 0
+    solver_flops: float = 0.0  # flops of the stacked solves' products (all groups of the call together)
 
 
 Metrics = Callable[[list[np.ndarray]], dict[str, np.ndarray]]
@@ -340,6 +341,7 @@ class _GroupState:
     eps: np.ndarray | None = None
     newton_its: int = 0
     products: int = 0
+    flops: float = 0.0
 
     @classmethod
     def start(cls, g: Group, T: int, C_R: float, c1: float) -> _GroupState:
@@ -408,6 +410,7 @@ class _GroupState:
         self.F = res.theta[lo:lo + P, :, :K].copy()
         self.newton_its += int(res.iterations[lo:lo + P, :K].max(axis=1).sum())
         self.products += res.hessian_products
+        self.flops += res.flops
         self.R = self.F + (np.where(pvp_now, 1.0, 0.0) * self.eps if noise else 0.0)
         own = np.where(self.own_unpert, self.F, self.R)
         self.lam = self.lam + 0.5 * self.pen * (self.deg[:, None, None] * own
@@ -443,6 +446,7 @@ class _GroupState:
             released=list(self.R),
             newton_iterations=self.newton_its,
             hessian_products=self.products,
+            solver_flops=self.flops,
         )
 
 

@@ -17,7 +17,7 @@ product ``X (S, n, d) @ Θ (S, d, K)`` (BLAS-3 per problem, one call for all).
 The iteration of every column is :func:`mpdp.models.newton.solve`'s (same Newton direction by CG
 with forcing tolerance ``min(0.5, √‖g‖)‖g‖``, same backtracking on ½‖∇F‖², same stopping test
 ``‖∇F‖₂ ≤ gtol``); a column that has stopped is frozen, not recomputed. Finished columns are
-packed out of the working arrays (:class:`_Packing`) once they are a quarter of them, so
+packed out of the working arrays (:class:`_Packing`) once they are half of them, so
 columns that need more iterations do not drag finished ones along. Only the order of
 floating-point sums differs from the column-by-column solver, so both return minimisers within
 ``gtol/q`` of the exact one (strong convexity); tests/admm/test_stacked_newton.py.
@@ -36,7 +36,7 @@ from mpdp.models.newton import GTOL, NewtonNotConvergedError, NewtonResult
 #: problems whose row counts differ by at most this factor share a padded bucket
 BUCKET_RATIO = 1.25
 #: repack the working arrays when fewer than this share of their slots is still active
-REPACK_BELOW = 0.75
+REPACK_BELOW = 0.5
 
 
 @dataclass(frozen=True)
@@ -129,19 +129,20 @@ def solve(
     max_cg = d + 10 if max_cg is None else max_cg
     grad_norm = np.full((S, K), np.inf)
     iterations = np.zeros((S, K), dtype=np.int64)
-    products = 0
+    products, flops = 0, 0.0
     for b in stack.buckets:
-        th, gn, its, used = _solve_bucket(b, scale[b.index], quad[b.index], lin[b.index], theta[b.index],
-                                          gtol, max_newton, max_cg)
+        th, gn, its, used, work = _solve_bucket(b, scale[b.index], quad[b.index], lin[b.index], theta[b.index],
+                                                gtol, max_newton, max_cg)
         theta[b.index], grad_norm[b.index], iterations[b.index] = th, gn, its
         products += used
+        flops += work
     bad = grad_norm > gtol
     if bad.any():
         raise NewtonNotConvergedError(
             f"Newton-CG: {int(bad.sum())} of {bad.size} subproblems still have gradient norm up to "
             f"{float(grad_norm[bad].max()):.3e} > {gtol:.0e} after {max_newton} iterations"
         )
-    return NewtonResult(theta, grad_norm, iterations, products)
+    return NewtonResult(theta, grad_norm, iterations, products, flops)
 
 
 class _Packing:
@@ -173,26 +174,29 @@ class _Packing:
 
 
 def _take(a: np.ndarray, rows: np.ndarray, order: np.ndarray) -> np.ndarray:
-    """Working slots of ``a`` (S′, …, K′) after :meth:`_Packing.select`."""
-    a = a[rows]
-    return np.take_along_axis(a, order.reshape(order.shape[:1] + (1,) * (a.ndim - 2) + order.shape[1:]), axis=-1)
+    """Working slots of ``a`` (S′, …, K′) after :meth:`_Packing.select` (whole columns copied)."""
+    picked = np.moveaxis(a, -1, 1)[rows[:, None], order]  # (S″, K″, …)
+    return np.ascontiguousarray(np.moveaxis(picked, 1, -1))
 
 
 def _put(full: np.ndarray, pack: _Packing, work: np.ndarray) -> None:
     """Write the valid working slots ``work`` back into ``full`` (S, …, K)."""
-    shape = pack.cols.shape[:1] + (1,) * (full.ndim - 2) + pack.cols.shape[1:]
-    idx, valid = pack.cols.reshape(shape), pack.valid.reshape(shape)
-    sub = full[pack.rows]
-    np.put_along_axis(sub, idx, np.where(valid, work, np.take_along_axis(sub, idx, axis=-1)), axis=-1)
-    full[pack.rows] = sub
+    rows = np.broadcast_to(pack.rows[:, None], pack.cols.shape)
+    np.moveaxis(full, -1, 1)[rows[pack.valid], pack.cols[pack.valid]] = np.moveaxis(work, -1, 1)[pack.valid]
+
+
+def _product(A: np.ndarray, B: np.ndarray, flops: list[float]) -> np.ndarray:
+    """``A @ B`` per problem (one stacked BLAS-3 call), its flops added to ``flops[0]``."""
+    flops[0] += 2.0 * A.shape[0] * A.shape[1] * A.shape[2] * B.shape[2]
+    return np.matmul(A, B)
 
 
 def _grad(X: np.ndarray, yw: np.ndarray, z: np.ndarray, th: np.ndarray, s: np.ndarray, q: np.ndarray,
-          b: np.ndarray) -> np.ndarray:
+          b: np.ndarray, flops: list[float]) -> np.ndarray:
     """∇F at margins ``z = y ∘ Xθ``, (S, d, K) (:func:`mpdp.models.newton._grad`, stacked)."""
     r = expit(-z)
     r *= -yw[:, :, None]
-    g = np.matmul(X.transpose(0, 2, 1), r)
+    g = _product(X.transpose(0, 2, 1), r, flops)
     g *= s[:, None, :]
     g += q[:, None, :] * th
     g += b
@@ -200,7 +204,7 @@ def _grad(X: np.ndarray, yw: np.ndarray, z: np.ndarray, th: np.ndarray, s: np.nd
 
 
 def _solve_bucket(bk: _Bucket, s: np.ndarray, q: np.ndarray, b: np.ndarray, theta: np.ndarray, gtol: float,
-                  max_newton: int, max_cg: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+                  max_newton: int, max_cg: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, int, float]:
     S, K = s.shape
     theta = theta.copy()
     grad_norm = np.full((S, K), np.inf)
@@ -208,8 +212,9 @@ def _solve_bucket(bk: _Bucket, s: np.ndarray, q: np.ndarray, b: np.ndarray, thet
     pack = _Packing.full(S, K)
     X, y, w = bk.X, bk.y, bk.w
     th, ss, qq, bb = theta, s, q, b
-    z = y[:, :, None] * np.matmul(X, th)
-    g = _grad(X, y * w, z, th, ss, qq, bb)
+    flops = [0.0]
+    z = y[:, :, None] * _product(X, th, flops)
+    g = _grad(X, y * w, z, th, ss, qq, bb, flops)
     gn = np.linalg.norm(g, axis=1)
     its = np.zeros((S, K), dtype=np.int64)
     products = 0
@@ -230,21 +235,21 @@ def _solve_bucket(bk: _Bucket, s: np.ndarray, q: np.ndarray, b: np.ndarray, thet
         curv = expit(-z)
         curv *= 1.0 - curv
         curv *= w[:, :, None] * ss[:, None, :]
-        step, used = _cg(X, curv, qq, -g, np.minimum(0.5, np.sqrt(gn)) * gn, act, max_cg)
+        step, used = _cg(X, curv, qq, -g, np.minimum(0.5, np.sqrt(gn)) * gn, act, max_cg, flops)
         products += used
-        th, z, g, gn = _backtrack(X, y, y * w, th, z, g, gn, step, ss, qq, bb, act)
+        th, z, g, gn = _backtrack(X, y, y * w, th, z, g, gn, step, ss, qq, bb, act, flops)
         its = its + act
-    return theta, grad_norm, iterations, products
+    return theta, grad_norm, iterations, products, flops[0]
 
 
 def _backtrack(X: np.ndarray, y: np.ndarray, yw: np.ndarray, th: np.ndarray, z: np.ndarray, g: np.ndarray,
-               gn: np.ndarray, step: np.ndarray, s: np.ndarray, q: np.ndarray, b: np.ndarray, act: np.ndarray
-               ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+               gn: np.ndarray, step: np.ndarray, s: np.ndarray, q: np.ndarray, b: np.ndarray, act: np.ndarray,
+               flops: list[float]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """:func:`mpdp.models.newton._backtrack` per active slot; the others keep their values."""
-    dz = y[:, :, None] * np.matmul(X, step)
+    dz = y[:, :, None] * _product(X, step, flops)
     t = np.ones(gn.shape)
     new_th, new_z = th + step, z + dz
-    new_g = _grad(X, yw, new_z, new_th, s, q, b)
+    new_g = _grad(X, yw, new_z, new_th, s, q, b, flops)
     new_gn = np.linalg.norm(new_g, axis=1)
     bad = act & (new_gn > (1.0 - 1e-4 * t) * gn)
     for _ in range(30):
@@ -255,7 +260,7 @@ def _backtrack(X: np.ndarray, y: np.ndarray, yw: np.ndarray, th: np.ndarray, z: 
         tb = t[rows][:, None, :]
         cand_th = th[rows] + tb * step[rows]
         cand_z = z[rows] + tb * dz[rows]
-        cand_g = _grad(X[rows], yw[rows], cand_z, cand_th, s[rows], q[rows], b[rows])
+        cand_g = _grad(X[rows], yw[rows], cand_z, cand_th, s[rows], q[rows], b[rows], flops)
         cand_gn = np.linalg.norm(cand_g, axis=1)
         sel = bad[rows]
         sel3 = sel[:, None, :]
@@ -264,6 +269,8 @@ def _backtrack(X: np.ndarray, y: np.ndarray, yw: np.ndarray, th: np.ndarray, z: 
         new_g[rows] = np.where(sel3, cand_g, new_g[rows])
         new_gn[rows] = np.where(sel, cand_gn, new_gn[rows])
         bad = bad & (new_gn > (1.0 - 1e-4 * t) * gn)
+    if act.all():
+        return new_th, new_z, new_g, new_gn
     keep = ~act
     keep3 = keep[:, None, :]
     return (np.where(keep3, th, new_th), np.where(keep3, z, new_z), np.where(keep3, g, new_g),
@@ -271,7 +278,7 @@ def _backtrack(X: np.ndarray, y: np.ndarray, yw: np.ndarray, th: np.ndarray, z: 
 
 
 def _cg(X: np.ndarray, curv: np.ndarray, q: np.ndarray, rhs: np.ndarray, tol: np.ndarray, live: np.ndarray,
-        max_iter: int) -> tuple[np.ndarray, int]:
+        max_iter: int, flops: list[float]) -> tuple[np.ndarray, int]:
     """:func:`mpdp.models.newton._cg` for the ``live`` slots (H v = Xᵀ(curv ∘ X v) + q v); the others get 0."""
     p_sol = np.zeros_like(rhs)
     r = np.where(live[:, None, :], rhs, 0.0)
@@ -291,16 +298,22 @@ def _cg(X: np.ndarray, curv: np.ndarray, q: np.ndarray, rhs: np.ndarray, tol: np
             Xw = Xw[rows]
             cw, qw, tw, pw, rw, dw, rrw = (_take(a, rows, order) for a in (cw, qw, tw, pw, rw, dw, rrw))
             lw = valid
-        hd = np.matmul(Xw.transpose(0, 2, 1), cw * np.matmul(Xw, dw)) + qw[:, None, :] * dw
+        hd = _product(Xw.transpose(0, 2, 1), cw * _product(Xw, dw, flops), flops) + qw[:, None, :] * dw
         used += 1
         denom = (dw * hd).sum(axis=1)
-        step = np.where(lw, rrw / np.where(lw, denom, 1.0), 0.0)
-        pw = pw + step[:, None, :] * dw
-        rw = rw - step[:, None, :] * hd
+        # every slot live is the common case: no masking needed
+        step = rrw / denom if lw.all() else np.where(lw, rrw / np.where(lw, denom, 1.0), 0.0)
+        pw += step[:, None, :] * dw
+        rw -= step[:, None, :] * hd
         rr_new = (rw * rw).sum(axis=1)
-        beta = np.where(lw, rr_new / np.where(lw, rrw, 1.0), 0.0)
-        dw = np.where(lw[:, None, :], rw + beta[:, None, :] * dw, dw)
-        rrw = np.where(lw, rr_new, rrw)
+        if lw.all():
+            dw *= (rr_new / rrw)[:, None, :]
+            dw += rw
+            rrw = rr_new
+        else:
+            beta = np.where(lw, rr_new / np.where(lw, rrw, 1.0), 0.0)
+            dw = np.where(lw[:, None, :], rw + beta[:, None, :] * dw, dw)
+            rrw = np.where(lw, rr_new, rrw)
         lw = lw & (np.sqrt(rr_new) > tw)
     _put(p_sol, pack, pw)
     return p_sol, used
