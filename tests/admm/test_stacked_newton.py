@@ -130,7 +130,9 @@ def _per_run_reference(nodes, topology, run, T, rng, C_R=1.0):
 
 
 @pytest.mark.parametrize("topology", ["ring", "complete"])
-def test_grouped_admm_matches_the_per_run_path(topology):
+@pytest.mark.parametrize("stack_max_rows", [zz.STACK_MAX_ROWS, 0])  # 0: every node solved alone
+def test_grouped_admm_matches_the_per_run_path(monkeypatch, topology, stack_max_rows):
+    monkeypatch.setattr(zz, "STACK_MAX_ROWS", stack_max_rows)
     T = 12
     graphs = [_graph(seed, P, 40 + 30 * seed) for seed, P in enumerate([4, 3, 5])]
     runs_of = [[zz.ADMMRun(m, 0.05, pen, al, rep) for m in ("dvp", "pvp") for pen in (0.1, 1.0)

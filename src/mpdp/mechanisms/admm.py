@@ -44,6 +44,11 @@ from mpdp.privacy.samplers import l2_laplace
 #: bound c₁ on l″ of the logistic loss (spec §0.2, Assumption 1)
 C1_LOGISTIC = 0.25
 
+#: nodes with at least this many records are solved one at a time (:func:`mpdp.models.newton.solve`,
+#: the arithmetic of before issue 45), smaller ones together (:mod:`mpdp.models.stacked_newton`):
+#: measured, stacking pays where per-call overhead is a large share of a node's work (perf/README.md)
+STACK_MAX_ROWS = 512
+
 #: mechanism ids of this family
 MECHANISMS = ("admm", "dvp", "pvp")
 TOPOLOGIES = ("ring", "complete")
@@ -298,21 +303,36 @@ def run_groups(
         noise: False switches the perturbation off (ε = 0, Φ = 0): DVP and PVP reduce to ADMM.
     """
     states = [_GroupState.start(g, T, C_R, c1) for g in groups]
-    stack = stacked_newton.Stack.of([node for g in groups for node in g.nodes])
-    d = stack.d
+    nodes = [(gi, p, node) for gi, g in enumerate(groups) for p, node in enumerate(g.nodes)]
+    small = [(gi, p) for gi, p, (_, y) in nodes if len(y) < STACK_MAX_ROWS]
+    large = [(gi, p) for gi, p, (_, y) in nodes if len(y) >= STACK_MAX_ROWS]
+    stack = stacked_newton.Stack.of([groups[gi].nodes[p] for gi, p in small]) if small else None
     width = max(len(g.runs) for g in groups)
-    offsets = np.cumsum([0] + [len(g.nodes) for g in groups])
+    d = groups[0].nodes[0][0].shape[1]
     # padding columns: s = 0, q = 1, b = 0 at θ = 0 is already their minimum (gradient 0)
-    scale = np.zeros((stack.size, width))
-    quad = np.ones((stack.size, width))
-    lin = np.zeros((stack.size, d, width))
-    init = np.zeros((stack.size, d, width))
+    scale, quad = np.zeros((len(small), width)), np.ones((len(small), width))
+    lin, init = np.zeros((len(small), d, width)), np.zeros((len(small), d, width))
     for t in range(T):
-        for st, lo in zip(states, offsets[:-1], strict=True):
-            st.primal_problem(t, T, noise, C_R, scale, quad, lin, init, int(lo))
-        res = stacked_newton.solve(stack, scale, quad, lin, init, gtol=gtol)
-        for st, lo in zip(states, offsets[:-1], strict=True):
-            st.update(t, T, noise, res, int(lo))
+        problems = [st.primal_problem(t, T, noise, C_R) for st in states]
+        theta = [np.empty_like(st.F) for st in states]
+        for i, (gi, p) in enumerate(small):
+            K = len(groups[gi].runs)
+            scale[i, :K] = C_R / states[gi].B[p]
+            quad[i, :K], lin[i, :, :K], init[i, :, :K] = problems[gi][0][p], problems[gi][1][p], states[gi].F[p]
+        if stack is not None:
+            res = stacked_newton.solve(stack, scale, quad, lin, init, gtol=gtol)
+            for i, (gi, p) in enumerate(small):
+                K = len(groups[gi].runs)
+                theta[gi][p] = res.theta[i, :, :K]
+                states[gi].count(res.iterations[i, :K], res.hessian_products, res.flops)
+        for gi, p in large:
+            X, y = groups[gi].nodes[p]
+            one = newton.solve(X, y, C_R / states[gi].B[p], problems[gi][0][p], problems[gi][1][p],
+                               init=states[gi].F[p], gtol=gtol)
+            theta[gi][p] = one.theta
+            states[gi].count(one.iterations, one.hessian_products, 0.0)
+        for st, th in zip(states, theta, strict=True):
+            st.update(t, T, noise, th)
     return [st.result(T, C_R) for st in states]
 
 
@@ -321,7 +341,7 @@ class _GroupState:
     """The iterates, duals and calibrations of one group's runs (arrays (P, d, K) per node)."""
 
     group: Group
-    adjacency: np.ndarray  # (P, P) 0/1
+    nbrs: list[list[int]]  # N_p, ascending
     deg: np.ndarray  # (P,)
     B: np.ndarray  # (P,) node sizes
     pen: np.ndarray  # (K,) η
@@ -361,16 +381,13 @@ class _GroupState:
         if np.any(private & ~(alpha > 0)):
             raise ValueError("DVP/PVP runs need alpha > 0")
         B = np.array([len(y) for _, y in g.nodes], dtype=float)
-        adjacency = np.zeros((P, P))
-        for p, nb in enumerate(nbrs):
-            adjacency[p, nb] = 1.0
         deg = np.array([len(n) for n in nbrs])
         kap = np.stack([kappa(rho, P, pen, deg[p]) for p in range(P)])  # (P, K)
         a_safe = np.where(private, alpha, 1.0)
         record_set = set(int(t) for t in g.record if 1 <= t <= T) | {T}
         rec_iters = sorted(record_set)
         return cls(
-            group=g, adjacency=adjacency, deg=deg, B=B, pen=pen,
+            group=g, nbrs=nbrs, deg=deg, B=B, pen=pen,
             own_unpert=np.array([r.own_unperturbed_in_dual for r in g.runs]), is_dvp=is_dvp, is_pvp=is_pvp,
             kap=kap, dvp_cal=[dvp_calibration(a_safe, B[p], kap[p], C_R, c1) for p in range(P)],
             pvp_z=np.stack([pvp_zeta(a_safe, B[p], kap[p], C_R) for p in range(P)]),
@@ -383,44 +400,47 @@ class _GroupState:
         final = t == T - 1
         return self.is_dvp | (self.is_pvp & final), self.is_pvp & ~final
 
-    def primal_problem(self, t: int, T: int, noise: bool, C_R: float, scale: np.ndarray, quad: np.ndarray,
-                       lin: np.ndarray, init: np.ndarray, lo: int) -> None:
-        """Write iteration t's node subproblems (M8–M10 primal steps) into rows lo… of the stack."""
+    def primal_problem(self, t: int, T: int, noise: bool, C_R: float) -> tuple[np.ndarray, np.ndarray]:
+        """Iteration t's node subproblems (M8–M10 primal steps): q (P, K) and b (P, d, K).
+
+        Node by node in the order of the sums of spec M8 (neighbours in ascending order), so a
+        node solved alone gets the very operands it got before issue 45.
+        """
         P, d, K = self.F.shape
         dvp_now, pvp_now = self._now(t, T)
         if noise:
             self.eps = _draw(self.gens, dvp_now | pvp_now, self.dvp_cal, self.pvp_z, dvp_now, d, P)
-        q = self.kap.copy()
-        b = 2.0 * self.lam - self.pen * (self.deg[:, None, None] * self.F
-                                         + np.einsum("pj,jdk->pdk", self.adjacency, self.R))
-        if noise:
-            q = q + np.where(dvp_now, np.stack([c.phi for c in self.dvp_cal]), 0.0)
-            # 2μ = 2λ + (C^R/B_p) ε
-            b = b + np.where(dvp_now, C_R / self.B[:, None], 0.0)[:, None, :] * self.eps
-        rows = slice(lo, lo + P)
-        scale[rows, :K] = (C_R / self.B)[:, None]
-        quad[rows, :K] = q
-        lin[rows, :, :K] = b
-        init[rows, :, :K] = self.F
+        q = np.empty((P, K))
+        b = np.empty((P, d, K))
+        for p in range(P):
+            q[p] = self.kap[p]
+            b[p] = 2.0 * self.lam[p] - self.pen * (self.deg[p] * self.F[p] + sum(self.R[j] for j in self.nbrs[p]))
+            if noise:
+                q[p] = q[p] + np.where(dvp_now, self.dvp_cal[p].phi, 0.0)
+                b[p] = b[p] + np.where(dvp_now, C_R / self.B[p], 0.0) * self.eps[p]  # 2μ = 2λ + (C^R/B_p) ε
+        return q, b
 
-    def update(self, t: int, T: int, noise: bool, res: newton.NewtonResult, lo: int) -> None:
-        """Take the group's minimisers from the stacked solve; release, dual update, record."""
-        P, d, K = self.F.shape
+    def count(self, iterations: np.ndarray, products: int, flops: float) -> None:
+        """Add one node solve's Newton iterations (its slowest column) and products."""
+        self.newton_its += int(iterations.max()) if iterations.size else 0
+        self.products += products
+        self.flops += flops
+
+    def update(self, t: int, T: int, noise: bool, theta: np.ndarray) -> None:
+        """Take the minimisers (P, d, K); release, dual update (11)/(16)/(20), record."""
+        P = len(theta)
         dvp_now, pvp_now = self._now(t, T)
-        self.F = res.theta[lo:lo + P, :, :K].copy()
-        self.newton_its += int(res.iterations[lo:lo + P, :K].max(axis=1).sum())
-        self.products += res.hessian_products
-        self.flops += res.flops
+        self.F = theta
         self.R = self.F + (np.where(pvp_now, 1.0, 0.0) * self.eps if noise else 0.0)
         own = np.where(self.own_unpert, self.F, self.R)
-        self.lam = self.lam + 0.5 * self.pen * (self.deg[:, None, None] * own
-                                                - np.einsum("pj,jdk->pdk", self.adjacency, self.R))
+        self.lam = np.stack([self.lam[p] + 0.5 * self.pen * sum(own[p] - self.R[j] for j in self.nbrs[p])
+                             for p in range(P)])
         if t + 1 in self.rec_iters:
             i = self.rec_iters.index(t + 1)
             for name, value in self.group.metrics(list(self.R)).items():
                 self.out.setdefault(name, []).append(np.asarray(value, dtype=float))
             if noise:
-                norms = np.linalg.norm(self.eps, axis=1).mean(axis=0)
+                norms = np.stack([np.linalg.norm(self.eps[p], axis=0) for p in range(P)]).mean(axis=0)
                 self.noise_rec[i] = np.where(dvp_now | pvp_now, norms, np.nan)
 
     def result(self, T: int, C_R: float) -> BatchResult:
