@@ -8,11 +8,13 @@ node p holds (X_p, y_p) with B_p records, ‖x‖ ≤ 1, y ∈ {−1, +1}; logis
 
 i.e. (up to a constant) a logistic problem with quadratic coefficient q = ρ/P + Φ + 2ηV_p and
 linear term b = 2μ − η(V_p f_p(t) + Σ_j f̃_j(t)), solved exactly (‖∇‖ ≤ 1e−9, spec M9
-"Exactness") by the stacked Newton-CG solver :mod:`mpdp.models.stacked_newton` (the
-iteration of :mod:`mpdp.models.newton`, many design matrices at once). Runs (mechanism, ρ, η,
-α, repetition) are the columns of one parameter matrix per node; independent graphs (e.g. the
-benchmark's repetitions, each its own partition) are :class:`Group` s of one
-:func:`run_groups` call, all their nodes' primal steps one stacked solve per iteration.
+"Exactness") by Newton-CG. Runs (mechanism, ρ, η, α, repetition) are the columns of one
+parameter matrix per node; independent graphs (e.g. the benchmark's repetitions, each its own
+partition) are :class:`Group` s of one :func:`run_groups` call. Per iteration, the nodes with
+fewer than :data:`STACK_MAX_ROWS` records, of all graphs, are one stacked solve
+(:mod:`mpdp.models.stacked_newton`, the iteration of :mod:`mpdp.models.newton` for many design
+matrices at once); larger nodes are solved one at a time by :func:`mpdp.models.newton.solve`
+with the operands in the order they had before batching (issue 45: same bits).
 
 - ``admm`` (M8): μ = λ, Φ = 0, f̃ = f; dual update (11) λ_p += (η/2) Σ_j (f_p − f_j).
 - ``dvp`` (M9): per node and iteration, the two-case calibration :func:`dvp_calibration`
