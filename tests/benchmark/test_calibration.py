@@ -98,8 +98,8 @@ def test_benchmark_pvp_noise_meets_the_hidden_state_bound(bench_cfg, bench_data,
     cfg["benchmark"]["admm"]["topology"] = topology
     n = m * (len(bench_data.y) // m)
     part = plan.partitions(cfg, "synthetic", n, m, 1, 1)
-    _, res, ledgers = admm_runner._admm_batch(cfg, "synthetic", bench_data.X[:n], bench_data.y[:n],
-                                        part.party_indices(0), m, 1, 0, [("pvp", 1.0, penalty)], "grid")
+    [(_, res, ledgers)] = admm_runner._admm_batch(cfg, "synthetic", bench_data.X[:n], bench_data.y[:n], m, 1,
+                                            [(part.party_indices(0), 0, [("pvp", 1.0, penalty)])], "grid")
     alpha = ledgers[0].alpha_step
     # independent: V_p from the graph, κ_p = ρ/P + 2ηV_p, Δ_p = 2C^R/(B_p κ_p), r = ηV_p/κ_p
     V = (1 if m == 2 else 2) if topology == "ring" else m - 1

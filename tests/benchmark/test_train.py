@@ -140,13 +140,14 @@ def test_admm_noise_off_converges_to_the_pooled_optimum(bench_cfg, bench_data):
     cfg["benchmark"]["admm"]["T"] = 150
     m, u = 2, 1
     part = plan.partitions(cfg, "synthetic", bench_data.n, m, u, 1, "grid")
-    theta, res, _ = admm_runner._admm_batch(cfg, "synthetic", bench_data.X, bench_data.y, part.party_indices(0),
-                                      m, u, 0, [("dvp", 1.0, 1.0), ("pvp", 1.0, 1.0)], "grid", noise=False)
+    [(theta, res, _)] = admm_runner._admm_batch(cfg, "synthetic", bench_data.X, bench_data.y, m, u,
+                                          [(part.party_indices(0), 0, [("dvp", 1.0, 1.0), ("pvp", 1.0, 1.0)])],
+                                          "grid", noise=False)
     rows = np.concatenate(part.party_indices(0))
     star = logistic.solve_optimum(bench_data.X[rows], bench_data.y[rows], 0.1)
     np.testing.assert_allclose(theta, np.stack([star, star], axis=1), atol=1e-4)
-    noisy, _, _ = admm_runner._admm_batch(cfg, "synthetic", bench_data.X, bench_data.y, part.party_indices(0),
-                                    m, u, 0, [("dvp", 1.0, 1.0)], "grid")
+    [(noisy, _, _)] = admm_runner._admm_batch(cfg, "synthetic", bench_data.X, bench_data.y, m, u,
+                                        [(part.party_indices(0), 0, [("dvp", 1.0, 1.0)])], "grid")
     assert np.abs(noisy[:, 0] - star).max() > 1e-3
 
 

@@ -8,8 +8,13 @@ node p holds (X_p, y_p) with B_p records, ‖x‖ ≤ 1, y ∈ {−1, +1}; logis
 
 i.e. (up to a constant) a logistic problem with quadratic coefficient q = ρ/P + Φ + 2ηV_p and
 linear term b = 2μ − η(V_p f_p(t) + Σ_j f̃_j(t)), solved exactly (‖∇‖ ≤ 1e−9, spec M9
-"Exactness") by the shared batched Newton-CG solver :mod:`mpdp.models.newton`. Runs
-(mechanism, ρ, η, α, repetition) are the columns of one parameter matrix per node.
+"Exactness") by Newton-CG. Runs (mechanism, ρ, η, α, repetition) are the columns of one
+parameter matrix per node; independent graphs (e.g. the benchmark's repetitions, each its own
+partition) are :class:`Group` s of one :func:`run_groups` call. Per iteration, the nodes with
+fewer than :data:`STACK_MAX_ROWS` records, of all graphs, are one stacked solve
+(:mod:`mpdp.models.stacked_newton`, the iteration of :mod:`mpdp.models.newton` for many design
+matrices at once); larger nodes are solved one at a time by :func:`mpdp.models.newton.solve`
+with the operands in the order they had before batching (issue 45: same bits).
 
 - ``admm`` (M8): μ = λ, Φ = 0, f̃ = f; dual update (11) λ_p += (η/2) Σ_j (f_p − f_j).
 - ``dvp`` (M9): per node and iteration, the two-case calibration :func:`dvp_calibration`
@@ -35,11 +40,16 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from mpdp.models import newton
+from mpdp.models import newton, stacked_newton
 from mpdp.privacy.samplers import l2_laplace
 
 #: bound c₁ on l″ of the logistic loss (spec §0.2, Assumption 1)
 C1_LOGISTIC = 0.25
+
+#: nodes with at least this many records are solved one at a time (:func:`mpdp.models.newton.solve`,
+#: the arithmetic of before issue 45), smaller ones together (:mod:`mpdp.models.stacked_newton`):
+#: measured, stacking pays where per-call overhead is a large share of a node's work (perf/README.md)
+STACK_MAX_ROWS = 512
 
 #: mechanism ids of this family
 MECHANISMS = ("admm", "dvp", "pvp")
@@ -236,9 +246,22 @@ class BatchResult:
     released: list[np.ndarray] = field(default_factory=list)  # final released f_p, (d × K) per node
     newton_iterations: int = 0
     hessian_products: int = 0
+    solver_flops: float = 0.0  # flops of the stacked solves' products (all groups of the call together)
 
 
 Metrics = Callable[[list[np.ndarray]], dict[str, np.ndarray]]
+
+
+@dataclass(frozen=True)
+class Group:
+    """One graph of a :func:`run_groups` call: its nodes, its runs and what to record of them."""
+
+    nodes: Sequence[tuple[np.ndarray, np.ndarray]]  # (X_p, y_p) per node, float64, labels ±1
+    topology: str  # ring | complete
+    runs: Sequence[ADMMRun]  # column k is runs[k]
+    rng_for: Callable[[ADMMRun], np.random.Generator]  # a run's noise generator (its identity only)
+    metrics: Metrics  # released iterates (d × K per node) -> named (K,) arrays
+    record: Sequence[int]  # iterations (1..T) at which ``metrics`` is evaluated (T always)
 
 
 def run_batch(
@@ -254,100 +277,199 @@ def run_batch(
     noise: bool = True,
     gtol: float = newton.GTOL,
 ) -> BatchResult:
-    """Run every run of ``runs`` for T iterations (module docstring), all nodes in lock-step.
+    """Run every run of ``runs`` for T iterations on one graph: :func:`run_groups` with one group."""
+    return run_groups([Group(nodes, topology, runs, rng_for, metrics, record)], T, C_R, c1, noise, gtol)[0]
+
+
+def run_groups(
+    groups: Sequence[Group],
+    T: int,
+    C_R: float = 1.0,
+    c1: float = C1_LOGISTIC,
+    noise: bool = True,
+    gtol: float = newton.GTOL,
+) -> list[BatchResult]:
+    """Run every run of every group for T iterations (module docstring), all in lock-step.
+
+    The groups are independent graphs (e.g. one partition per repetition); their runs only
+    share the solver: at each iteration the primal steps of every node of every group are one
+    stacked Newton-CG solve (:func:`mpdp.models.stacked_newton.solve`, nodes padded into buckets
+    of similar size, the groups' columns padded to the widest group with trivial columns that
+    are solved at once). A run's noise comes from its own generator, in node order, once per
+    iteration, so its result does not depend on the other runs or groups of the call (up to
+    the solver's tolerance ``gtol``).
 
     Args:
-        nodes: (X_p, y_p) per node, float64, labels ±1.
-        topology: ``ring`` | ``complete``.
-        runs: the batch; column k is ``runs[k]``.
+        groups: the graphs and their runs (:class:`Group`); all nodes have the same d.
         T: iterations T_ad (PVP's last one is its DVP step).
-        rng_for: the noise generator of a run (its stream depends only on its identity).
-        metrics: maps the released iterates (d × K per node) to named (K,) arrays.
-        record: iterations (1..T) at which ``metrics`` is evaluated (T is always recorded).
         noise: False switches the perturbation off (ε = 0, Φ = 0): DVP and PVP reduce to ADMM.
     """
-    P = len(nodes)
-    nbrs = neighbours(topology, P)
-    d = nodes[0][0].shape[1]
-    K = len(runs)
-    mech = np.array([r.mechanism for r in runs])
-    unknown = sorted(set(mech) - set(MECHANISMS))
-    if unknown:
-        raise ValueError(f"unknown ADMM mechanisms {unknown}; known: {MECHANISMS}")
-    rho = np.array([r.rho for r in runs], dtype=float)
-    pen = np.array([r.penalty for r in runs], dtype=float)
-    alpha = np.array([r.alpha if r.mechanism != "admm" else np.nan for r in runs], dtype=float)
-    own_unpert = np.array([r.own_unperturbed_in_dual for r in runs])
-    is_dvp, is_pvp = mech == "dvp", mech == "pvp"
-    private = is_dvp | is_pvp
-    if np.any(private & ~(alpha > 0)):
-        raise ValueError("DVP/PVP runs need alpha > 0")
-    B = np.array([len(y) for _, y in nodes], dtype=float)
-    deg = np.array([len(n) for n in nbrs])
-    kap = np.stack([kappa(rho, P, pen, deg[p]) for p in range(P)])  # (P, K)
-    a_safe = np.where(private, alpha, 1.0)
-    dvp_cal = [dvp_calibration(a_safe, B[p], kap[p], C_R, c1) for p in range(P)]
-    pvp_z = np.stack([pvp_zeta(a_safe, B[p], kap[p], C_R) for p in range(P)])  # (P, K)
-    gens = [rng_for(r) if r.mechanism != "admm" else None for r in runs]
-
-    F = [np.zeros((d, K)) for _ in range(P)]  # own unperturbed primal f_p(t)
-    R = [np.zeros((d, K)) for _ in range(P)]  # released primal f̃_p(t)
-    lam = [np.zeros((d, K)) for _ in range(P)]
-    record_set = set(int(t) for t in record if 1 <= t <= T) | {T}
-    rec_iters = sorted(record_set)
-    out: dict[str, list[np.ndarray]] = {}
-    noise_rec = np.full((len(rec_iters), K), np.nan)
-    newton_its = products = 0
+    states = [_GroupState.start(g, T, C_R, c1) for g in groups]
+    nodes = [(gi, p, node) for gi, g in enumerate(groups) for p, node in enumerate(g.nodes)]
+    small = [(gi, p) for gi, p, (_, y) in nodes if len(y) < STACK_MAX_ROWS]
+    large = [(gi, p) for gi, p, (_, y) in nodes if len(y) >= STACK_MAX_ROWS]
+    stack = stacked_newton.Stack.of([groups[gi].nodes[p] for gi, p in small]) if small else None
+    width = max(len(g.runs) for g in groups)
+    d = groups[0].nodes[0][0].shape[1]
+    # padding columns: s = 0, q = 1, b = 0 at θ = 0 is already their minimum (gradient 0)
+    scale, quad = np.zeros((len(small), width)), np.ones((len(small), width))
+    lin, init = np.zeros((len(small), d, width)), np.zeros((len(small), d, width))
     for t in range(T):
+        problems = [st.primal_problem(t, T, noise, C_R) for st in states]
+        theta = [np.empty_like(st.F) for st in states]
+        for i, (gi, p) in enumerate(small):
+            K = len(groups[gi].runs)
+            scale[i, :K] = C_R / states[gi].B[p]
+            quad[i, :K], lin[i, :, :K], init[i, :, :K] = problems[gi][0][p], problems[gi][1][p], states[gi].F[p]
+        if stack is not None:
+            res = stacked_newton.solve(stack, scale, quad, lin, init, gtol=gtol)
+            for i, (gi, p) in enumerate(small):
+                K = len(groups[gi].runs)
+                theta[gi][p] = res.theta[i, :, :K]
+                states[gi].count(res.iterations[i, :K], res.hessian_products, res.flops)
+        for gi, p in large:
+            X, y = groups[gi].nodes[p]
+            one = newton.solve(X, y, C_R / states[gi].B[p], problems[gi][0][p], problems[gi][1][p],
+                               init=states[gi].F[p], gtol=gtol)
+            theta[gi][p] = one.theta
+            states[gi].count(one.iterations, one.hessian_products, 0.0)
+        for st, th in zip(states, theta, strict=True):
+            st.update(t, T, noise, th)
+    return [st.result(T, C_R) for st in states]
+
+
+@dataclass
+class _GroupState:
+    """The iterates, duals and calibrations of one group's runs (arrays (P, d, K) per node)."""
+
+    group: Group
+    nbrs: list[list[int]]  # N_p, ascending
+    deg: np.ndarray  # (P,)
+    B: np.ndarray  # (P,) node sizes
+    pen: np.ndarray  # (K,) η
+    own_unpert: np.ndarray  # (K,)
+    is_dvp: np.ndarray
+    is_pvp: np.ndarray
+    kap: np.ndarray  # (P, K)
+    dvp_cal: list[DVPCalibration]
+    pvp_z: np.ndarray  # (P, K)
+    gens: list[np.random.Generator | None]
+    F: np.ndarray  # own unperturbed primal f_p(t)
+    R: np.ndarray  # released primal f̃_p(t)
+    lam: np.ndarray
+    rec_iters: list[int]
+    out: dict[str, list[np.ndarray]]
+    noise_rec: np.ndarray
+    eps: np.ndarray | None = None
+    newton_its: int = 0
+    products: int = 0
+    flops: float = 0.0
+
+    @classmethod
+    def start(cls, g: Group, T: int, C_R: float, c1: float) -> _GroupState:
+        P = len(g.nodes)
+        nbrs = neighbours(g.topology, P)
+        d = g.nodes[0][0].shape[1]
+        K = len(g.runs)
+        mech = np.array([r.mechanism for r in g.runs])
+        unknown = sorted(set(mech) - set(MECHANISMS))
+        if unknown:
+            raise ValueError(f"unknown ADMM mechanisms {unknown}; known: {MECHANISMS}")
+        rho = np.array([r.rho for r in g.runs], dtype=float)
+        pen = np.array([r.penalty for r in g.runs], dtype=float)
+        alpha = np.array([r.alpha if r.mechanism != "admm" else np.nan for r in g.runs], dtype=float)
+        is_dvp, is_pvp = mech == "dvp", mech == "pvp"
+        private = is_dvp | is_pvp
+        if np.any(private & ~(alpha > 0)):
+            raise ValueError("DVP/PVP runs need alpha > 0")
+        B = np.array([len(y) for _, y in g.nodes], dtype=float)
+        deg = np.array([len(n) for n in nbrs])
+        kap = np.stack([kappa(rho, P, pen, deg[p]) for p in range(P)])  # (P, K)
+        a_safe = np.where(private, alpha, 1.0)
+        record_set = set(int(t) for t in g.record if 1 <= t <= T) | {T}
+        rec_iters = sorted(record_set)
+        return cls(
+            group=g, nbrs=nbrs, deg=deg, B=B, pen=pen,
+            own_unpert=np.array([r.own_unperturbed_in_dual for r in g.runs]), is_dvp=is_dvp, is_pvp=is_pvp,
+            kap=kap, dvp_cal=[dvp_calibration(a_safe, B[p], kap[p], C_R, c1) for p in range(P)],
+            pvp_z=np.stack([pvp_zeta(a_safe, B[p], kap[p], C_R) for p in range(P)]),
+            gens=[g.rng_for(r) if r.mechanism != "admm" else None for r in g.runs],
+            F=np.zeros((P, d, K)), R=np.zeros((P, d, K)), lam=np.zeros((P, d, K)), rec_iters=rec_iters,
+            out={}, noise_rec=np.full((len(rec_iters), K), np.nan),
+        )
+
+    def _now(self, t: int, T: int) -> tuple[np.ndarray, np.ndarray]:
         final = t == T - 1
-        dvp_now = is_dvp | (is_pvp & final)
-        pvp_now = is_pvp & ~final
-        eps = _draw(gens, dvp_now | pvp_now, dvp_cal, pvp_z, dvp_now, d, P) if noise else None
-        new_F = []
+        return self.is_dvp | (self.is_pvp & final), self.is_pvp & ~final
+
+    def primal_problem(self, t: int, T: int, noise: bool, C_R: float) -> tuple[np.ndarray, np.ndarray]:
+        """Iteration t's node subproblems (M8–M10 primal steps): q (P, K) and b (P, d, K).
+
+        Node by node in the order of the sums of spec M8 (neighbours in ascending order), so a
+        node solved alone gets the very operands it got before issue 45.
+        """
+        P, d, K = self.F.shape
+        dvp_now, pvp_now = self._now(t, T)
+        if noise:
+            self.eps = _draw(self.gens, dvp_now | pvp_now, self.dvp_cal, self.pvp_z, dvp_now, d, P)
+        q = np.empty((P, K))
+        b = np.empty((P, d, K))
         for p in range(P):
-            X, y = nodes[p]
-            q = kap[p].copy()
-            b = 2.0 * lam[p] - pen * (deg[p] * F[p] + sum(R[j] for j in nbrs[p]))
+            q[p] = self.kap[p]
+            b[p] = 2.0 * self.lam[p] - self.pen * (self.deg[p] * self.F[p] + sum(self.R[j] for j in self.nbrs[p]))
             if noise:
-                q = q + np.where(dvp_now, dvp_cal[p].phi, 0.0)
-                b = b + np.where(dvp_now, C_R / B[p], 0.0) * eps[p]  # 2μ = 2λ + (C^R/B_p) ε
-            res = newton.solve(X, y, C_R / B[p], q, b, init=F[p], gtol=gtol)
-            newton_its += int(res.iterations.max())
-            products += res.hessian_products
-            new_F.append(res.theta)
-        F = new_F
-        R = [F[p] + (np.where(pvp_now, 1.0, 0.0) * eps[p] if noise else 0.0) for p in range(P)]
-        for p in range(P):
-            own = np.where(own_unpert, F[p], R[p])
-            lam[p] = lam[p] + 0.5 * pen * sum(own - R[j] for j in nbrs[p])
-        if t + 1 in record_set:
-            i = rec_iters.index(t + 1)
-            for name, value in metrics(R).items():
-                out.setdefault(name, []).append(np.asarray(value, dtype=float))
+                q[p] = q[p] + np.where(dvp_now, self.dvp_cal[p].phi, 0.0)
+                b[p] = b[p] + np.where(dvp_now, C_R / self.B[p], 0.0) * self.eps[p]  # 2μ = 2λ + (C^R/B_p) ε
+        return q, b
+
+    def count(self, iterations: np.ndarray, products: int, flops: float) -> None:
+        """Add one node solve's Newton iterations (its slowest column) and products."""
+        self.newton_its += int(iterations.max()) if iterations.size else 0
+        self.products += products
+        self.flops += flops
+
+    def update(self, t: int, T: int, noise: bool, theta: np.ndarray) -> None:
+        """Take the minimisers (P, d, K); release, dual update (11)/(16)/(20), record."""
+        P = len(theta)
+        dvp_now, pvp_now = self._now(t, T)
+        self.F = theta
+        self.R = self.F + (np.where(pvp_now, 1.0, 0.0) * self.eps if noise else 0.0)
+        own = np.where(self.own_unpert, self.F, self.R)
+        self.lam = np.stack([self.lam[p] + 0.5 * self.pen * sum(own[p] - self.R[j] for j in self.nbrs[p])
+                             for p in range(P)])
+        if t + 1 in self.rec_iters:
+            i = self.rec_iters.index(t + 1)
+            for name, value in self.group.metrics(list(self.R)).items():
+                self.out.setdefault(name, []).append(np.asarray(value, dtype=float))
             if noise:
-                norms = np.stack([np.linalg.norm(eps[p], axis=0) for p in range(P)]).mean(axis=0)
-                noise_rec[i] = np.where(dvp_now | pvp_now, norms, np.nan)
-    final_dvp = is_dvp | is_pvp
-    mean_over = lambda arrs: np.mean(np.stack(arrs), axis=0)  # noqa: E731
-    ap = mean_over([c.alpha_prime for c in dvp_cal])
-    phi = mean_over([c.phi for c in dvp_cal])
-    zeta = np.where(is_pvp, pvp_z.mean(axis=0), mean_over([c.zeta for c in dvp_cal]))
-    phi_zero = np.all(np.stack([c.phi_zero for c in dvp_cal]), axis=0)
-    sens = np.where(is_pvp, mean_over([pvp_sensitivity(B[p], kap[p], C_R) for p in range(P)]), 2.0)
-    nan = np.full(K, np.nan)
-    return BatchResult(
-        iterations=rec_iters,
-        metrics={k: np.stack(v) for k, v in out.items()},
-        noise_norm=noise_rec,
-        alpha_prime=np.where(final_dvp, ap, nan),
-        phi=np.where(final_dvp, phi, nan),
-        zeta=np.where(final_dvp, zeta, nan),
-        phi_zero=np.where(final_dvp, phi_zero, False),
-        sensitivity=np.where(final_dvp, sens, nan),
-        released=R,
-        newton_iterations=newton_its,
-        hessian_products=products,
-    )
+                norms = np.stack([np.linalg.norm(self.eps[p], axis=0) for p in range(P)]).mean(axis=0)
+                self.noise_rec[i] = np.where(dvp_now | pvp_now, norms, np.nan)
+
+    def result(self, T: int, C_R: float) -> BatchResult:
+        P, _, K = self.F.shape
+        is_pvp, dvp_cal = self.is_pvp, self.dvp_cal
+        final_dvp = self.is_dvp | is_pvp
+        mean_over = lambda arrs: np.mean(np.stack(arrs), axis=0)  # noqa: E731
+        ap = mean_over([c.alpha_prime for c in dvp_cal])
+        phi = mean_over([c.phi for c in dvp_cal])
+        zeta = np.where(is_pvp, self.pvp_z.mean(axis=0), mean_over([c.zeta for c in dvp_cal]))
+        phi_zero = np.all(np.stack([c.phi_zero for c in dvp_cal]), axis=0)
+        sens = np.where(is_pvp, mean_over([pvp_sensitivity(self.B[p], self.kap[p], C_R) for p in range(P)]), 2.0)
+        nan = np.full(K, np.nan)
+        return BatchResult(
+            iterations=self.rec_iters,
+            metrics={k: np.stack(v) for k, v in self.out.items()},
+            noise_norm=self.noise_rec,
+            alpha_prime=np.where(final_dvp, ap, nan),
+            phi=np.where(final_dvp, phi, nan),
+            zeta=np.where(final_dvp, zeta, nan),
+            phi_zero=np.where(final_dvp, phi_zero, False),
+            sensitivity=np.where(final_dvp, sens, nan),
+            released=list(self.R),
+            newton_iterations=self.newton_its,
+            hessian_products=self.products,
+            solver_flops=self.flops,
+        )
 
 
 def _draw(
@@ -358,8 +480,8 @@ def _draw(
     dvp_now: np.ndarray,
     d: int,
     P: int,
-) -> list[np.ndarray]:
-    """ε_p(t+1) for every node (d × K each): N-L2 with ζ of DVP or PVP, zero where not needed.
+) -> np.ndarray:
+    """ε_p(t+1) for every node, (P, d, K): N-L2 with ζ of DVP or PVP, zero where not needed.
 
     Each run draws its P nodes' noise from its own generator, in node order, once per
     iteration, so its noise does not depend on the other runs of the batch.
@@ -369,5 +491,5 @@ def _draw(
     for k in np.flatnonzero(needs):
         zeta = np.array([dvp_cal[p].zeta[k] if dvp_now[k] else pvp_z[p, k] for p in range(P)])
         eps[:, :, k] = l2_laplace(gens[k], zeta, d, size=P)
-    return list(eps)
+    return eps
 

@@ -45,6 +45,7 @@ class NewtonResult:
     grad_norm: np.ndarray
     iterations: np.ndarray
     hessian_products: int  # CG matrix products performed (all columns together), for benchmarks
+    flops: float = 0.0  # flops of the matrix products performed (stacked solver only), for benchmarks
 
 
 def _as_column_vector(value: float | np.ndarray, k: int, name: str) -> np.ndarray:

@@ -1,6 +1,7 @@
-"""The ADMM family of the benchmark (M9 DVP, M10 PVP; spec E10): :func:`mpdp.mechanisms.admm.run_batch`
-on the m parties as nodes of a ring, columns = mechanisms × ε; knob: the penalty η. The family's
-call into the mechanism is the single :func:`mpdp.mechanisms.admm.run_batch` call of :func:`_admm_batch`.
+"""The ADMM family of the benchmark (M9 DVP, M10 PVP; spec E10): :func:`mpdp.mechanisms.admm.run_groups`
+on the m parties as nodes of a ring, columns = mechanisms × ε, every repetition (and every tuning
+seed) of a cell advancing together; knob: the penalty η. The family's call into the mechanism is the
+single :func:`mpdp.mechanisms.admm.run_groups` call of :func:`_admm_batch`.
 """
 
 from __future__ import annotations
@@ -22,31 +23,38 @@ def _admm_run_alpha(mech: str, alpha: float, rho: float, P: int, penalty: float,
     return calib.pvp_bound_alpha(alpha, rho, P, penalty, topology) if mech == "pvp" else alpha
 
 
-def _admm_batch(cfg: Mapping[str, Any], dataset: str, X: np.ndarray, y: np.ndarray,
-                parts: list[np.ndarray], m: int, u: int, rep: int, settings: Sequence[tuple[str, float, float]],
-                tag: str, noise: bool = True, noise_tag: str = "") -> tuple[np.ndarray, zz.BatchResult,
-                                                                            list[calib.Ledger]]:
-    """DVP/PVP runs ``settings`` = (mechanism, ε, penalty) on the parties as ring nodes.
+def _admm_batch(cfg: Mapping[str, Any], dataset: str, X: np.ndarray, y: np.ndarray, m: int, u: int,
+                graphs: Sequence[tuple[list[np.ndarray], int, Sequence[tuple[str, float, float]]]],
+                tag: str, noise: bool = True, noise_tag: str = "") -> list[tuple[np.ndarray, zz.BatchResult,
+                                                                                 list[calib.Ledger]]]:
+    """DVP/PVP runs on the parties as ring nodes, for every (parties, repetition, settings) of ``graphs``.
 
-    ρ = λ·C^R·m so that CR-ERM's minimiser is θ*(λ) for equal node sizes (spec M8: J/(C^R m) =
-    L_D). Returns the node average of the final released iterates (p, K), the batch result and
-    the ledgers.
+    ``settings`` = (mechanism, ε, penalty) per run. All graphs advance together
+    (:func:`mpdp.mechanisms.admm.run_groups`: one stacked exact solve per iteration for all their
+    nodes); each run draws its noise from its own stream, so its result is that of a batch of
+    its own. ρ = λ·C^R·m so that CR-ERM's minimiser is θ*(λ) for equal node sizes (spec M8:
+    J/(C^R m) = L_D). Returns per graph the node average of the final released iterates
+    (p, K), the batch result and the ledgers.
     """
     b, a = cfg["benchmark"], cfg["benchmark"]["admm"]
     rho = float(b["lambda"]) * a["C_R"] * m
-    ledgers = [calib.admm_ledger(eps, a["T"], b["delta"], a["accountant"]) for _, eps, _ in settings]
-    runs = [zz.ADMMRun(mech, rho, float(pen), _admm_run_alpha(mech, led.alpha_step, rho, m, float(pen),
-                                                               a["topology"]), rep)
-            for (mech, _, pen), led in zip(settings, ledgers, strict=True)]
-    nodes = [(np.ascontiguousarray(X[idx]), y[idx]) for idx in parts]
 
     def rng_for(run: zz.ADMMRun) -> np.random.Generator:
         return plan.stream(cfg, noise_tag or tag, "admm_noise", dataset, run.mechanism, m, u, float(run.alpha),
                            float(run.penalty), run.rep)
 
-    res = zz.run_batch(nodes, a["topology"], runs, a["T"], rng_for, lambda rel: {}, [a["T"]], a["C_R"],
-                       noise=noise)
-    return np.mean(np.stack(res.released), axis=0), res, ledgers
+    groups, all_ledgers = [], []
+    for parts, rep, settings in graphs:
+        ledgers = [calib.admm_ledger(eps, a["T"], b["delta"], a["accountant"]) for _, eps, _ in settings]
+        runs = [zz.ADMMRun(mech, rho, float(pen), _admm_run_alpha(mech, led.alpha_step, rho, m, float(pen),
+                                                                   a["topology"]), rep)
+                for (mech, _, pen), led in zip(settings, ledgers, strict=True)]
+        nodes = [(np.ascontiguousarray(X[idx]), y[idx]) for idx in parts]
+        groups.append(zz.Group(nodes, a["topology"], runs, rng_for, lambda rel: {}, [a["T"]]))
+        all_ledgers.append(ledgers)
+    results = zz.run_groups(groups, a["T"], a["C_R"], noise=noise)
+    return [(np.mean(np.stack(res.released), axis=0), res, ledgers)
+            for res, ledgers in zip(results, all_ledgers, strict=True)]
 
 
 def run_admm(cfg: Mapping[str, Any], dataset: str, data: plan.BenchmarkData, log: logging.Logger,
@@ -67,11 +75,11 @@ def _run_admm(cfg: Mapping[str, Any], dataset: str, data: plan.BenchmarkData, lo
                ) -> dict[str, np.ndarray]:
         part = plan.partitions(cfg, dataset, len(tun.y_fit), m_ref, u_ref, seeds, "tune")
         out = {mech: np.zeros((len(cands), seeds, data.p)) for mech in ms}
-        for s in range(seeds):
-            settings = [(mech, eps, c) for mech in ms for i, c in enumerate(cands)
-                        if needed is None or (i, s) in needed]
-            theta, _, _ = _admm_batch(cfg, dataset, tun.X_fit, tun.y_fit, part.party_indices(s), m_ref, u_ref,
-                                      s, settings, "tune", noise)
+        graphs = [(part.party_indices(s), s, [(mech, eps, c) for mech in ms for i, c in enumerate(cands)
+                                              if needed is None or (i, s) in needed]) for s in range(seeds)]
+        graphs = [g for g in graphs if g[2]]
+        batches = _admm_batch(cfg, dataset, tun.X_fit, tun.y_fit, m_ref, u_ref, graphs, "tune", noise) if graphs else []
+        for (_, s, settings), (theta, _, _) in zip(graphs, batches, strict=True):
             for k, (mech, _, c) in enumerate(settings):
                 out[mech][cands.index(c), s] = theta[:, k]
         return out
@@ -85,9 +93,10 @@ def _run_admm(cfg: Mapping[str, Any], dataset: str, data: plan.BenchmarkData, lo
                     for eps in b["eps_grid"]]
         targets = [float(eps) for _ in mechs for eps in b["eps_grid"]]
         cell_rows = []
-        for rep in range(b["reps"]):
-            theta, res, ledgers = _admm_batch(cfg, dataset, data.X, data.y, part.party_indices(rep), m, u, rep,
-                                              settings, "grid", noise, grid.noise_tag)
+        batches = _admm_batch(cfg, dataset, data.X, data.y, m, u,
+                              [(part.party_indices(rep), rep, settings) for rep in range(b["reps"])],
+                              "grid", noise, grid.noise_tag)
+        for rep, (theta, res, ledgers) in enumerate(batches):
             out = runner.outcome(grid.opt, theta, lam)
             sizes = calib.size_summary(part.sizes[rep])
             for k, ((mech, _, pen), led, eps) in enumerate(zip(settings, ledgers, targets, strict=True)):

@@ -6,7 +6,7 @@ is a module of its own and reuses its study's engine, no mechanism being re-impl
 - :mod:`.gradient_runner` (M2, M3.1, M3.2, M4.1, M4.2): :func:`mpdp.studies.wddp.batch.train_batch`;
 - :mod:`.output_runner` (M1a reference, M5, M6a, M6b, M11, M12): the voting study's minimisers and
   votes, N-L2 noise per ε;
-- :mod:`.admm_runner` (M9, M10): :func:`mpdp.mechanisms.admm.run_batch`;
+- :mod:`.admm_runner` (M9, M10): :func:`mpdp.mechanisms.admm.run_groups`;
 - :mod:`.batch_runner`: any :class:`~mpdp.studies.benchmark.interface.BatchMechanism` (DP-SGD).
 
 Every runner follows the common protocol of :mod:`.runner`: per configured selection protocol of
