@@ -91,7 +91,7 @@ def test_audit_and_least_squares_tables_carry_the_provenance(fresh):
     engine_gd._USED.clear()  # read back in another process: kept as recorded
     assert audit_table.conform(audit)["engine_path"].tolist() == ["numpy-float64", "not-engine-float64"]
     example = {"string": "ls_sgd", "bool": True, "boolean": True, "Int64": 1, "int64": 1,
-               "float64": 0.5}
+               "float64": 0.5, "object": [0.5]}
     ls = ls_experiment.conform([{name: example[dtype] for name, dtype in ls_experiment.COLUMNS.items()
                                  if name not in PROVENANCE}])
     assert list(ls.columns) == list(ls_experiment.COLUMNS)
