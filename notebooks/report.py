@@ -72,6 +72,8 @@ XP = xp_section.build(CTX.get("xp"), CFG, CLAIMS_TABLES)
 AUDIT = audit_section.build(CTX.get("audit"))
 PAPERS = [WDDP, ZZ, VOTING, LS]
 SECTIONS = [*PAPERS, XP, AUDIT]
+for _section in SECTIONS:  # every claim's forest plot, under its study's verdict map (issue 46)
+    _section.forests = claims_view.forest_items(CLAIMS_TABLES, _section.key)
 WDDP.facts.append(wddp_report.printed_eps_fact(TABLES, verdicts.round_for_reading))
 ZZ.facts.append(audit_section.pvp_fact(CTX.get("audit"), verdicts.round_for_reading))
 # robustness to the [REC] choices (issue 38): only when `snakemake multiverse` has been run
@@ -95,12 +97,12 @@ def claim_anchor(study: str, reading: str, claim_id: str) -> str:
 
 
 display(Markdown(
-    "One cell per claim of each paper, over every cell of the grid where the claim is defined (the "
-    "claims engine's `data/results/claims/verdicts.parquet`); a claim that fails on any data set or "
-    "setting is shown as failing or mixed, never hidden by a majority. Click a cell "
-    "for the claim's details; hover for its text."))
+    "One cell per claim: its verdict over every cell of the grid where it is defined and its support "
+    "(cells for or against of all its cells; for a claim nothing decides, why). A claim failing anywhere "
+    "is FAILS or MIXED, never hidden by a majority. Click a cell for the claim's row, *cells* under it "
+    "for its forest plot; hover for its text."))
 display(HTML(verdicts.verdict_matrix_html(
-    VERDICTS, {s.key: s.paper for s in [*PAPERS, XP]}, claim_anchor)))
+    VERDICTS, {s.key: s.paper for s in [*PAPERS, XP]}, claim_anchor, CLAIMS_TABLES.forest_anchor)))
 for study in [*PAPERS, XP]:
     if not study.ran:
         display(Markdown(f"**{study.paper}.** Not run in this build ([why](#{study.key}))."))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import os
 import re
 import shutil
@@ -147,6 +148,26 @@ def test_report_build_failure_names_the_cell(tmp_path, context):
     assert not out.exists()
     with pytest.raises(MpdpError, match="lacks the keys"):
         render_report(NOTEBOOK, {k: context[k] for k in CONTEXT_KEYS[:3]}, out, tmp_path)
+
+
+def test_warnings_of_the_notebook_go_to_the_job_log_not_the_report(tmp_path, context):
+    """Issue 46: a Python warning (with the absolute path of the code that raised it) printed by a
+    cell is moved from the report into the job's log; the cell's other output stays."""
+    noisy = tmp_path / "noisy.py"
+    noisy.write_text("# %%\nimport warnings\nwarnings.warn('a figure warning from /abs/path/figures.py')\n"
+                     "print('kept output')\n")
+    out = tmp_path / "out.html"
+    logged: list[str] = []
+    handler = logging.Handler()
+    handler.emit = lambda record: logged.append(record.getMessage())  # type: ignore[method-assign]
+    logging.getLogger("mpdp").addHandler(handler)
+    try:
+        render_report(noisy, context, out, tmp_path)
+    finally:
+        logging.getLogger("mpdp").removeHandler(handler)
+    page = out.read_text()
+    assert "kept output" in page and "a figure warning" not in page and "/abs/path" not in page
+    assert any("a figure warning from /abs/path/figures.py" in line for line in logged)
 
 
 # --------------------------------------------------------------------------------------------

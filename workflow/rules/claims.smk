@@ -11,6 +11,8 @@ CLAIMS_STUDIES = (
     + (["benchmark"] if BENCHMARK_DATASETS else [])
 )
 CLAIMS_MAPS = [f"reports/figures/claims_map_{s}.png" for s in CLAIMS_STUDIES]
+# one forest plot per claim and reading (issue 46), PNG and PDF, in one folder per study
+CLAIMS_FORESTS = [f"reports/figures/forest_{s}" for s in CLAIMS_STUDIES]
 
 
 rule claims:
@@ -18,6 +20,8 @@ rule claims:
         claims_tables_mod.CELLS_PATH,
         claims_tables_mod.VERDICTS_PATH,
         CLAIMS_MAPS,
+        [p.replace(".png", ".pdf") for p in CLAIMS_MAPS],
+        CLAIMS_FORESTS,
 
 
 rule claims_tables:
@@ -50,6 +54,7 @@ rule claims_map:
         verdicts=claims_tables_mod.VERDICTS_PATH,
     output:
         png="reports/figures/claims_map_{claims_study}.png",
+        pdf="reports/figures/claims_map_{claims_study}.pdf",
     log:
         "logs/claims/map_{claims_study}.log",
     wildcard_constraints:
@@ -60,3 +65,21 @@ rule claims_map:
         "../envs/mpdp.yaml"
     script:
         "../scripts/claims_map.py"
+
+
+rule claims_forest:
+    input:
+        cells=claims_tables_mod.CELLS_PATH,
+        verdicts=claims_tables_mod.VERDICTS_PATH,
+    output:
+        directory("reports/figures/forest_{claims_study}"),
+    log:
+        "logs/claims/forest_{claims_study}.log",
+    wildcard_constraints:
+        claims_study="|".join(claims_tables_mod.STUDIES),
+    params:
+        code=source_hash("claims_forest"),
+    conda:
+        "../envs/mpdp.yaml"
+    script:
+        "../scripts/claims_forest.py"

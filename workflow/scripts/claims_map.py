@@ -7,7 +7,8 @@ sm = snakemake  # noqa: F821  (injected by Snakemake)
 
 def step(log):
     cells = tables.read_cells(sm.input.cells)
-    maps.write(cells, sm.wildcards.claims_study, sm.output.png, tables.read_verdicts(sm.input.verdicts))
+    maps.write(cells, sm.wildcards.claims_study, sm.output.png, sm.output.pdf,
+               tables.read_verdicts(sm.input.verdicts))
     log.info("verdict map of %s: %d cells", sm.wildcards.claims_study,
              int((cells["study"] == sm.wildcards.claims_study).sum()))
 

@@ -42,6 +42,8 @@ def step(log):
         "repo_root": str(Path.cwd()),
         # the figures' PDF links are relative to the report's folder
         "report_dir": str(Path(sm.output[0]).parent.resolve()),
+        # the layout records of the figures the report draws in memory (issue 46), with the others'
+        "figure_records": str((Path(sm.output[0]).parent / "figures").resolve()),
         "ls": ls_report.context(list(sm.input.ls)),
         "voting": {
             "tables": {Path(p).stem: str(Path(p).resolve()) for p in sm.input.voting_tables},
@@ -60,6 +62,9 @@ def step(log):
             "verdicts": str(Path(sm.input.claims_verdicts).resolve()),
             "maps": {study: str(Path(p).resolve())
                      for study, p in zip(sm.params.claims_studies, sm.input.claims_maps, strict=True)},
+            # one folder of forest plots per study (issue 46)
+            "forests": {study: str(Path(p).resolve())
+                        for study, p in zip(sm.params.claims_studies, sm.input.claims_forests, strict=True)},
         },
     }
     for ds in context["unavailable"]:

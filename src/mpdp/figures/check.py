@@ -13,8 +13,10 @@ PNG at :data:`mpdp.figures.style.DPI`):
   (:data:`COLUMN_PX`, never enlarged), below :data:`MIN_SHARE` of the report's body text
   (:data:`BODY_PX`).
 
-:func:`save_figure` (mpdp.figures.plot) runs the check when ``$MPDP_FIGURE_CHECK`` is set: ``strict``
-raises :class:`FigureLayoutError`, a folder path writes one JSON record per figure there.
+:func:`save_figure` (mpdp.figures.plot) runs the check on every figure and records the result next
+to the PNG (``<folder>/.layout/<name>.json``, :func:`run`); ``$MPDP_FIGURE_CHECK`` = ``strict``
+raises :class:`FigureLayoutError`, a folder path writes a copy of each record there. A figure the
+report draws in memory is checked by :func:`mpdp.figures.plot.png_bytes` the same way.
 """
 
 from __future__ import annotations
@@ -177,18 +179,45 @@ def check(fig: Figure, name: str = "figure") -> Layout:
     return layout
 
 
-def run(fig: Figure, out_png: str | Path) -> None:
-    """The check :func:`mpdp.figures.plot.save_figure` runs when ``$MPDP_FIGURE_CHECK`` is set."""
-    mode = os.environ.get(CHECK_ENV, "")
-    if not mode:
-        return
+#: the folder, next to a figure's PNG, where :func:`record` keeps its layout record
+RECORD_DIR = ".layout"
+
+
+def record_path(out_png: str | Path) -> Path:
+    """Where the layout record of the figure saved as ``out_png`` is kept (next to it, hidden)."""
+    out_png = Path(out_png)
+    return out_png.parent / RECORD_DIR / f"{out_png.stem}.json"
+
+
+def record(layout: Layout, path: str | Path) -> None:
+    """Write a layout record (JSON of :class:`Layout`) atomically."""
+    from mpdp.io import atomic_path
+
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with atomic_path(path) as tmp:
+        tmp.write_text(json.dumps(asdict(layout), indent=1))
+
+
+def read_record(path: str | Path) -> Layout:
+    """A layout record written by :func:`record`."""
+    return Layout(**json.loads(Path(path).read_text()))
+
+
+def run(fig: Figure, out_png: str | Path) -> Layout:
+    """The check :func:`mpdp.figures.plot.save_figure` runs on every figure it saves (issue 46).
+
+    The layout is always recorded next to the PNG (:func:`record_path`), so that the figures of any
+    build, full or smoke, can be checked after the fact (tests/figures/test_built_figures.py). With
+    ``$MPDP_FIGURE_CHECK`` = ``strict`` a problem raises :class:`FigureLayoutError`; set to a
+    folder, the record is also written there.
+    """
     layout = check(fig, Path(out_png).stem)
+    record(layout, record_path(out_png))
+    mode = os.environ.get(CHECK_ENV, "")
     if mode == "strict":
         if layout.problems:
             raise FigureLayoutError(f"{Path(out_png).name}: " + "; ".join(layout.problems))
-        return
-    folder = Path(mode)
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / f"{Path(out_png).stem}.json").write_text(json.dumps(asdict(layout), indent=1))
-
-
+    elif mode:
+        record(layout, Path(mode) / f"{Path(out_png).stem}.json")
+    return layout

@@ -23,13 +23,27 @@ from mpdp.io import atomic_path  # noqa: E402
 def save_figure(fig: Figure, out_png: str | Path, out_pdf: str | Path) -> None:
     """Save ``fig`` as PNG and PDF, atomically and without dates or versions in the files.
 
-    With ``$MPDP_FIGURE_CHECK`` set, the layout is checked first (:mod:`mpdp.figures.check`).
+    The layout is checked first and recorded next to the PNG (:func:`mpdp.figures.check.run`;
+    ``$MPDP_FIGURE_CHECK=strict`` raises on a problem).
     """
     check.run(fig, out_png)
     with atomic_path(out_png) as tmp:
         fig.savefig(tmp, format="png", dpi=style.DPI, metadata=style.PNG_METADATA)
     with atomic_path(out_pdf) as tmp:
         fig.savefig(tmp, format="pdf", dpi=style.DPI, metadata=style.PDF_METADATA)
+
+
+def png_bytes(fig: Figure, record_as: str | Path | None = None) -> bytes:
+    """A figure the report draws in memory, as PNG bytes, checked like a saved one: with
+    ``record_as`` (the path its PNG would have) its layout record is written next to that path
+    (:func:`mpdp.figures.check.run`)."""
+    import io
+
+    if record_as is not None:
+        check.run(fig, record_as)
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=style.DPI, metadata=style.PNG_METADATA)
+    return buffer.getvalue()
 
 
 def legend_below(fig: Figure, axes: list[Axes], ncol: int = 3, extra: tuple[list, list] = ([], [])) -> None:

@@ -66,7 +66,10 @@ STAGE_SOURCES: dict[str, tuple[str, ...]] = {
                "studies/benchmark/claims.py", "studies/claims_build.py", "results.py", "io.py",
                # the table readers it calls
                "studies/admm/train.py", "studies/voting/figures.py", "studies/benchmark/figures.py"),
-    "claims_map": ("claims/maps.py", "claims/tables.py", "figures/style.py", "io.py"),
+    "claims_map": ("claims/maps.py", "claims/tables.py", "figures/style.py", "figures/plot.py",
+                   "figures/check.py", "io.py"),
+    "claims_forest": ("claims/forest.py", "claims/tables.py", "figures/style.py", "figures/plot.py",
+                      "figures/check.py", "io.py"),
     # the per-cell ranking table: a statistic of the tables, no plot code
     "benchmark_ranking": ("studies/benchmark/ranking.py", "studies/benchmark/schema.py", "io.py"),
     "benchmark_figures": ("studies/benchmark/figures.py", "studies/benchmark/ranking.py",

@@ -120,6 +120,10 @@ a.mpdp-vcell, span.mpdp-vcell { display: inline-flex; flex-direction: column; al
   min-width: 5.6em; padding: 2px 6px; border-radius: 4px; text-decoration: none; font-size: 0.85em;
   line-height: 1.25; border: 1px solid rgba(0,0,0,0.15); }
 a.mpdp-vcell:hover { outline: 2px solid #1f5fa8; }
+.mpdp-support { font-size: 0.85em; opacity: 0.85; white-space: nowrap; }
+.v-IDENTICAL, .v-UNDERPOWERED { background: #f0ead8; color: #3d3200; }
+span.mpdp-vwrap { display: inline-flex; flex-direction: column; align-items: stretch; }
+a.mpdp-forest { font-size: 0.75em; text-align: center; color: #1f5fa8; }
 ul.mpdp-vlegend { list-style: none; padding: 0; margin: 0.3em 0 1em 0; font-size: 0.85em;
   display: flex; flex-wrap: wrap; gap: 2px 16px; }
 ul.mpdp-vlegend li { display: flex; align-items: center; gap: 6px; }

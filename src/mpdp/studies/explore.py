@@ -104,6 +104,8 @@ def build_context(root: Path, cfg: Mapping[str, Any]) -> dict[str, Any]:
                   "figure": str(figs / "audit_eps.png")},
         # the claims engine's tables and verdict maps (issue 33), where the build wrote them
         "claims": {"cells": str(claims / "cells.parquet"), "verdicts": str(claims / "verdicts.parquet"),
-                   "maps": {p.stem.removeprefix("claims_map_"): str(p) for p in sorted(figs.glob("claims_map_*.png"))}}
+                   "maps": {p.stem.removeprefix("claims_map_"): str(p) for p in sorted(figs.glob("claims_map_*.png"))},
+                   "forests": {p.name.removeprefix("forest_"): str(p) for p in sorted(figs.glob("forest_*"))
+                               if p.is_dir()}}
         if (claims / "verdicts.parquet").is_file() else None,
     }

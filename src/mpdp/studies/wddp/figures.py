@@ -33,7 +33,7 @@ from matplotlib.lines import Line2D
 from mpdp import bounds, results
 from mpdp.errors import InputDataError
 from mpdp.figures import style
-from mpdp.figures.plot import axes_texts, message_panel, save_figure, wrap_title
+from mpdp.figures.plot import axes_texts, message_panel, png_bytes, save_figure, wrap_title
 from mpdp.studies.wddp.figure_spec import (
     ACCOUNTANT_NOTES,
     DATASET_PANELS,
@@ -804,46 +804,53 @@ def table1_frame(tables: Mapping[str, pd.DataFrame | None], epsilon: float = 0.1
 _ACCOUNTANT_LINES = {"ma16": "-", "exact": "--", "exact_per_party": ":"}
 
 
-def cv_curves_png(scores: pd.DataFrame, chosen: pd.DataFrame) -> bytes:
-    """PNG of the CV curves: mean validation accuracy ± 1 SE against η, one panel per data set.
+def cv_curves_figure(scores: pd.DataFrame, chosen: pd.DataFrame) -> Figure:
+    """The CV curves: mean validation accuracy ± 1 SE against η, one panel per data set.
 
     One line per selection group (colour: mechanism and mode; line style: accountant); the
-    chosen η (one-SE rule) is circled. ``scores`` and ``chosen`` come from
-    :func:`mpdp.studies.wddp.report.cv_scores`.
+    chosen η (one-SE rule) is circled. One legend under all panels (never over a panel or another
+    legend, issue 46). ``scores`` and ``chosen`` come from :func:`mpdp.studies.wddp.report.cv_scores`.
     """
-    import io as _io
-
     datasets = [d for d in DATASET_PANELS if d in set(scores["dataset"])]
     groups = sorted({(m, mo) for m, mo in zip(scores["mechanism"], scores["mode"], strict=True)},
                     key=lambda k: (style.mechanism_sort_key(k[0]), k[1]))
     colours = dict(zip(groups, sns.color_palette("colorblind", len(groups)).as_hex(), strict=True))
+    n_rows = (len(datasets) + 2) // 3
+    fig = Figure(figsize=(12.6, 4.2 * n_rows + 1.6), dpi=style.DPI, layout="constrained")
+    axes = fig.subplots(n_rows, 3, squeeze=False).ravel()
+    handles: dict[str, Line2D] = {}
+    for ax, ds in zip(axes, datasets, strict=False):
+        data = scores[scores["dataset"] == ds]
+        for (mech, mode, acc), g in data.groupby(["mechanism", "mode", "accountant"]):
+            g = g.sort_values("eta")
+            label = f"{style.mechanism_short(mech)} {mode} · {acc}"
+            linestyle = _ACCOUNTANT_LINES.get(acc, "-")
+            se = g["se"].to_numpy(dtype=float)
+            ax.errorbar(g["eta"], g["mean_accuracy"], yerr=np.where(np.isfinite(se), se, 0.0), capsize=2,
+                        marker="o", markersize=3, color=colours[(mech, mode)], linestyle=linestyle)
+            handles.setdefault(label, Line2D([], [], color=colours[(mech, mode)], linestyle=linestyle,
+                                             marker="o", markersize=3))
+            pick = chosen[(chosen["dataset"] == ds) & (chosen["mechanism"] == mech)
+                          & (chosen["mode"] == mode) & (chosen["accountant"] == acc)]
+            if not pick.empty:
+                eta = float(pick["eta"].iloc[0])
+                y = float(g.loc[np.isclose(g["eta"], eta), "mean_accuracy"].iloc[0])
+                ax.plot([eta], [y], marker="o", markersize=9, markerfacecolor="none",
+                        color=colours[(mech, mode)], linestyle="")
+        ax.set_xscale("log")
+        ax.set_xlabel("learning rate η")
+        ax.set_ylabel("validation accuracy (mean ± 1 SE)")
+        ax.set_title(f"({DATASET_PANELS[ds].letter}) {DATASET_PANELS[ds].name}", loc="left")
+    for ax in axes[len(datasets):]:
+        ax.axis("off")
+    handles["η chosen (one-SE rule)"] = Line2D([], [], marker="o", markersize=9, markerfacecolor="none",
+                                                color="#333333", linestyle="")
+    fig.legend(list(handles.values()), list(handles), loc="outside lower center", ncol=3, frameon=False)
+    return fig
+
+
+def cv_curves_png(scores: pd.DataFrame, chosen: pd.DataFrame, record_as: str | Path | None = None) -> bytes:
+    """:func:`cv_curves_figure` as PNG bytes for the report, its layout checked and, with
+    ``record_as``, recorded (:func:`mpdp.figures.plot.png_bytes`)."""
     with matplotlib.rc_context(style.RC):
-        fig = Figure(figsize=(12.6, 5.2 * ((len(datasets) + 2) // 3)), dpi=style.DPI,
-                     layout="constrained")
-        axes = fig.subplots((len(datasets) + 2) // 3, 3, squeeze=False).ravel()
-        for ax, ds in zip(axes, datasets, strict=False):
-            data = scores[scores["dataset"] == ds]
-            for (mech, mode, acc), g in data.groupby(["mechanism", "mode", "accountant"]):
-                g = g.sort_values("eta")
-                label = f"{style.mechanism_short(mech)} {mode} · {acc}"
-                ax.errorbar(g["eta"], g["mean_accuracy"], yerr=g["se"], capsize=2, marker="o",
-                            markersize=3, color=colours[(mech, mode)],
-                            linestyle=_ACCOUNTANT_LINES.get(acc, "-"), label=label)
-                pick = chosen[(chosen["dataset"] == ds) & (chosen["mechanism"] == mech)
-                              & (chosen["mode"] == mode) & (chosen["accountant"] == acc)]
-                if not pick.empty:
-                    eta = float(pick["eta"].iloc[0])
-                    y = float(g.loc[np.isclose(g["eta"], eta), "mean_accuracy"].iloc[0])
-                    ax.plot([eta], [y], marker="o", markersize=9, markerfacecolor="none",
-                            color=colours[(mech, mode)])
-            ax.set_xscale("log")
-            ax.set_xlabel("learning rate η")
-            ax.set_ylabel("validation accuracy (mean ± 1 SE)")
-            ax.set_title(f"({DATASET_PANELS[ds].letter}) {DATASET_PANELS[ds].name}", loc="left")
-            ax.legend(frameon=False, loc="upper center", bbox_to_anchor=(0.5, -0.2),
-                      ncol=2)
-        for ax in axes[len(datasets):]:
-            ax.axis("off")
-        buffer = _io.BytesIO()
-        fig.savefig(buffer, format="png", dpi=style.DPI, metadata=style.PNG_METADATA)
-    return buffer.getvalue()
+        return png_bytes(cv_curves_figure(scores, chosen), record_as)
