@@ -14,7 +14,7 @@ metadata, a fixed SVG hash salt and a seeded bootstrap (guides/tooling.md).
 from __future__ import annotations
 
 import textwrap
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -70,6 +70,9 @@ NOISE_NOTE = (
 )
 _LN2_STYLE = {"color": "#777777", "linewidth": 0.8, "linestyle": (0, (1, 3))}
 _LN2_LABEL = "ln 2 = loss of θ = 0 (bounds above it are vacuous)"
+#: a log panel's top is this many times its largest value (or ln 2); theory lines above are marked
+OFF_SCALE_HEADROOM = 5.0
+OFF_SCALE_LABEL = "theory line above the top of the panel (vacuous there), marked where it is"
 
 
 @dataclass(frozen=True)
@@ -112,6 +115,7 @@ class _Legend:
     overlays: dict[tuple[str, tuple[str, ...]], tuple[_OverlayLine, list[str]]]
     ln2: bool = False
     references: set[str] = field(default_factory=set)
+    off_scale: bool = False  # a theory line above the top of a panel (marked, not drawn to scale)
 
 
 # --------------------------------------------------------------------------------------------
@@ -361,6 +365,28 @@ def _draw_overlays(
         )
 
 
+def _clip_to_data(ax: Axes, rows: pd.DataFrame, metric: str, lines: Sequence[_OverlayLine]) -> bool:
+    """Keep a log panel's scale to its curves (and ln 2): the top is :data:`OFF_SCALE_HEADROOM`
+    times the largest positive value of ``metric`` or ln 2, whichever is higher; a theory line
+    above it is marked by a triangle of its colour at the top edge, at each x where it is off the
+    scale (issue 46: bounds of up to 10⁶ squashed the curves). Returns whether any line is."""
+    values = rows[metric].to_numpy(dtype=float)
+    positive = values[np.isfinite(values) & (values > 0)]
+    if not positive.size:
+        return False
+    top = max(float(positive.max()), bounds.LOSS_AT_ZERO) * OFF_SCALE_HEADROOM
+    off = False
+    for line in lines:
+        y = line.values.to_numpy(dtype=float)
+        above = np.isfinite(y) & (y > top)
+        if above.any():
+            off = True
+            ax.plot(line.values.index.to_numpy(dtype=float)[above], np.full(int(above.sum()), top / 1.25),
+                    linestyle="", marker="^", markersize=6, color=style.palette_for(line.mechanisms)[line.mechanisms[0]])
+    ax.set_ylim(top=top)
+    return off
+
+
 def accounted_ratios(rows: pd.DataFrame) -> dict[str, float]:
     """Median over runs of ``eps_accounted / eps_claimed`` per mechanism (privacy ledger).
 
@@ -393,9 +419,11 @@ def _format_axes(ax: Axes, spec: FigureSpec, rows: pd.DataFrame, note: str = "")
 
 
 def _draw_legend(
-    ax: Axes, spec: FigureSpec, variant: Variant, legend: _Legend, n_plotted: int
+    ax: Axes, spec: FigureSpec, variant: Variant, legend: _Legend, n_plotted: int,
+    absent: Sequence[str] = (),
 ) -> tuple[str, ...]:
-    """Shared legend and notes in the sixth grid cell; returns the legend labels."""
+    """Shared legend and notes in the legend panel (``absent``: why a data set has no panel, said
+    once here); returns the legend labels."""
     ax.axis("off")
     handles: list[Line2D] = []
     labels: list[str] = []
@@ -426,6 +454,9 @@ def _draw_legend(
     if legend.ln2:
         handles.append(Line2D([], [], **_LN2_STYLE))
         labels.append(_LN2_LABEL)
+    if legend.off_scale:
+        handles.append(Line2D([], [], color="#444444", marker="^", linestyle=""))
+        labels.append(OFF_SCALE_LABEL)
     for label, line_style in REFERENCE_STYLES.items():
         if label in legend.references:
             handles.append(Line2D([], [], **line_style))  # type: ignore[arg-type]
@@ -435,7 +466,7 @@ def _draw_legend(
         wrapped = ["\n".join(textwrap.wrap(label, 42)) for label in labels]
         box = ax.legend(handles, wrapped, loc="upper left", frameon=False, title="Curves",
                         borderaxespad=0.0, handlelength=2.6)
-    notes = [BAND_NOTE] + ([OVERLAY_NOTE] if spec.overlays else [])
+    notes = [BAND_NOTE] + ([OVERLAY_NOTE] if spec.overlays else []) + list(absent)
     _notes_below(ax, box, "\n".join("\n".join(textwrap.wrap(note, 46)) for note in notes))
     return tuple(labels)
 
@@ -452,6 +483,21 @@ def _notes_below(ax: Axes, legend: MplLegend | None, text: str) -> None:
 # --------------------------------------------------------------------------------------------
 # figures
 # --------------------------------------------------------------------------------------------
+
+
+def _panel_grid(n: int) -> tuple[Figure, list[Axes], Axes]:
+    """A figure with ``n`` data panels and the legend panel, without an empty cell: up to five
+    panels in three columns (four: two by two, the legend panel beside them)."""
+    cols = {0: 1, 1: 2, 2: 3, 3: 2}.get(n, 3)
+    rows = 2 if n == 4 else -(-(n + 1) // cols)
+    height = style.PANEL_FIGSIZE[1] if rows > 1 else style.PANEL_FIGSIZE[1] * 0.55
+    fig = Figure(figsize=(style.PANEL_FIGSIZE[0], height), dpi=style.DPI, layout="constrained")
+    grid = fig.add_gridspec(rows, cols)
+    if n == 4:
+        axes = [fig.add_subplot(grid[i // 2, i % 2]) for i in range(4)]
+        return fig, axes, fig.add_subplot(grid[:, 2])
+    cells = [fig.add_subplot(grid[i // cols, i % cols]) for i in range(n + 1)]
+    return fig, cells[:n], cells[n]
 
 
 def variant_subtitle(variant: str) -> str:
@@ -491,12 +537,18 @@ def render_figure(
     legend = _Legend(set(), {})
     panels: dict[str, PanelSummary] = {}
 
+    shown = {}  # data set -> panel; a data set not in this run (or without raw data) gets none
+    for dataset, panel in DATASET_PANELS.items():
+        problem = panel_problem(dataset, tables, unavailable)
+        if problem is not None and (problem[0] == "unavailable" or dataset not in tables):
+            panels[dataset] = PanelSummary(dataset, *problem, (), 0, ())
+        else:
+            shown[dataset] = panel
     with matplotlib.rc_context(style.RC):
-        fig = Figure(figsize=style.PANEL_FIGSIZE, dpi=style.DPI, layout="constrained")
-        grid = fig.add_gridspec(2, 3)
-        axes = [fig.add_subplot(grid[i // 3, i % 3]) for i in range(6)]
+        fig, axes, legend_ax = _panel_grid(len(shown))
+        absent = [p.message for p in panels.values()]
         fig.suptitle(wrap_title(f"{title}\n{subtitle}", 110))
-        for ax, (dataset, panel) in zip(axes, DATASET_PANELS.items(), strict=False):
+        for ax, (dataset, panel) in zip(axes, shown.items(), strict=True):
             panel_title = f"({panel.letter}) {panel.name}"
             problem = panel_problem(dataset, tables, unavailable)
             rows = pd.DataFrame()
@@ -520,11 +572,14 @@ def render_figure(
             if spec.metric == "accuracy":
                 _draw_references(ax, tables[dataset], rows, spec, legend)  # type: ignore[arg-type]
             _format_axes(ax, spec, rows, accounted_note(rows) if spec.x == "epsilon" else "")
+            if spec.metric == "optimal_gap":
+                legend.off_scale |= _clip_to_data(ax, rows, spec.metric, overlay_lines(rows, spec))
             panels[dataset] = PanelSummary(
                 dataset, "plotted", "", mechanisms, len(rows), axes_texts(ax)
             )
+        panels = {ds: panels[ds] for ds in DATASET_PANELS if ds in panels}
         n_plotted = sum(p.status == "plotted" for p in panels.values())
-        labels = _draw_legend(axes[5], spec, var, legend, n_plotted)
+        labels = _draw_legend(legend_ax, spec, var, legend, n_plotted, absent)
         save_figure(fig, out_png, out_pdf)
     return FigureSummary(f"{fig_id}{variant}", title, subtitle, panels, labels)
 
