@@ -29,6 +29,8 @@ rule report_html:
         claims_forests=CLAIMS_FORESTS,
     output:
         "reports/report.html",
+        # the validated config of this build (notebooks/explore.py reads it: its profile)
+        config="reports/config.yaml",
     log:
         "logs/report.log",
     params:

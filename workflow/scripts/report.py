@@ -1,7 +1,10 @@
 """Snakemake script: render reports/report.html from notebooks/report.py."""
 from pathlib import Path
 
+import yaml
+
 from mpdp import config
+from mpdp.io import atomic_path
 from mpdp.pipeline.runner import run_step
 from mpdp.report.build import render_report
 from mpdp.studies.ls import report as ls_report
@@ -71,6 +74,8 @@ def step(log):
         context["results"].setdefault(ds, None)
         context["cards"].setdefault(ds, None)
     render_report(Path(sm.input.notebook), context, Path(sm.output[0]), Path.cwd())
+    with atomic_path(sm.output.config) as tmp:  # the build's config, for notebooks/explore.py
+        tmp.write_text(yaml.safe_dump(cfg, sort_keys=True, allow_unicode=True))
 
 
 run_step(step, sm.log[0], "report")

@@ -266,9 +266,9 @@ def captions(cfg: Mapping) -> dict[str, str]:
                     "averaging with more than two classes."),
         "hamm_h4": (f"H-4: top rows, the weighted empirical-risk gap of Alg. 1 and 2 (its {1 - float(v['delta_p']):.0%} "
                     "quantile and mean over repetitions) against ε and against M, with the Lemma 6 bound and the "
-                    "expected-gap bound; bottom row, Alg. 2's held-out weighted risk with the Theorem 4 bound. A "
-                    "bound holds where its line lies above the quantile; it says little where it lies orders of "
-                    "magnitude above."),
+                    "expected-gap bound; bottom row, Alg. 2's held-out weighted risk with the Theorem 4 bound. Look "
+                    "at whether each bound's line lies above the quantile (the bound holds) and by how much "
+                    "(orders of magnitude: it says little)."),
         "hamm_b5": (f"Excess risk J(θ_p) − J* of the averaging baselines on the pooled private data at M = {M} "
                     "(mean, min–max band) with each one's B5 bound (pale line of the same colour): every curve "
                     "should stay below its bound."),
