@@ -375,16 +375,16 @@ def _clip_to_data(ax: Axes, rows: pd.DataFrame, metric: str, lines: Sequence[_Ov
     if not positive.size:
         return False
     top = max(float(positive.max()), bounds.LOSS_AT_ZERO) * OFF_SCALE_HEADROOM
-    off = False
+    off = 0
     for line in lines:
         y = line.values.to_numpy(dtype=float)
         above = np.isfinite(y) & (y > top)
         if above.any():
-            off = True
-            ax.plot(line.values.index.to_numpy(dtype=float)[above], np.full(int(above.sum()), top / 1.25),
+            off += 1  # each line's marks one step lower, so that two lines' marks do not hide each other
+            ax.plot(line.values.index.to_numpy(dtype=float)[above], np.full(int(above.sum()), top / 1.3 ** off),
                     linestyle="", marker="^", markersize=6, color=style.palette_for(line.mechanisms)[line.mechanisms[0]])
     ax.set_ylim(top=top)
-    return off
+    return bool(off)
 
 
 def accounted_ratios(rows: pd.DataFrame) -> dict[str, float]:
