@@ -201,6 +201,11 @@ window.addEventListener("load", function () {
   var matrix = document.getElementById("verdicts");
   result.verdicts = matrix ? {top: matrix.getBoundingClientRect().top + window.scrollY,
     cells: matrix.querySelectorAll("a.mpdp-vcell").length, screen: window.innerHeight} : null;
+  var conclusion = Array.prototype.find.call(document.querySelectorAll("p"), function (p) {
+    return /Of its|No claim could be checked/.test(p.textContent); });
+  result.conclusion = conclusion ? {top: conclusion.getBoundingClientRect().top + window.scrollY,
+    text: conclusion.textContent.slice(0, 80)} : null;
+  result.supports = matrix ? matrix.querySelectorAll(".mpdp-support").length : 0;
   var main = document.querySelector("body > main") || document.body;
   result.content = {left: main.getBoundingClientRect().left, width: main.getBoundingClientRect().width};
   result.tables = [];
@@ -313,6 +318,7 @@ def test_report_renders_in_headless_chromium(report, context, tmp_path, width):
     assert probe["broken"] == [], probe["broken"]  # every in-page link has its anchor
     verdicts = probe["verdicts"]
     assert verdicts and verdicts["cells"] > 0, probe  # the verdict matrix, one cell per claim
+    assert probe["supports"] == verdicts["cells"], probe  # each with its support
     zoom = probe["zoom"]
     assert zoom["zoomed"] and zoom["position"] == "fixed" and zoom["closed"], zoom  # click: full size
     assert zoom["width"] >= min(zoom["natural"], width) - 40, zoom
@@ -323,6 +329,9 @@ def test_report_renders_in_headless_chromium(report, context, tmp_path, width):
     if width >= 900:
         assert probe["nav"]["position"] == "fixed"  # the table of contents stays in view
         assert verdicts["top"] < verdicts["screen"], verdicts  # first screen
+        # issue 46: the first paper's conclusion starts on the first screen too (its first line visible)
+        assert probe["conclusion"] and probe["conclusion"]["top"] + 24 < verdicts["screen"], (probe["conclusion"],
+                                                                                             verdicts)
         assert probe["content"]["left"] >= 250, probe["content"]
     else:
         assert probe["nav"]["position"] == "static"  # above the text, covering nothing

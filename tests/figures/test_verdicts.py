@@ -160,3 +160,12 @@ def test_conclusions_agree_in_number_and_name_a_repeated_claim_once():
     assert "one is vacuous, one stays undecided, two hold" in text
     assert "one are" not in text and "one stay " not in text
     assert text.count("method C beats the baseline") == 1 and "(C, D)" in text
+
+
+def test_a_paper_name_the_claim_repeats_is_said_once():
+    frame = _verdicts([("-", "XP-WDDP-lit", "FAILS", 0, 2)]).assign(
+        claim="WD-DP (S-000): WD-DP Alg. 1 beats Jayaraman's gradient perturbation (local)")
+    text = verdicts.conclusion(frame, "Benchmark")
+    assert "WD-DP: WD-DP" not in text and "Fails: WD-DP Alg. 1 beats Jayaraman's gradient perturbation" in text
+    other = frame.assign(claim="Zhang–Zhu (S-001): DVP has lower misclassification than PVP")
+    assert "Zhang–Zhu: DVP has lower misclassification" in verdicts.conclusion(other, "Benchmark")

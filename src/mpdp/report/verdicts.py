@@ -94,8 +94,11 @@ def support(row: object) -> str:
 
 
 def _short_claim(text: str) -> str:
-    """A claim's text without its parenthesised scope (for tool-tips and conclusions)."""
-    return re.sub(r"(?<!\bal)\.$", "", re.sub(r"\s*\([^)]*\)", "", str(text)).strip())
+    """A claim's text without its parenthesised scope (for tool-tips and conclusions), and without a
+    leading "Paper:" that the text itself repeats ("WD-DP: WD-DP Alg. 1 beats …" reads "WD-DP Alg. 1
+    beats …")."""
+    short = re.sub(r"(?<!\bal)\.$", "", re.sub(r"\s*\([^)]*\)", "", str(text)).strip())
+    return re.sub(r"^([^:]+): (?=\1\b)", "", short)
 
 
 def verdict_matrix_html(
@@ -173,7 +176,8 @@ def round_for_reading(x: float) -> str:
 
 def _claim_text(r: object) -> str:
     text = _short_claim(r.claim)  # type: ignore[attr-defined]
-    return text[0].lower() + text[1:] if text[:2].isalpha() and not text[:2].isupper() else text
+    first = text.split(" ", 1)[0]  # a plain capitalised word starts the sentence; a name stays as it is
+    return text[0].lower() + text[1:] if first.isalpha() and first[1:].islower() else text
 
 
 def _claim_list(rows: pd.DataFrame, counts: Callable[[object], str] | None = None) -> list[str]:
