@@ -76,3 +76,25 @@ def test_a_note_written_over_a_legend_is_found():
     ax.text(0.5, 0.5, "a note in the middle", transform=ax.transAxes, ha="center", fontsize=11)
     assert any("overlaps a legend" in p for p in check.check(fig).problems)
     plt.close("all")
+
+
+def test_a_figure_jobs_warnings_go_to_its_log_without_the_machine_path(capsys):
+    """Issue 46: a warning of the figure code is written to the job's log (file name, no folder),
+    not to the console (and so never into a report)."""
+    import logging
+    import warnings
+
+    records: list[str] = []
+    log = logging.getLogger("test-figure-job")
+    log.propagate = False
+    handler = logging.Handler()
+    handler.emit = lambda record: records.append(record.getMessage())  # type: ignore[method-assign]
+    log.addHandler(handler)
+
+    def step(log):
+        warnings.warn("a glyph is missing", UserWarning, stacklevel=1)
+
+    plot.logged_warnings(step)(log)
+    assert len(records) == 1 and records[0].startswith("test_check.py:") and "a glyph is missing" in records[0]
+    assert "/" not in records[0].split(":")[0]
+    assert "a glyph is missing" not in capsys.readouterr().err

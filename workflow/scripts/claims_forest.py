@@ -1,5 +1,6 @@
 """Snakemake script: data/results/claims/{cells,verdicts}.parquet -> one study's forest plots (issue 46)."""
 from mpdp.claims import forest, tables
+from mpdp.figures.plot import logged_warnings
 from mpdp.pipeline.runner import run_step
 
 sm = snakemake  # noqa: F821  (injected by Snakemake)
@@ -11,4 +12,4 @@ def step(log):
     log.info("forest plots of %s: %d claims and readings", sm.wildcards.claims_study, len(names))
 
 
-run_step(step, sm.log[0], "claims forest plots")
+run_step(logged_warnings(step), sm.log[0], "claims forest plots")

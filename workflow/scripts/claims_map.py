@@ -1,5 +1,6 @@
 """Snakemake script: data/results/claims/cells.parquet -> one study's verdict map (issue 33)."""
 from mpdp.claims import maps, tables
+from mpdp.figures.plot import logged_warnings
 from mpdp.pipeline.runner import run_step
 
 sm = snakemake  # noqa: F821  (injected by Snakemake)
@@ -13,4 +14,4 @@ def step(log):
              int((cells["study"] == sm.wildcards.claims_study).sum()))
 
 
-run_step(step, sm.log[0], "claims map")
+run_step(logged_warnings(step), sm.log[0], "claims map")

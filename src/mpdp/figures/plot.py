@@ -6,7 +6,10 @@ Output is byte-reproducible: fixed DPI, no dates or versions in the PNG/PDF meta
 
 from __future__ import annotations
 
+import logging
 import textwrap
+import warnings
+from collections.abc import Callable
 from pathlib import Path
 
 import matplotlib
@@ -44,6 +47,23 @@ def png_bytes(fig: Figure, record_as: str | Path | None = None) -> bytes:
     buffer = io.BytesIO()
     fig.savefig(buffer, format="png", dpi=style.DPI, metadata=style.PNG_METADATA)
     return buffer.getvalue()
+
+
+def logged_warnings(step: Callable[[logging.Logger], None]) -> Callable[[logging.Logger], None]:
+    """``step`` with every Python warning it raises written to its job's log (one line each, the
+    source file's name without its folder) instead of the console (issue 46: a figure warning with
+    an absolute machine path reached the report). For the figure scripts' ``run_step``."""
+
+    def logged(log: logging.Logger) -> None:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("default")
+            try:
+                step(log)
+            finally:
+                for w in caught:
+                    log.warning("%s:%d: %s: %s", Path(w.filename).name, w.lineno, w.category.__name__, w.message)
+
+    return logged
 
 
 def legend_below(fig: Figure, axes: list[Axes], ncol: int = 3, extra: tuple[list, list] = ([], [])) -> None:
