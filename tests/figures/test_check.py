@@ -98,3 +98,20 @@ def test_a_figure_jobs_warnings_go_to_its_log_without_the_machine_path(capsys):
     assert len(records) == 1 and records[0].startswith("test_check.py:") and "a glyph is missing" in records[0]
     assert "/" not in records[0].split(":")[0]
     assert "a glyph is missing" not in capsys.readouterr().err
+
+
+def test_labels_written_over_each_other_are_found():
+    """Issue 46: noise_diagnostics' x-labels ran into their neighbours' on the full config."""
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(13, 4))
+    for ax in fig.subplots(1, 6):
+        ax.plot([1, 3], [1, 2])
+        ax.set_xlabel("size unevenness u = n_max/n_min")
+    problems = check.check(fig).problems
+    assert any("'size unevenness u = n_max/n_min' overlaps 'size unevenness" in p for p in problems), problems
+    fig = Figure(figsize=(13, 4), layout="constrained")
+    for ax in fig.subplots(1, 3):
+        ax.plot([1, 3], [1, 2])
+        ax.set_xlabel("size unevenness u = n_max/n_min")
+    assert check.check(fig).problems == []

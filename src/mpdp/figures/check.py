@@ -9,6 +9,8 @@ PNG at :data:`mpdp.figures.style.DPI`):
   box) of that axes or of the figure;
 * **text over a legend**: a free text (a note, an annotation) overlapping a legend;
 * **cut text**: a text (title, label, tick label, legend, free text) reaching beyond the figure;
+* **text over text**: two labels written over each other — titles, axis labels and the tick
+  labels of any axes (e.g. the x-label of one panel over its neighbour's, crowded tick labels);
 * **small text**: the smallest font, at the width the report shows the figure
   (:data:`COLUMN_PX`, never enlarged), below :data:`MIN_SHARE` of the report's body text
   (:data:`BODY_PX`).
@@ -135,6 +137,37 @@ def _texts(fig: Figure) -> list[Text]:
             and (id(t) not in all_ticks or id(t) in drawn)]
 
 
+#: two labels overlapping by less than this (px, each way) are not counted (glyph boxes touch)
+OVERLAP_PX = 1.0
+
+
+def _labels(fig: Figure) -> list[Text]:
+    """The titles, axis labels and drawn tick labels of every visible axes (no legend or free text)."""
+    out: list[Text] = []
+    for ax in fig.axes:
+        if not ax.get_visible() or not ax.axison:
+            continue
+        out += [ax.title, ax._left_title, ax._right_title, ax.xaxis.label, ax.yaxis.label]
+        for axis in (ax.xaxis, ax.yaxis):
+            for tick in axis._update_ticks():
+                out += [tick.label1, tick.label2]
+    return [t for t in out if t.get_visible() and t.get_text().strip()]
+
+
+def _overlapping_labels(fig: Figure, renderer) -> list[tuple[str, str]]:
+    """Pairs of labels (:func:`_labels`) whose boxes overlap by more than :data:`OVERLAP_PX`."""
+    labels = _labels(fig)
+    extents = [t.get_window_extent(renderer) for t in labels]
+    found = []
+    for i, (a, box_a) in enumerate(zip(labels, extents, strict=True)):
+        for b, box_b in zip(labels[i + 1:], extents[i + 1:], strict=True):
+            dx = min(box_a.x1, box_b.x1) - max(box_a.x0, box_b.x0)
+            dy = min(box_a.y1, box_b.y1) - max(box_a.y0, box_b.y0)
+            if dx > OVERLAP_PX and dy > OVERLAP_PX:
+                found.append((a.get_text(), b.get_text()))
+    return found
+
+
 def check(fig: Figure, name: str = "figure") -> Layout:
     """The :class:`Layout` of ``fig`` as saved (see the module docstring)."""
     from mpdp.figures import style
@@ -158,6 +191,8 @@ def check(fig: Figure, name: str = "figure") -> Layout:
         box = t.get_window_extent(renderer)
         if box.x0 < -1 or box.y0 < -1 or box.x1 > width + 1 or box.y1 > height + 1:
             layout.problems.append(f"text {t.get_text()[:40]!r} is cut at the figure's edge")
+    for a, b in _overlapping_labels(fig, renderer):
+        layout.problems.append(f"text {a[:40]!r} overlaps {b[:40]!r}")
     boxes = _boxes(fig)
     legends = [box for what, box in boxes if what == "legend"]
     for t in texts:  # free text (notes, labels) written over a legend

@@ -29,6 +29,7 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.legend import Legend as MplLegend
 from matplotlib.lines import Line2D
+from matplotlib.ticker import NullLocator
 
 from mpdp import bounds, results
 from mpdp.errors import InputDataError
@@ -696,7 +697,9 @@ def _ratio_panel(ax: Axes, u_rows: pd.DataFrame, look: _NoiseStyle) -> None:
     ax.set_ylabel("σ_Jayaraman / σ_WD-DP")
 
 
-def _noise_legend(ax: Axes, look: _NoiseStyle) -> tuple[str, ...]:
+def _noise_legend(ax: Axes, look: _NoiseStyle, absent: Sequence[str] = ()) -> tuple[str, ...]:
+    """The legend panel of the noise diagnostics, with the notes (``absent``: why a data set has no
+    column, said once)."""
     ax.axis("off")
     handles = [Line2D([], [], color=look.palette[m], linewidth=1.6) for m in look.mechanisms]
     labels = [style.mechanism_label(m) for m in look.mechanisms]
@@ -710,7 +713,7 @@ def _noise_legend(ax: Axes, look: _NoiseStyle) -> tuple[str, ...]:
     handles.append(Line2D([], [], color=style.PALETTE["jayaraman"], marker="o", linestyle="none"))
     labels.append("measured σ_J/σ_WD (row 3)")
     box = ax.legend(handles, labels, loc="upper left", frameon=False, title="Curves and settings")
-    _notes_below(ax, box, "\n".join(textwrap.wrap(NOISE_NOTE, 34)))
+    _notes_below(ax, box, "\n".join("\n".join(textwrap.wrap(note, 34)) for note in [NOISE_NOTE, *absent]))
     return tuple(labels)
 
 
@@ -739,28 +742,34 @@ def render_noise_diagnostics(
     subtitle = variant_subtitle(variant)
     panels: dict[str, PanelSummary] = {}
 
+    shown = [ds for ds in DATASET_PANELS if ds in rows_by_ds]
+    for dataset in DATASET_PANELS:  # a data set without runs gets no column; the legend panel says why
+        if dataset not in rows_by_ds:
+            problem = panel_problem(dataset, tables, unavailable) or (
+                "empty", f"{DATASET_PANELS[dataset].name}: no results table for this data set.")
+            panels[dataset] = PanelSummary(dataset, *problem, (), 0, ())
     with matplotlib.rc_context(style.RC):
         fig = Figure(figsize=(13.0, 10.5), dpi=style.DPI, layout="constrained")
-        grid = fig.add_gridspec(3, 6, width_ratios=[1, 1, 1, 1, 1, 0.9])
+        grid = fig.add_gridspec(3, len(shown) + 1, width_ratios=[1] * len(shown) + [1.15])
         fig.suptitle(wrap_title(f"{title}\n{subtitle}", 110))
-        for col, (dataset, panel) in enumerate(DATASET_PANELS.items()):
+        for col, dataset in enumerate(shown):
+            panel = DATASET_PANELS[dataset]
             axes = [fig.add_subplot(grid[r, col]) for r in range(3)]
-            panel_title = "\n".join(textwrap.wrap(f"({panel.letter}) {panel.name}", 26))
-            if dataset not in rows_by_ds:
-                status, message = panel_problem(dataset, tables, unavailable)  # type: ignore[misc]
-                for ax in axes:
-                    message_panel(ax, panel_title, message, width=26)
-                panels[dataset] = PanelSummary(
-                    dataset, status, message, (), 0, axes_texts(axes[0])
-                )
-                continue
+            panel_title = "\n".join(textwrap.wrap(f"({panel.letter}) {panel.name}", 22))
             for ax in axes:
                 ax.set_title(panel_title, loc="left")
             eps_rows, u_rows = rows_by_ds[dataset]
             _sigma_panel(axes[0], eps_rows, X_LABELS["epsilon"], look)
             axes[0].set_xscale("log")
+            if not eps_rows.empty:  # ticks at the grid's ε, written plainly (no 6×10⁻² over 10⁻¹)
+                xs = np.unique(eps_rows["x"].to_numpy(dtype=float))
+                axes[0].set_xticks(xs, [f"{x:g}" for x in xs])
+                axes[0].xaxis.set_minor_locator(NullLocator())
             _sigma_panel(axes[1], u_rows, X_LABELS["u"], look)
             _ratio_panel(axes[2], u_rows, look)
+            for ax in axes:  # labels wrapped to a narrow panel; the y-label once per row
+                ax.set_xlabel("\n".join(textwrap.wrap(ax.get_xlabel(), 20)))
+                ax.set_ylabel("\n".join(textwrap.wrap(ax.get_ylabel(), 26)) if col == 0 else "")
             mechanisms = tuple(
                 m
                 for m in look.mechanisms
@@ -774,7 +783,9 @@ def render_noise_diagnostics(
                 len(eps_rows) + len(u_rows),
                 axes_texts(axes[0]),
             )
-        labels = _noise_legend(fig.add_subplot(grid[:, 5]), look)
+        panels = {ds: panels[ds] for ds in DATASET_PANELS if ds in panels}
+        absent = [panels[ds].message for ds in DATASET_PANELS if ds not in rows_by_ds]
+        labels = _noise_legend(fig.add_subplot(grid[:, len(shown)]), look, absent)
         save_figure(fig, out_png, out_pdf)
     return FigureSummary(f"noise{variant}", title, subtitle, panels, labels)
 
