@@ -226,3 +226,18 @@ def test_no_empty_panel_and_vacuous_bounds_do_not_squash_the_curves(tmp_path, ta
     assert wf.OFF_SCALE_LABEL in labels
     assert check.check(fig).problems == []
     matplotlib.pyplot.close("all")
+
+
+def test_noise_diagnostics_have_no_column_for_a_data_set_without_runs(tmp_path, tables, unavailable, monkeypatch):
+    from mpdp.figures import check
+    from mpdp.studies.wddp import figures as wf
+
+    captured = {}
+    monkeypatch.setattr(wf, "save_figure", lambda fig, png, pdf: captured.setdefault("fig", fig))
+    summary = render_noise_diagnostics(tables, tmp_path / "n.png", tmp_path / "n.pdf", unavailable=unavailable)
+    fig = captured["fig"]
+    plotted = [ds for ds, p in summary.panels.items() if p.status == "plotted"]
+    assert plotted == ["kddcup99", "adult"] and len(fig.axes) == 3 * len(plotted) + 1
+    notes = " ".join(t.get_text() for t in fig.axes[-1].texts).replace("\n", " ")
+    assert "Credit Card Fraud: raw data not available" in notes and "Bank Marketing" in notes
+    assert check.check(fig).problems == []
