@@ -97,7 +97,8 @@ def figure(cells: pd.DataFrame, study: str, verdicts: pd.DataFrame | None = None
         ax.axis("off")
         ax.text(0.5, 0.5, f"No claim cells for {study} in this build.", ha="center", va="center")
         return fig
-    widths = [max(m.shape[1], 3) for m in mats.values()]
+    least = max(3, int(np.ceil(0.12 * sum(m.shape[1] for m in mats.values()))))  # room for a panel's title
+    widths = [max(m.shape[1], least) for m in mats.values()]
     total = sum(widths)
     fig_w = min(MAX_WIDTH_IN, max(10.0, 5.8 + 0.16 * total + 1.2 * len(mats)))
     ncol = 3
@@ -114,7 +115,7 @@ def figure(cells: pd.DataFrame, study: str, verdicts: pd.DataFrame | None = None
                 if text:
                     ax.text(c + 0.5, r + 0.5, str(text).replace(", ", "\n"), ha="center", va="center",
                             color="#222222")
-        ax.set_title(f"{ds} ({int(np.isfinite(mat).sum())} cells)")
+        ax.set_title(f"{ds}\n{int(np.isfinite(mat).sum())} cells")
         ax.set_xticks([])
         ax.set_xlabel("")
         if j == 0:
