@@ -97,10 +97,9 @@ def claim_anchor(study: str, reading: str, claim_id: str) -> str:
 
 
 display(Markdown(
-    "One cell per claim: its verdict over every cell of the grid where it is defined and its support "
-    "(cells for or against of all its cells; for a claim nothing decides, why). A claim failing anywhere "
-    "is FAILS or MIXED, never hidden by a majority. Click a cell for the claim's row, *cells* under it "
-    "for its forest plot; hover for its text."))
+    "One cell per claim: its verdict over every cell of the grid where it is defined, and its support "
+    "(cells for or against of all its cells; for a claim nothing decides, why). Failing anywhere is FAILS "
+    f"or MIXED. Click a cell for the claim's row, its {verdicts.FOREST_MARK} for its forest plot; hover for its text."))
 display(HTML(verdicts.verdict_matrix_html(
     VERDICTS, {s.key: s.paper for s in [*PAPERS, XP]}, claim_anchor, CLAIMS_TABLES.forest_anchor)))
 for study in [*PAPERS, XP]:

@@ -146,11 +146,15 @@ def _matrix_cell(study: str, reading: str, r: object, anchor: Callable[[str, str
             f'title="{html.escape(tip)}"><b>{html.escape(claim_id)}</b><span>{html.escape(verdict)}</span>'
             f'<small class="mpdp-support">{html.escape(support(r))}</small></a>')
     target = forest(study, reading, claim_id) if forest else None
-    if target:
+    if target:  # in the cell's corner, so that the row keeps its height
         cell = (f'<span class="mpdp-vwrap">{cell}<a class="mpdp-forest" href="#{html.escape(target)}" '
-                f'title="every cell of {html.escape(claim_id)}: estimate and interval against the margin">'
-                'cells</a></span>')
+                f'title="forest plot: every cell of {html.escape(claim_id)}, its estimate and interval against '
+                f'the margin">{FOREST_MARK}</a></span>')
     return cell
+
+
+#: the mark in a matrix cell's corner that links the claim's forest plot
+FOREST_MARK = "▦"
 
 
 # --------------------------------------------------------------------------------------------
