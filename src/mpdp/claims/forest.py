@@ -77,7 +77,14 @@ def _x_label(verdict: pd.Series) -> str:
     scale = SCALES.get(str(verdict.get("effect_scale", "")), str(verdict.get("effect_scale", "")) or "estimate")
     metric = str(verdict.get("metric", "") or "")
     summary = str(verdict.get("summary", "") or "")
-    what = f"{scale} in {metric.replace('_', ' ')}" if metric else scale
+    kind = str(verdict.get("kind", ""))
+    if kind == "one_sample":  # a per-repetition statistic of one method, tested against 0 or ±margin
+        what = f"{metric.replace('_', ' ')}, one-sample statistic" + (" (log₁₀)" if scale != "difference" else "")
+    elif kind == "trend":
+        what = f"fitted change in {metric.replace('_', ' ')} over the axis' range" + (
+            " (log₁₀)" if scale != "difference" else "")
+    else:
+        what = f"{scale} in {metric.replace('_', ' ')}" if metric else scale
     return f"{what} ({summary or 'estimate'} over repetitions, 95 % interval)"
 
 
