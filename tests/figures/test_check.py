@@ -115,3 +115,12 @@ def test_labels_written_over_each_other_are_found():
         ax.plot([1, 3], [1, 2])
         ax.set_xlabel("size unevenness u = n_max/n_min")
     assert check.check(fig).problems == []
+    # a second axes over the first (as zz_f3's twin axes) draws the same x tick labels again, at the
+    # same place: one label drawn twice, not two labels over each other
+    fig = Figure(figsize=(8, 4))
+    ax = fig.add_axes((0.1, 0.15, 0.8, 0.75))
+    ax.plot([1, 3], [1, 2])
+    over = fig.add_axes((0.1, 0.15, 0.8, 0.75), frameon=False)
+    over.plot([1, 3], [5, 6])
+    over.yaxis.tick_right()
+    assert check.check(fig).problems == []

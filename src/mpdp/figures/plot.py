@@ -29,11 +29,12 @@ def save_figure(fig: Figure, out_png: str | Path, out_pdf: str | Path) -> None:
     The layout is checked first and recorded next to the PNG (:func:`mpdp.figures.check.run`;
     ``$MPDP_FIGURE_CHECK=strict`` raises on a problem).
     """
-    check.run(fig, out_png)
+    layout = check.run(fig, out_png, write=False)
     with atomic_path(out_png) as tmp:
         fig.savefig(tmp, format="png", dpi=style.DPI, metadata=style.PNG_METADATA)
     with atomic_path(out_pdf) as tmp:
         fig.savefig(tmp, format="pdf", dpi=style.DPI, metadata=style.PDF_METADATA)
+    check.record(layout, check.record_path(out_png))
 
 
 def png_bytes(fig: Figure, record_as: str | Path | None = None) -> bytes:
