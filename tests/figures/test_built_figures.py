@@ -4,7 +4,8 @@ The check needs the drawn figure, not its PNG, so :func:`mpdp.figures.check.run`
 figure's layout next to its PNG when it is drawn (``reports/figures/.layout/<name>.json``; the
 report's in-memory figures and the claims' maps and forest plots included). Here the records of the
 build in ``$MPDP_BUILD`` (default: this repository's working tree) are read: every PNG under
-``reports/figures`` must have a record at least as new as itself, and no record may list a problem
+``reports/figures`` must have the record of its own drawing (the record keeps the PNG's SHA-256),
+and no record may list a problem
 (a box over data, text cut at the edge, text smaller than 80 % of the report's body text where it
 is shown). Without built figures the test is skipped and says where it looked.
 """
@@ -38,13 +39,17 @@ def _skip_if_unbuilt() -> None:
         pytest.skip(f"no built figures in {FIGURES} (build first, or set MPDP_BUILD to a build's folder)")
 
 
+def _unchecked(pngs: list[Path]) -> list[Path]:
+    """The PNGs without a layout record of their own drawing (none, or one whose digest differs)."""
+    return [png for png in pngs if not check.record_path(png).is_file()
+            or check.read_record(check.record_path(png)).png_sha256 != check.png_digest(png.read_bytes())]
+
+
 def test_every_built_figure_was_checked_when_it_was_drawn():
     _skip_if_unbuilt()
-    unchecked = [str(png.relative_to(FIGURES)) for png in built_pngs()
-                 if not check.record_path(png).is_file()
-                 or check.record_path(png).stat().st_mtime < png.stat().st_mtime]
-    assert not unchecked, (f"{len(unchecked)} figures of {FIGURES} have no layout record as new as their PNG "
-                           f"(drawn without mpdp.figures.plot.save_figure?): {unchecked[:20]}")
+    unchecked = [str(png.relative_to(FIGURES)) for png in _unchecked(built_pngs())]
+    assert not unchecked, (f"{len(unchecked)} figures of {FIGURES} have no layout record of their drawing "
+                           f"(drawn without mpdp.figures.plot.save_figure, or redrawn since): {unchecked[:20]}")
 
 
 def test_every_built_figure_passes_the_layout_check():
@@ -72,7 +77,9 @@ def test_the_records_are_what_the_check_finds(tmp_path):
     ax.legend(loc="center", fontsize=4)
     save_figure(fig, tmp_path / "bad.png", tmp_path / "bad.pdf")
     assert built_pngs(tmp_path) == [tmp_path / "bad.png"]
-    assert check.record_path(tmp_path / "bad.png").stat().st_mtime >= (tmp_path / "bad.png").stat().st_mtime
+    assert _unchecked([tmp_path / "bad.png"]) == []
+    (tmp_path / "bad.png").write_bytes(b"\x89PNG another drawing")  # a figure redrawn since its record
+    assert _unchecked([tmp_path / "bad.png"]) == [tmp_path / "bad.png"]
     problems = check.read_record(check.record_path(tmp_path / "bad.png")).problems
     assert any("legend covers" in p for p in problems) and any("smallest text 4 pt" in p for p in problems)
     assert png_bytes(fig, tmp_path / "in_memory.png").startswith(b"\x89PNG")

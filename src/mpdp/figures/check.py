@@ -64,6 +64,8 @@ class Layout:
     smallest_pt: float
     shown_px: float  # the smallest text as shown in the report's column, px
     problems: list[str] = field(default_factory=list)
+    #: SHA-256 of the PNG the record belongs to (a record of an older drawing does not match it)
+    png_sha256: str = ""
 
 
 def _boxes(fig: Figure) -> list[tuple[str, Bbox]]:
@@ -223,6 +225,13 @@ def record_path(out_png: str | Path) -> Path:
     """Where the layout record of the figure saved as ``out_png`` is kept (next to it, hidden)."""
     out_png = Path(out_png)
     return out_png.parent / RECORD_DIR / f"{out_png.stem}.json"
+
+
+def png_digest(png: bytes) -> str:
+    """The SHA-256 a layout record keeps of its figure's PNG."""
+    import hashlib
+
+    return hashlib.sha256(png).hexdigest()
 
 
 def record(layout: Layout, path: str | Path) -> None:

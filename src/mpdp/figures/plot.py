@@ -34,6 +34,7 @@ def save_figure(fig: Figure, out_png: str | Path, out_pdf: str | Path) -> None:
         fig.savefig(tmp, format="png", dpi=style.DPI, metadata=style.PNG_METADATA)
     with atomic_path(out_pdf) as tmp:
         fig.savefig(tmp, format="pdf", dpi=style.DPI, metadata=style.PDF_METADATA)
+    layout.png_sha256 = check.png_digest(Path(out_png).read_bytes())
     check.record(layout, check.record_path(out_png))
 
 
@@ -43,10 +44,12 @@ def png_bytes(fig: Figure, record_as: str | Path | None = None) -> bytes:
     (:func:`mpdp.figures.check.run`)."""
     import io
 
-    if record_as is not None:
-        check.run(fig, record_as)
+    layout = check.run(fig, record_as, write=False) if record_as is not None else None
     buffer = io.BytesIO()
     fig.savefig(buffer, format="png", dpi=style.DPI, metadata=style.PNG_METADATA)
+    if layout is not None and record_as is not None:
+        layout.png_sha256 = check.png_digest(buffer.getvalue())
+        check.record(layout, check.record_path(record_as))
     return buffer.getvalue()
 
 

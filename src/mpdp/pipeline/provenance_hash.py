@@ -54,7 +54,7 @@ STAGE_SOURCES: dict[str, tuple[str, ...]] = {
                        "results.py"),
     "admm_train": ("mechanisms/admm.py", "models", "privacy", "studies/admm/train.py",
                    "studies/admm/schema.py", "seeding.py", "results.py", "data/prepare.py"),
-    "admm_figures": ("figures/style.py", "figures/bands.py", "studies/admm", "claims/intervals.py", "results.py"),
+    "admm_figures": ("figures", "studies/admm", "claims/intervals.py", "results.py"),
     # cross-paper benchmark tables (issue 10): reuses the gradient, voting and ADMM training code
     "benchmark_train": ("studies/benchmark",
                         "studies/wddp/batch.py", "studies/voting/train.py", "studies/voting/plan.py",
@@ -74,11 +74,11 @@ STAGE_SOURCES: dict[str, tuple[str, ...]] = {
     "benchmark_ranking": ("studies/benchmark/ranking.py", "studies/benchmark/schema.py", "io.py"),
     "benchmark_figures": ("studies/benchmark/figures.py", "studies/benchmark/ranking.py",
                           "studies/benchmark/schema.py", "figures/style.py", "figures/bands.py",
-                          "figures/plot.py", "results.py"),
+                          "figures/plot.py", "figures/check.py", "results.py"),
     # the multiverse (issue 38): one universe reruns on any package change (its nested run then
     # redoes only what changed); the collection is a comparison of claims tables and a figure
     "multiverse_universe": (".",),
-    "multiverse": ("multiverse", "claims/tables.py", "figures/plot.py", "figures/style.py"),
+    "multiverse": ("multiverse", "claims/tables.py", "figures/plot.py", "figures/check.py", "figures/style.py"),
 }
 
 
