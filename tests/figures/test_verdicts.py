@@ -146,7 +146,11 @@ def test_every_paper_gets_a_why_sentence_from_its_verdicts(frame):
     assert verdicts.why(holds) == ("Why: no cell goes against a claim that holds; the thinnest, method B beats the "
                                    "baseline, rests on 1 of 5 cells.")
     undecided = _verdicts([("paper", c, "UNINFORMATIVE", 0, 0) for c in "ABC"]).assign(reason="at chance")
-    assert verdicts.why(undecided) == "Why: three of its three claims decide nothing, most often: at chance."
+    assert verdicts.why(undecided) == "Why: three of its three claims decide nothing, most often (three): at chance."
+    # without the engine's reason, what the verdict means, counted over the claims (not per support)
+    mixed = _verdicts([("paper", c, "UNINFORMATIVE", 0, 0) for c in "AB"] + [("paper", "C", "INCONCLUSIVE", 0, 0)])
+    assert verdicts.why(mixed) == ("Why: three of its three claims decide nothing, most often (two): a "
+                                   "compared method is no better than guessing the majority class.")
     assert verdicts.conclusion(holds, "Paper S").endswith("rests on 1 of 5 cells.")
     # facts of the study replace the generic sentence
     assert "Why:" not in verdicts.conclusion(holds, "Paper S", ["It spends 36× the ε it claims."])

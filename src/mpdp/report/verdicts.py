@@ -227,16 +227,33 @@ def why(frame: pd.DataFrame) -> str:
                     f"{_count(int(r.n_cells), 'cell')}" + (f", e.g. {place}" if place else "") + ".")
     undecided = first[~first["verdict"].isin(list(DECISIVE))]
     if not undecided.empty and len(undecided) * 2 >= len(first):
-        reasons = [support(r) for r in undecided.itertuples()]
+        reasons = [_reason(r) for r in undecided.itertuples()]
         common = max(dict.fromkeys(reasons), key=reasons.count)
         return (f"Why: {number_words(len(undecided))} of its {number_words(len(first))} claims decide "
-                f"nothing, most often: {common}.")
+                f"nothing, most often ({number_words(reasons.count(common))}): {common}.")
     holds = first[first["verdict"] == "HOLDS"]
     if not holds.empty:
         r = min(holds.itertuples(), key=lambda x: (x.n_for, -x.n_cells))
         return (f"Why: no cell goes against a claim that holds; the thinnest, {_claim_text(r)}, rests on "
                 f"{r.n_for} of {_count(int(r.n_cells), 'cell')}.")
     return ""
+
+
+#: why a verdict decides nothing, in words, when verdicts.parquet has no ``reason`` for it
+_UNDECIDED_WHY: dict[str, str] = {
+    "UNINFORMATIVE": "a compared method is no better than guessing the majority class",
+    "INCONCLUSIVE": "the intervals straddle the claim's margin",
+    "VACUOUS": "the bound says nothing",
+}
+
+
+def _reason(r: object) -> str:
+    """The claims engine's ``reason`` of a verdict, else what its verdict means in words."""
+    reason = getattr(r, "reason", None)
+    if isinstance(reason, str) and reason.strip():
+        return reason.strip()
+    verdict = str(r.verdict)  # type: ignore[attr-defined]
+    return _UNDECIDED_WHY.get(verdict, verdict.lower())
 
 
 def _first_against(where: str) -> str:
