@@ -141,7 +141,7 @@ def test_the_matrix_links_each_cell_to_its_forest_plot(frame):
 
 def test_every_paper_gets_a_why_sentence_from_its_verdicts(frame):
     """Issue 46: a "why" per paper, also for the papers whose study computes no fact of its own."""
-    assert verdicts.why(frame) == "Why: method C beats the baseline goes against the paper in 1 of 5 cells, e.g. d5 (x=1)."
+    assert verdicts.why(frame) == "Why: the claim that method C beats the baseline fails in 1 of 5 cells, e.g. d5 (x=1)."
     holds = _verdicts([("paper", "A", "HOLDS", 5, 0), ("paper", "B", "HOLDS", 1, 0)])
     assert verdicts.why(holds) == ("Why: no cell goes against a claim that holds; the thinnest, method B beats the "
                                    "baseline, rests on 1 of 5 cells.")
@@ -173,3 +173,9 @@ def test_a_paper_name_the_claim_repeats_is_said_once():
     assert "WD-DP: WD-DP" not in text and "Fails: WD-DP Alg. 1 beats Jayaraman's gradient perturbation" in text
     other = frame.assign(claim="Zhang–Zhu (S-001): DVP has lower misclassification than PVP")
     assert "Zhang–Zhu: DVP has lower misclassification" in verdicts.conclusion(other, "Benchmark")
+
+
+def test_a_claim_that_holds_on_its_only_cell_says_so():
+    """Issue 46: Z1 and LS1-t hold on 1 of 1 cell; the conclusion says how thin that is."""
+    one = _verdicts([("-", "Z1", "HOLDS", 1, 0)]).assign(n_cells=1, n_informative=1)
+    assert "Holds: method Z1 beats the baseline (on 1 of 1 cell)." in verdicts.conclusion(one, "Paper S")

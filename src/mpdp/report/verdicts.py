@@ -207,7 +207,7 @@ def _in_part(r: object) -> str:
 
 
 def _weak(r: object) -> str:
-    return f"on {r.n_for} of {_count(int(r.n_cells), 'cell')}" if r.n_cells > 1 else ""  # type: ignore[attr-defined]
+    return f"on {r.n_for} of {_count(int(r.n_cells), 'cell')}"  # type: ignore[attr-defined]
 
 
 def why(frame: pd.DataFrame) -> str:
@@ -223,7 +223,7 @@ def why(frame: pd.DataFrame) -> str:
         if not rows.empty:
             r = next(rows.itertuples())
             place = _first_against(str(r.where))
-            return (f"Why: {_claim_text(r)} goes against the paper in {r.n_against} of "
+            return (f"Why: the claim that {_claim_text(r)} fails in {r.n_against} of "
                     f"{_count(int(r.n_cells), 'cell')}" + (f", e.g. {place}" if place else "") + ".")
     undecided = first[~first["verdict"].isin(list(DECISIVE))]
     if not undecided.empty and len(undecided) * 2 >= len(first):
