@@ -19,10 +19,14 @@
 # directory: the build folder is `$MPDP_BUILD_DIR`, else the first folder at or above the
 # working directory that holds `data/results/`, else this repository. The config is
 # `config/config.yaml` then the files in `$MPDP_CONFIGFILES` (comma-separated, e.g.
-# `config/smoke.yaml` for the smoke profile), as Snakemake merges them.
+# `config/smoke.yaml` for the smoke profile), as Snakemake merges them; without that variable, the
+# config the build's report was made with (`reports/config.yaml`). The first output line says
+# which profile was read and from where.
 #
-# Run it with `jupyter lab notebooks/explore.py` (jupytext opens the percent format), or convert it:
-# `jupytext --to ipynb notebooks/explore.py && jupyter nbconvert --to html --execute notebooks/explore.ipynb`.
+# The set-up (`bash scripts/setup-venv.sh`) installs no notebook server; run it to an HTML page with
+# the tools it does install (from the repository, with `.venv/bin` first on `PATH`):
+# `jupytext --to ipynb notebooks/explore.py && jupyter nbconvert --to html --execute notebooks/explore.ipynb`,
+# or open it in any Jupyter that has jupytext (the percent format).
 # A study that the build did not run says so and is skipped.
 
 # %%
@@ -43,7 +47,8 @@ CTX = explore.build_context(ROOT, CFG)
 # every verdict comes from the claims engine's tables (data/results/claims/; empty if not built)
 CLAIMS_TABLES = claims_view.load(CTX["claims"])
 pd.set_option("display.max_columns", 30)
-print(f"build folder: {ROOT}; profile: {CFG.get('profile')}; data sets: {', '.join(CFG['datasets'])}")
+print(f"build folder: {ROOT}; profile: {CFG.get('profile')} (config: {explore.config_source(ROOT)}); "
+      f"data sets: {', '.join(CFG['datasets'])}")
 
 
 def show(section) -> None:

@@ -64,6 +64,8 @@ OTHERS = [STUDY_SECTIONS[s.id] for s in STUDIES if not s.paper]
 WDDP, ZZ, VOTING = STUDY_SECTIONS["wddp"], STUDY_SECTIONS["admm"], STUDY_SECTIONS["voting"]
 AUDIT = audit_section.build(CTX.get("audit"))
 SECTIONS = [*PAPERS, *OTHERS, AUDIT]
+for _section in SECTIONS:  # every claim's forest plot, under its study's verdict map (issue 46)
+    _section.forests = claims_view.forest_items(CLAIMS_TABLES, _section.key)
 WDDP.facts.append(wddp_report.printed_eps_fact(TABLES, verdicts.round_for_reading))
 ZZ.facts.append(audit_section.pvp_fact(CTX.get("audit"), verdicts.round_for_reading))
 # robustness to the [REC] choices (issue 38): only when `snakemake multiverse` has been run
@@ -87,12 +89,11 @@ def claim_anchor(study: str, reading: str, claim_id: str) -> str:
 
 
 display(Markdown(
-    "One cell per claim of each paper, over every cell of the grid where the claim is defined (the "
-    "claims engine's `data/results/claims/verdicts.parquet`); a claim that fails on any data set or "
-    "setting is shown as failing or mixed, never hidden by a majority. Click a cell "
-    "for the claim's details; hover for its text."))
+    "One cell per claim: its verdict over every cell of the grid where it is defined, and its support "
+    "(cells for or against of all its cells; for a claim nothing decides, why). Failing anywhere is FAILS "
+    f"or MIXED. Click a cell for the claim's row, its {verdicts.FOREST_MARK} for its forest plot; hover for its text."))
 display(HTML(verdicts.verdict_matrix_html(
-    VERDICTS, {s.key: s.paper for s in [*PAPERS, *OTHERS]}, claim_anchor)))
+    VERDICTS, {s.key: s.paper for s in [*PAPERS, *OTHERS]}, claim_anchor, CLAIMS_TABLES.forest_anchor)))
 for study in [*PAPERS, *OTHERS]:
     if not study.ran:
         display(Markdown(f"**{study.paper}.** Not run in this build ([why](#{study.key}))."))

@@ -1,9 +1,12 @@
-"""Every Snakemake command the README and the docs print is run (as a dry run) and works.
+"""Every Snakemake command the README and the docs print is run (as a dry run) and works, in the
+profile it is printed for (issue 46).
 
 The report's own commands (How to reproduce it) are run after the smoke build, in
 tests/test_workflow.py. Here: every ``snakemake …`` and ``bash scripts/reproduce.sh …`` command in
-a code span or block of README.md and docs/**/*.md, planned with ``-n`` on the smoke profile in a
-fresh working directory (a command naming its own ``--configfile`` keeps it). A command with a
+a code span or block of README.md and docs/**/*.md, planned with ``-n`` in a fresh working
+directory as printed: a command naming a ``--configfile`` on that profile, one without on the full
+config (Snakemake's default, ``config/config.yaml``), which is what it runs there (a full-config
+command after a smoke build plans the full config's jobs, hence the README's note). A command with a
 placeholder (``<target>``, ``{path}``, ``ACCOUNT``, ``--cores N``) is run with the placeholder
 filled in where one value is obvious, and otherwise listed in :data:`NOT_RUN` with the test that
 covers it instead.
@@ -58,7 +61,7 @@ def printed_commands() -> list[tuple[str, str]]:
 
 
 def dry_run_words(command: str) -> list[str] | None:
-    """The command as a dry run on the smoke profile (None: a fragment, not a whole command)."""
+    """The command as a dry run in the profile it names (None: a fragment, not a whole command)."""
     for placeholder, value in FILL.items():
         command = command.replace(placeholder, value)
     words = shlex.split(command)
@@ -70,8 +73,14 @@ def dry_run_words(command: str) -> list[str] | None:
     if not any(w in words for w in ("--cores", "-c", "--workflow-profile")):
         words[1:1] = ["--cores", "1"]
     end = words.index("--") if "--" in words else len(words)  # after "--" only targets follow
-    extra = ["-n"] + ([] if "--configfile" in words else ["--configfile", "config/smoke.yaml"])
-    return [*words[:end], *extra, *words[end:]]
+    return [*words[:end], "-n", *words[end:]]
+
+
+def test_a_command_is_planned_in_the_profile_it_names():
+    assert dry_run_words("snakemake --cores all fig07") == ["snakemake", "--cores", "all", "fig07", "-n"]
+    smoke = dry_run_words("snakemake --cores all --force reports/figures/fig07.png --configfile config/smoke.yaml")
+    assert smoke == ["snakemake", "--cores", "all", "--force", "reports/figures/fig07.png", "--configfile",
+                     "config/smoke.yaml", "-n"]
 
 
 def test_the_docs_print_commands():

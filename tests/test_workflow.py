@@ -178,6 +178,17 @@ def test_whole_pipeline_builds_report(workdir):
                  "Settings the data did not allow", "Engine paths of the results rows"):
         assert part in text, part
     assert "was not part of this build" not in text and "xp_rank" in text
+    # issue 46: every figure of the build passed the layout check when it was drawn (the claims' maps,
+    # forest plots and the report's in-memory figures included), and no warning reached the report
+    from mpdp.figures import check
+
+    figures = workdir / "reports" / "figures"
+    pngs = [p for p in figures.rglob("*.png") if check.RECORD_DIR not in p.parts]
+    assert any(p.parent.name.startswith("forest_") for p in pngs) and (figures / "claims_map_wddp.pdf").is_file()
+    failing = {p.stem: check.read_record(check.record_path(p)).problems for p in pngs}
+    assert not {k: v for k, v in failing.items() if v}, failing
+    assert not re.search(r"\w+Warning: ", text) and str(ROOT / "src") not in text
+    assert (workdir / "reports" / "config.yaml").is_file()  # the build's profile, for notebooks/explore.py
 
 
 def test_report_reproduce_command_rebuilds_exactly_this_report(workdir):

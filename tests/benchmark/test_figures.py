@@ -72,3 +72,19 @@ def test_rank_on_one_data_set_fits_and_marks_uninformative_cells(captured, tmp_p
     texts = [t.get_text() for t in fig.axes[0].texts]
     assert len(texts) == len(ranked)
     assert sum(t.endswith(" u") for t in texts) == int(ranked["uninformative"].sum())
+
+
+def test_four_data_sets_stay_legible_at_report_width(tmp_path):
+    """Issue 46: with the full config's four data sets side by side, xp_eps/xp_m/xp_u were shown at
+    0.47 scale and xp_rank with 5–6 px text; now at most three data sets per row, the legend below,
+    and both figures pass the layout check (text ≥ 80 % of the body text where shown)."""
+    from mpdp.figures import check
+
+    table = pd.concat([_table().assign(dataset=ds) for ds in ("adult", "bank", "breast_cancer", "kddcup99")])
+    figures.plot_sweep(table, "xp_eps", {"epsilon": 1.0, "m": 2, "u": 1.0}, 1e-5, tmp_path / "e.png",
+                       tmp_path / "e.pdf", cap=2000)
+    figures.plot_rank(ranking.ranking_table(table), figures.catalogue(table), tmp_path / "r.png", tmp_path / "r.pdf",
+                      figures.data_sizes(table, 2000))
+    for name in ("e", "r"):
+        layout = check.read_record(check.record_path(tmp_path / f"{name}.png"))
+        assert layout.problems == [] and layout.width_px <= 12.6 * 110 + 1, (name, layout)

@@ -8,6 +8,7 @@ import pandas as pd
 from PIL import Image
 
 from mpdp.claims import maps
+from mpdp.figures import check
 
 
 def _cells() -> pd.DataFrame:
@@ -28,8 +29,8 @@ def test_matrices_code_every_cell_of_the_study_by_dataset():
     verdicts = pd.DataFrame({"study": ["s", "s"], "claim_id": ["A", "B"], "reading": ["-", "-"],
                              "verdict": ["MIXED", "UNINFORMATIVE"]})
     labels, mats = maps.matrices(_cells(), "s", verdicts)
-    assert labels[0].startswith("A — MIXED  (2 for, 1 against, 3/4 informative)")
-    assert labels[1].startswith("B — UNINFORMATIVE  (0 for, 0 against, 1/2 informative)")
+    assert labels[0].startswith("A — MIXED (2 for, 1 against, 3/4 informative)")
+    assert labels[1].startswith("B — UNINFORMATIVE (0 for, 0 against, 1/2 informative)")
     code = {v: c for v, (c, _, _) in maps.COLOURS.items()}
     np.testing.assert_array_equal(mats["d1"], [[code["for"], code["for"], code["against"]],
                                                [code["uninformative"], code["underpowered"], np.nan]])
@@ -37,9 +38,26 @@ def test_matrices_code_every_cell_of_the_study_by_dataset():
     assert set(mats) == {"d1", "d2"}  # the other study's cells are not drawn
 
 
-def test_the_map_is_written_as_a_png(tmp_path):
-    maps.write(_cells(), "s", tmp_path / "map.png")
+def test_the_map_is_written_as_png_and_pdf_and_passes_the_layout_check(tmp_path, monkeypatch):
+    """Issue 46: the map has its PDF, and its text is legible at the report's width (the layout check
+    that save_figure runs raises in strict mode)."""
+    monkeypatch.setenv(check.CHECK_ENV, "strict")
+    maps.write(_cells(), "s", tmp_path / "map.png", tmp_path / "map.pdf")
     image = Image.open(tmp_path / "map.png")
     assert image.format == "PNG" and image.size[0] > 500
-    maps.write(_cells(), "absent", tmp_path / "none.png")  # a study without cells: a message, not an error
+    assert (tmp_path / "map.pdf").read_bytes().startswith(b"%PDF")
+    maps.write(_cells(), "absent", tmp_path / "none.png", tmp_path / "none.pdf")  # no cells: a message
     assert (tmp_path / "none.png").stat().st_size > 0
+
+
+def test_a_map_of_many_cells_and_long_labels_stays_legible():
+    """The widest map (120 cells of a claim, four data sets) keeps its text at least 80 % of the
+    report's body text where it is shown, and nothing is cut."""
+    many = pd.DataFrame([{"study": "s", "claim_id": f"C{c}", "reading": "equal_privacy", "cell": f"ε={i}",
+                          "dataset": f"data set {i % 4}", "informative": True, "estimate": 0.0, "lo": 0.0,
+                          "hi": 0.0, "cell_verdict": "for"} for c in range(8) for i in range(120)])
+    verdicts = pd.DataFrame({"study": "s", "claim_id": [f"C{c}" for c in range(8)], "reading": "equal_privacy",
+                             "verdict": "INCONCLUSIVE"})
+    fig = maps.figure(many, "s", verdicts)
+    assert check.check(fig).problems == []
+    assert "C0 · equal privacy — INCONCLUSIVE" in fig.axes[0].get_yticklabels()[0].get_text()

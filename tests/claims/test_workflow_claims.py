@@ -6,7 +6,7 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from mpdp.claims import tables
+from mpdp.claims import forest, tables
 from tests.workflow_helpers import require_mirror, run_snakemake, workflow_dir
 
 pytestmark = pytest.mark.slow
@@ -35,6 +35,10 @@ def test_snakemake_claims_writes_the_contract_tables(tmp_path):
     assert (verdicts["n_informative"] >= verdicts["n_for"] + verdicts["n_against"]).all()
     for study in ("wddp", "ls", "benchmark"):
         assert (work / f"reports/figures/claims_map_{study}.png").stat().st_size > 0
+        assert (work / f"reports/figures/claims_map_{study}.pdf").read_bytes().startswith(b"%PDF")
+        forests = {p.stem for p in (work / f"reports/figures/forest_{study}").glob("*.pdf")}  # issue 46
+        mine = verdicts[verdicts["study"] == study]
+        assert forests == {forest.name(study, r, c) for r, c in zip(mine["reading"], mine["claim_id"], strict=True)}
     assert not (work / "reports/figures/claims_map_voting.png").exists()
     # the table is what the report reads: a second run has nothing to do
     again = run_snakemake(work, *SMOKE, "-n", "--", "claims", env={"MPDP_DATA_MIRROR": str(mirror)})

@@ -76,3 +76,51 @@ def test_a_note_written_over_a_legend_is_found():
     ax.text(0.5, 0.5, "a note in the middle", transform=ax.transAxes, ha="center", fontsize=11)
     assert any("overlaps a legend" in p for p in check.check(fig).problems)
     plt.close("all")
+
+
+def test_a_figure_jobs_warnings_go_to_its_log_without_the_machine_path(capsys):
+    """Issue 46: a warning of the figure code is written to the job's log (file name, no folder),
+    not to the console (and so never into a report)."""
+    import logging
+    import warnings
+
+    records: list[str] = []
+    log = logging.getLogger("test-figure-job")
+    log.propagate = False
+    handler = logging.Handler()
+    handler.emit = lambda record: records.append(record.getMessage())  # type: ignore[method-assign]
+    log.addHandler(handler)
+
+    def step(log):
+        warnings.warn("a glyph is missing", UserWarning, stacklevel=1)
+
+    plot.logged_warnings(step)(log)
+    assert len(records) == 1 and records[0].startswith("test_check.py:") and "a glyph is missing" in records[0]
+    assert "/" not in records[0].split(":")[0]
+    assert "a glyph is missing" not in capsys.readouterr().err
+
+
+def test_labels_written_over_each_other_are_found():
+    """Issue 46: noise_diagnostics' x-labels ran into their neighbours' on the full config."""
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(13, 4))
+    for ax in fig.subplots(1, 6):
+        ax.plot([1, 3], [1, 2])
+        ax.set_xlabel("size unevenness u = n_max/n_min")
+    problems = check.check(fig).problems
+    assert any("'size unevenness u = n_max/n_min' overlaps 'size unevenness" in p for p in problems), problems
+    fig = Figure(figsize=(13, 4), layout="constrained")
+    for ax in fig.subplots(1, 3):
+        ax.plot([1, 3], [1, 2])
+        ax.set_xlabel("size unevenness u = n_max/n_min")
+    assert check.check(fig).problems == []
+    # a second axes over the first (as zz_f3's twin axes) draws the same x tick labels again, at the
+    # same place: one label drawn twice, not two labels over each other
+    fig = Figure(figsize=(8, 4))
+    ax = fig.add_axes((0.1, 0.15, 0.8, 0.75))
+    ax.plot([1, 3], [1, 2])
+    over = fig.add_axes((0.1, 0.15, 0.8, 0.75), frameon=False)
+    over.plot([1, 3], [5, 6])
+    over.yaxis.tick_right()
+    assert check.check(fig).problems == []

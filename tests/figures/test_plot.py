@@ -63,20 +63,17 @@ def test_files_exist_and_are_byte_reproducible(rendered, fig_id):
 
 
 def test_missing_data_sets_say_why(rendered):
+    """Issue 46: a data set without raw data or not in this run gets no empty panel; the legend
+    panel says why once. A data set of this run without runs keeps its panel with the message."""
     summary = rendered[("first", "fig03")][0]
     assert list(summary.panels) == ["kddcup99", "adult", "bank", "breast_cancer", "credit_card"]
     card = summary.panels["credit_card"]
-    assert card.status == "unavailable"
-    assert any(
-        "Credit Card Fraud: raw data not available — see README" in t.replace("\n", " ")
-        for t in card.texts
-    )
+    assert card.status == "unavailable" and card.texts == ()  # no axes drawn for it
+    assert "Credit Card Fraud: raw data not available — see README" in card.message
     assert summary.panels["bank"].status == "empty"
     assert any("no results table" in t for t in summary.panels["bank"].texts)
-    assert any(
-        "not part of this run" in t.replace("\n", " ")
-        for t in summary.panels["breast_cancer"].texts
-    )
+    assert "not part of this run" in summary.panels["breast_cancer"].message
+    assert summary.panels["breast_cancer"].texts == ()
     for ds in ("kddcup99", "adult"):
         panel = summary.panels[ds]
         assert panel.status == "plotted"
@@ -201,3 +198,46 @@ def test_reference_lines_are_floor_and_ceilings_from_the_table():
     assert floor.tolist() == [0.75, 0.75] and theta.tolist() == [0.84, 0.86]
     assert gd.tolist() == pytest.approx([0.81, 0.81])  # ε-sweep rows only
     assert accounted_ratios(rows) == pytest.approx({"wddp": 100.0, "wyx": 0.22})
+
+
+def test_no_empty_panel_and_vacuous_bounds_do_not_squash_the_curves(tmp_path, tables, unavailable, monkeypatch):
+    """Issue 46: the figure has one panel per data set of the run (three here, in a 2 × 2 grid with
+    the legend panel: no empty cell), and a log panel's scale is its curves': the synthetic B1′ and B3
+    bounds (far above ln 2) are marked at the top edge instead of stretching the axis."""
+    import matplotlib
+
+    from mpdp.figures import check
+    from mpdp.studies.wddp import figures as wf
+
+    captured = {}
+    monkeypatch.setattr(wf, "save_figure", lambda fig, png, pdf: captured.setdefault("fig", fig))
+    render_figure("fig03", "", tables, tmp_path / "f.png", tmp_path / "f.pdf", unavailable)
+    fig = captured["fig"]
+    assert len(fig.axes) == 4  # kddcup99, adult, bank (its message), the legend panel
+    notes = " ".join(t.get_text() for ax in fig.axes for t in ax.texts).replace("\n", " ")
+    assert notes.count("Credit Card Fraud: raw data not available") == 1
+    for ax in fig.axes[:2]:
+        curves = [line for line in ax.get_lines() if line.get_marker() == "o"]
+        top = max(float(np.nanmax(line.get_ydata())) for line in curves)
+        assert ax.get_ylim()[1] <= max(top, 0.7) * wf.OFF_SCALE_HEADROOM * 1.5  # runs scatter above the mean
+        marks = [line for line in ax.get_lines() if line.get_marker() == "^"]
+        assert marks and all(np.all(np.asarray(m.get_ydata()) < ax.get_ylim()[1]) for m in marks)
+    labels = [t.get_text().replace("\n", " ") for t in fig.axes[3].get_legend().get_texts()]
+    assert wf.OFF_SCALE_LABEL in labels
+    assert check.check(fig).problems == []
+    matplotlib.pyplot.close("all")
+
+
+def test_noise_diagnostics_have_no_column_for_a_data_set_without_runs(tmp_path, tables, unavailable, monkeypatch):
+    from mpdp.figures import check
+    from mpdp.studies.wddp import figures as wf
+
+    captured = {}
+    monkeypatch.setattr(wf, "save_figure", lambda fig, png, pdf: captured.setdefault("fig", fig))
+    summary = render_noise_diagnostics(tables, tmp_path / "n.png", tmp_path / "n.pdf", unavailable=unavailable)
+    fig = captured["fig"]
+    plotted = [ds for ds, p in summary.panels.items() if p.status == "plotted"]
+    assert plotted == ["kddcup99", "adult"] and len(fig.axes) == 3 * len(plotted) + 1
+    notes = " ".join(t.get_text() for t in fig.axes[-1].texts).replace("\n", " ")
+    assert "Credit Card Fraud: raw data not available" in notes and "Bank Marketing" in notes
+    assert check.check(fig).problems == []

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import os
 import re
 import shutil
@@ -149,6 +150,26 @@ def test_report_build_failure_names_the_cell(tmp_path, context):
         render_report(NOTEBOOK, {k: context[k] for k in CONTEXT_KEYS[:3]}, out, tmp_path)
 
 
+def test_warnings_of_the_notebook_go_to_the_job_log_not_the_report(tmp_path, context):
+    """Issue 46: a Python warning (with the absolute path of the code that raised it) printed by a
+    cell is moved from the report into the job's log; the cell's other output stays."""
+    noisy = tmp_path / "noisy.py"
+    noisy.write_text("# %%\nimport warnings\nwarnings.warn('a figure warning from /abs/path/figures.py')\n"
+                     "print('kept output')\n")
+    out = tmp_path / "out.html"
+    logged: list[str] = []
+    handler = logging.Handler()
+    handler.emit = lambda record: logged.append(record.getMessage())  # type: ignore[method-assign]
+    logging.getLogger("mpdp").addHandler(handler)
+    try:
+        render_report(noisy, context, out, tmp_path)
+    finally:
+        logging.getLogger("mpdp").removeHandler(handler)
+    page = out.read_text()
+    assert "kept output" in page and "a figure warning" not in page and "/abs/path" not in page
+    assert any("a figure warning from /abs/path/figures.py" in line for line in logged)
+
+
 # --------------------------------------------------------------------------------------------
 # headless Chromium: every image decodes and the page logs no error
 # --------------------------------------------------------------------------------------------
@@ -180,6 +201,11 @@ window.addEventListener("load", function () {
   var matrix = document.getElementById("verdicts");
   result.verdicts = matrix ? {top: matrix.getBoundingClientRect().top + window.scrollY,
     cells: matrix.querySelectorAll("a.mpdp-vcell").length, screen: window.innerHeight} : null;
+  var conclusion = Array.prototype.find.call(document.querySelectorAll("p"), function (p) {
+    return /Of its|No claim could be checked/.test(p.textContent); });
+  result.conclusion = conclusion ? {top: conclusion.getBoundingClientRect().top + window.scrollY,
+    text: conclusion.textContent.slice(0, 80)} : null;
+  result.supports = matrix ? matrix.querySelectorAll(".mpdp-support").length : 0;
   var main = document.querySelector("body > main") || document.body;
   result.content = {left: main.getBoundingClientRect().left, width: main.getBoundingClientRect().width};
   result.tables = [];
@@ -292,6 +318,7 @@ def test_report_renders_in_headless_chromium(report, context, tmp_path, width):
     assert probe["broken"] == [], probe["broken"]  # every in-page link has its anchor
     verdicts = probe["verdicts"]
     assert verdicts and verdicts["cells"] > 0, probe  # the verdict matrix, one cell per claim
+    assert probe["supports"] == verdicts["cells"], probe  # each with its support
     zoom = probe["zoom"]
     assert zoom["zoomed"] and zoom["position"] == "fixed" and zoom["closed"], zoom  # click: full size
     assert zoom["width"] >= min(zoom["natural"], width) - 40, zoom
@@ -302,6 +329,9 @@ def test_report_renders_in_headless_chromium(report, context, tmp_path, width):
     if width >= 900:
         assert probe["nav"]["position"] == "fixed"  # the table of contents stays in view
         assert verdicts["top"] < verdicts["screen"], verdicts  # first screen
+        # issue 46: the first paper's conclusion starts on the first screen too (its first line visible)
+        assert probe["conclusion"] and probe["conclusion"]["top"] + 24 < verdicts["screen"], (probe["conclusion"],
+                                                                                             verdicts)
         assert probe["content"]["left"] >= 250, probe["content"]
     else:
         assert probe["nav"]["position"] == "static"  # above the text, covering nothing

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import html
 
 import pytest
 
@@ -10,6 +11,7 @@ from mpdp import results
 from mpdp.report.build import render_report
 from mpdp.studies.claims_build import Paths
 from mpdp.studies.voting import figures, plan, train
+from mpdp.studies.voting import report as vr
 from tests.figures.test_report import NOTEBOOK, ROOT, claims_context, context  # noqa: F401  (fixture)
 from tests.voting.conftest import write_synthetic
 
@@ -52,4 +54,9 @@ def test_report_shows_the_voting_section(tmp_path, voting_context):
         assert item in text, item
     assert "on an edge of" in text  # mpdp.tuning.edge_sentence: a warning or "No tuned value lies on an edge…"
     assert "<td>voting/kddcup99_multiclass</td>" in text  # provenance: the engine paths of the voting tables
-    assert text.count('alt="voting study figure') == len(figures.FIGURE_IDS)
+    # every figure has a caption saying what it shows and what to look at (issue 46), not its id only
+    assert "voting study figure" not in text
+    for caption in vr.captions(voting_context["config"]).values():
+        before_quote = caption.split(chr(39))[0]  # the exporter escapes an apostrophe its own way
+        assert 'alt="' + html.escape(before_quote) in text
+        assert "Look at" in caption or "should" in caption

@@ -170,6 +170,28 @@ def test_survival_sentence_is_computed_from_both_readings(claims):
     assert table.set_index("id").loc["C2", "status"] == "lost"
 
 
+def test_the_cv_figure_of_a_full_build_passes_the_layout_check(tmp_path):
+    """Issue 46: cv_eta on the full config (four data sets, eight selection groups) had legends over
+    each other and over a panel, and cut edges; its layout is recorded like a saved figure's."""
+    import numpy as np
+
+    from mpdp.figures import check
+    from mpdp.studies.wddp.figures import cv_curves_png
+
+    groups = [(m, mo, acc) for m, mo in (("wddp", "per_round"), ("wddp", "local_then_aggregate"),
+                                          ("jayaraman", "per_round"), ("wyx", "central"))
+              for acc in ("ma16", "exact")]
+    etas = np.logspace(-3, 0, 6)
+    scores = pd.DataFrame([{"dataset": ds, "mechanism": m, "mode": mo, "accountant": acc, "eta": eta,
+                            "mean_accuracy": 0.7 + 0.05 * np.sin(i + j), "se": 0.01 if j else float("nan")}
+                           for ds in ("kddcup99", "adult", "bank", "breast_cancer")
+                           for i, (m, mo, acc) in enumerate(groups) for j, eta in enumerate(etas)])
+    chosen = scores[np.isclose(scores["eta"], etas[2])]
+    png = cv_curves_png(scores, chosen, tmp_path / "cv_eta.png")
+    assert png.startswith(b"\x89PNG")
+    assert check.read_record(check.record_path(tmp_path / "cv_eta.png")).problems == []
+
+
 def test_cv_curves_and_choices_from_the_eta_tables(tmp_path):
     import json
 

@@ -6,6 +6,8 @@ from mpdp.claims import tables as claims_tables_mod
 #: the studies of the registry (mpdp.studies.registry) that this config runs and that declare claims
 CLAIMS_STUDIES = [s.id for s in study_registry.running(CFG, AVAILABLE) if s.claims is not None]
 CLAIMS_MAPS = [f"reports/figures/claims_map_{s}.png" for s in CLAIMS_STUDIES]
+# one forest plot per claim and reading (issue 46), PNG and PDF, in one folder per study
+CLAIMS_FORESTS = [f"reports/figures/forest_{s}" for s in CLAIMS_STUDIES]
 
 
 rule claims:
@@ -13,6 +15,8 @@ rule claims:
         claims_tables_mod.CELLS_PATH,
         claims_tables_mod.VERDICTS_PATH,
         CLAIMS_MAPS,
+        [p.replace(".png", ".pdf") for p in CLAIMS_MAPS],
+        CLAIMS_FORESTS,
 
 
 rule claims_tables:
@@ -42,13 +46,32 @@ rule claims_map:
         verdicts=claims_tables_mod.VERDICTS_PATH,
     output:
         png="reports/figures/claims_map_{claims_study}.png",
+        pdf="reports/figures/claims_map_{claims_study}.pdf",
     log:
         "logs/claims/map_{claims_study}.log",
     wildcard_constraints:
-        claims_study="|".join(claims_tables_mod.STUDIES),
+        claims_study="|".join(s.id for s in study_registry.STUDIES),
     params:
         code=code("claims_map.py"),
     conda:
         "../envs/mpdp.yaml"
     script:
         "../scripts/claims_map.py"
+
+
+rule claims_forest:
+    input:
+        cells=claims_tables_mod.CELLS_PATH,
+        verdicts=claims_tables_mod.VERDICTS_PATH,
+    output:
+        directory("reports/figures/forest_{claims_study}"),
+    log:
+        "logs/claims/forest_{claims_study}.log",
+    wildcard_constraints:
+        claims_study="|".join(s.id for s in study_registry.STUDIES),
+    params:
+        code=code("claims_forest.py"),
+    conda:
+        "../envs/mpdp.yaml"
+    script:
+        "../scripts/claims_forest.py"

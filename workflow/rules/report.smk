@@ -26,8 +26,11 @@ rule report_html:
         claims_cells=claims_tables_mod.CELLS_PATH,
         claims_verdicts=claims_tables_mod.VERDICTS_PATH,
         claims_maps=CLAIMS_MAPS,
+        claims_forests=CLAIMS_FORESTS,
     output:
         "reports/report.html",
+        # the validated config of this build (notebooks/explore.py reads it: its profile)
+        config="reports/config.yaml",
     log:
         "logs/report.log",
     params:

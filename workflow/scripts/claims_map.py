@@ -1,5 +1,6 @@
 """Snakemake script: data/results/claims/cells.parquet -> one study's verdict map (issue 33)."""
 from mpdp.claims import maps, tables
+from mpdp.figures.plot import logged_warnings
 from mpdp.pipeline.runner import run_step
 
 sm = snakemake  # noqa: F821  (injected by Snakemake)
@@ -7,9 +8,10 @@ sm = snakemake  # noqa: F821  (injected by Snakemake)
 
 def step(log):
     cells = tables.read_cells(sm.input.cells)
-    maps.write(cells, sm.wildcards.claims_study, sm.output.png, tables.read_verdicts(sm.input.verdicts))
+    maps.write(cells, sm.wildcards.claims_study, sm.output.png, sm.output.pdf,
+               tables.read_verdicts(sm.input.verdicts))
     log.info("verdict map of %s: %d cells", sm.wildcards.claims_study,
              int((cells["study"] == sm.wildcards.claims_study).sum()))
 
 
-run_step(step, sm.log[0], "claims map")
+run_step(logged_warnings(step), sm.log[0], "claims map")

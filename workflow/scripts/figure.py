@@ -9,6 +9,7 @@ from pathlib import Path  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from mpdp import results  # noqa: E402
+from mpdp.figures.plot import logged_warnings  # noqa: E402
 from mpdp.pipeline.runner import run_step  # noqa: E402
 from mpdp.studies.wddp.figures import render_figure  # noqa: E402
 
@@ -24,4 +25,4 @@ def step(log):
                   unavailable=dict(sm.params.unavailable))
     log.info("%s: %d runs from %d data sets", sm.wildcards.figname, sum(len(t) for t in tables.values()), len(tables))
 
-run_step(step, sm.log[0], f"figure {sm.wildcards.figname}")
+run_step(logged_warnings(step), sm.log[0], f"figure {sm.wildcards.figname}")

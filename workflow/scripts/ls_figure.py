@@ -6,6 +6,7 @@ warm.delegate(globals(), ("mpdp.studies.ls.figures", "mpdp.studies.ls.report"))
 
 from pathlib import Path  # noqa: E402
 
+from mpdp.figures.plot import logged_warnings  # noqa: E402
 from mpdp.pipeline.runner import run_step  # noqa: E402
 from mpdp.studies.ls import figures, report  # noqa: E402
 
@@ -20,4 +21,4 @@ def step(log):
         figures.plot_comparison(table, exp, Path(sm.output.png), Path(sm.output.pdf))
     log.info("%s: %d rows plotted", exp, len(table))
 
-run_step(step, sm.log[0], f"ls figure {sm.wildcards.ls_exp}")
+run_step(logged_warnings(step), sm.log[0], f"ls figure {sm.wildcards.ls_exp}")

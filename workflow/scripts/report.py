@@ -1,7 +1,10 @@
 """Snakemake script: render reports/report.html from notebooks/report.py."""
 from pathlib import Path
 
+import yaml
+
 from mpdp import config
+from mpdp.io import atomic_path
 from mpdp.pipeline.runner import run_step
 from mpdp.report.build import render_report
 from mpdp.studies.ls import report as ls_report
@@ -42,6 +45,8 @@ def step(log):
         "repo_root": str(Path.cwd()),
         # the figures' PDF links are relative to the report's folder
         "report_dir": str(Path(sm.output[0]).parent.resolve()),
+        # the layout records of the figures the report draws in memory (issue 46), with the others'
+        "figure_records": str((Path(sm.output[0]).parent / "figures").resolve()),
         "ls": ls_report.context(list(sm.input.ls)),
         "voting": {
             "tables": {Path(p).stem: str(Path(p).resolve()) for p in sm.input.voting_tables},
@@ -60,12 +65,17 @@ def step(log):
             "verdicts": str(Path(sm.input.claims_verdicts).resolve()),
             "maps": {study: str(Path(p).resolve())
                      for study, p in zip(sm.params.claims_studies, sm.input.claims_maps, strict=True)},
+            # one folder of forest plots per study (issue 46)
+            "forests": {study: str(Path(p).resolve())
+                        for study, p in zip(sm.params.claims_studies, sm.input.claims_forests, strict=True)},
         },
     }
     for ds in context["unavailable"]:
         context["results"].setdefault(ds, None)
         context["cards"].setdefault(ds, None)
     render_report(Path(sm.input.notebook), context, Path(sm.output[0]), Path.cwd())
+    with atomic_path(sm.output.config) as tmp:  # the build's config, for notebooks/explore.py
+        tmp.write_text(yaml.safe_dump(cfg, sort_keys=True, allow_unicode=True))
 
 
 run_step(step, sm.log[0], "report")

@@ -7,6 +7,7 @@ warm.delegate(globals(), ("mpdp.studies.voting.figures", "mpdp.config"))
 from pathlib import Path  # noqa: E402
 
 from mpdp import config  # noqa: E402
+from mpdp.figures.plot import logged_warnings  # noqa: E402
 from mpdp.pipeline.runner import run_step  # noqa: E402
 from mpdp.studies.voting import figures  # noqa: E402
 
@@ -18,4 +19,4 @@ def step(log):
     figures.render(sm.wildcards.vfig, tables, cfg, Path(sm.output.png), Path(sm.output.pdf))
     log.info("%s: %d tables", sm.wildcards.vfig, len(tables))
 
-run_step(step, sm.log[0], f"figure {sm.wildcards.vfig}")
+run_step(logged_warnings(step), sm.log[0], f"figure {sm.wildcards.vfig}")

@@ -23,8 +23,9 @@ import seaborn as sns  # noqa: E402
 from matplotlib.colors import ListedColormap  # noqa: E402
 from matplotlib.patches import Patch  # noqa: E402
 
+from mpdp.claims.tables import reading_label  # noqa: E402
 from mpdp.figures import style  # noqa: E402
-from mpdp.io import atomic_path  # noqa: E402
+from mpdp.figures.plot import save_figure  # noqa: E402
 
 #: cell verdict -> (code, colour, legend text)
 COLOURS: dict[str, tuple[int, str, str]] = {
@@ -38,6 +39,10 @@ COLOURS: dict[str, tuple[int, str, str]] = {
 }
 
 
+#: the widest map, inches: at 10 pt its text is still 80 % of the report's body text where shown
+#: (mpdp.figures.check)
+MAX_WIDTH_IN: float = 12.6
+
 #: with at most this many columns in all, every square is labelled with its cell
 ANNOTATE_MAX: int = 12
 
@@ -45,9 +50,9 @@ ANNOTATE_MAX: int = 12
 def _row_label(claim_id: str, reading: str, cells: pd.DataFrame, verdict: str = "") -> str:
     counts = cells["cell_verdict"].value_counts()
     informative = int(sum(counts.get(v, 0) for v in ("for", "against", "no_effect", "underpowered")))
-    name = claim_id if reading in ("-", "") else f"{claim_id} · {reading}"
+    name = claim_id if not reading_label(reading) else f"{claim_id} · {reading_label(reading)}"
     name += f" — {verdict}" if verdict else ""
-    return (f"{name}  ({int(counts.get('for', 0))} for, {int(counts.get('against', 0))} against, "
+    return (f"{name} ({int(counts.get('for', 0))} for, {int(counts.get('against', 0))} against, "
             f"{informative}/{len(cells)} informative)")
 
 
@@ -95,11 +100,12 @@ def figure(cells: pd.DataFrame, study: str, verdicts: pd.DataFrame | None = None
         ax.axis("off")
         ax.text(0.5, 0.5, f"No claim cells for {study} in this build.", ha="center", va="center")
         return fig
-    widths = [max(m.shape[1], 3) for m in mats.values()]
+    least = max(3, int(np.ceil(0.12 * sum(m.shape[1] for m in mats.values()))))  # room for a panel's title
+    widths = [max(m.shape[1], least) for m in mats.values()]
     total = sum(widths)
-    fig_w = min(18.0, max(10.0, 5.2 + 0.16 * total + 1.2 * len(mats)))
-    ncol = len(COLOURS) if fig_w >= 13 else 3
-    fig_h = 1.4 + 0.32 * len(labels) + (0.25 if ncol < len(COLOURS) else 0.0)
+    fig_w = min(MAX_WIDTH_IN, max(10.0, 5.8 + 0.16 * total + 1.2 * len(mats)))
+    ncol = 3
+    fig_h = 1.9 + 0.36 * len(labels)
     fig, axes = plt.subplots(1, len(mats), figsize=(fig_w, fig_h), squeeze=False,
                              gridspec_kw={"width_ratios": widths, "wspace": 0.04})
     for j, (ax, (ds, mat)) in enumerate(zip(axes[0], mats.items(), strict=True)):
@@ -107,36 +113,36 @@ def figure(cells: pd.DataFrame, study: str, verdicts: pd.DataFrame | None = None
                     linewidths=0.6, linecolor="white", square=False)
         square_in = fig_w * 0.55 / total  # width of one square, inches (approximately)
         lines = [part for text in names[ds].ravel() if text for part in str(text).split(", ")]
-        if total <= ANNOTATE_MAX and lines and max(map(len, lines)) * 0.055 <= square_in:
+        if total <= ANNOTATE_MAX and lines and max(map(len, lines)) * 0.085 <= square_in:
             for (r, c), text in np.ndenumerate(names[ds]):  # few cells: name each inside its square
                 if text:
                     ax.text(c + 0.5, r + 0.5, str(text).replace(", ", "\n"), ha="center", va="center",
-                            fontsize=6.5, color="#222222")
-        ax.set_title(f"{ds} ({int(np.isfinite(mat).sum())} cells)", fontsize=9)
+                            color="#222222")
+        ax.set_title(f"{ds}\n{int(np.isfinite(mat).sum())} cells")
         ax.set_xticks([])
         ax.set_xlabel("")
         if j == 0:
             ax.set_yticks(np.arange(len(labels)) + 0.5)
-            ax.set_yticklabels(labels, rotation=0, fontsize=8)
+            ax.set_yticklabels(labels, rotation=0)
         else:
             ax.set_yticks([])
         for spine in ax.spines.values():
             spine.set_visible(True)
             spine.set_color("#BBBBBB")
     handles = [Patch(facecolor=c, edgecolor="#888888", label=t) for _, c, t in sorted(COLOURS.values())]
-    fig.legend(handles=handles, loc="lower center", ncol=ncol, fontsize=8, frameon=False,
-               bbox_to_anchor=(0.5, 0.0))
-    fig.suptitle(f"{study}: every cell of every claim, coloured by its verdict (Holm across a claim's cells)",
-                 fontsize=10)
+    fig.legend(handles=handles, loc="lower center", ncol=ncol, frameon=False, bbox_to_anchor=(0.5, 0.0))
+    fig.suptitle(f"{study}: every cell of every claim, coloured by its verdict (Holm across a claim's cells)")
     legend_h = 0.3 * int(np.ceil(len(handles) / ncol)) + 0.2
-    fig.subplots_adjust(left=min(0.5, 5.0 / fig_w), right=0.99, top=1 - 0.6 / fig_h, bottom=legend_h / fig_h)
+    left = (max(map(len, labels)) * 0.075 + 0.3) / fig_w  # the row labels' width (10 pt DejaVu Sans)
+    fig.subplots_adjust(left=min(0.62, left), right=0.99, top=1 - 0.6 / fig_h, bottom=legend_h / fig_h)
     return fig
 
 
-def write(cells: pd.DataFrame, study: str, out_png: str | Path, verdicts: pd.DataFrame | None = None) -> None:
-    """Draw and save the map as PNG, atomically and without dates in the file."""
+def write(cells: pd.DataFrame, study: str, out_png: str | Path, out_pdf: str | Path,
+          verdicts: pd.DataFrame | None = None) -> None:
+    """Draw and save the map as PNG and PDF (:func:`mpdp.figures.plot.save_figure`: atomically,
+    without dates in the files, checked like every figure)."""
     with plt.rc_context(style.RC):
         fig = figure(cells, study, verdicts)
-        with atomic_path(out_png) as tmp:
-            fig.savefig(tmp, format="png", dpi=style.DPI, metadata=style.PNG_METADATA)
+        save_figure(fig, out_png, out_pdf)
         plt.close(fig)

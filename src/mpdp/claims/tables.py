@@ -52,9 +52,22 @@ CELL_VERDICTS: tuple[str, ...] = ("for", "against", "no_effect", "underpowered",
 #: the words of a non-decisive verdict's ``reason`` (verdicts.parquet; the report quotes them)
 REASONS: tuple[str, ...] = ("at chance", "reference unconverged", "identical by construction", "underpowered",
                             "no effect beyond margin", "no data")
-STUDIES: tuple[str, ...] = ("wddp", "admm", "voting", "ls", "benchmark")
 
 REBUILD = "snakemake --cores all claims"
+
+#: reading id -> its plain name in the report and the figures (issue 46); unknown readings are shown
+#: with their underscores as spaces, a study's only reading ("-") as nothing
+READING_NAMES: dict[str, str] = {
+    "paper": "as printed", "paper's reading": "as printed",
+    "eq": "equal privacy", "equal_privacy": "equal privacy",
+    "per_round": "per-round privacy", "end_to_end": "end to end", "final_run": "final run only",
+    "-": "", "": "",
+}
+
+
+def reading_label(reading: str) -> str:
+    """The plain name of a reading (:data:`READING_NAMES`; empty for a study's only reading)."""
+    return READING_NAMES.get(str(reading), str(reading).replace("_", " "))
 
 
 def _conform(frame: pd.DataFrame, required: dict[str, str], optional: dict[str, str]) -> pd.DataFrame:

@@ -9,12 +9,16 @@ PNG at :data:`mpdp.figures.style.DPI`):
   box) of that axes or of the figure;
 * **text over a legend**: a free text (a note, an annotation) overlapping a legend;
 * **cut text**: a text (title, label, tick label, legend, free text) reaching beyond the figure;
+* **text over text**: two labels written over each other — titles, axis labels and the tick
+  labels of any axes (e.g. the x-label of one panel over its neighbour's, crowded tick labels);
 * **small text**: the smallest font, at the width the report shows the figure
   (:data:`COLUMN_PX`, never enlarged), below :data:`MIN_SHARE` of the report's body text
   (:data:`BODY_PX`).
 
-:func:`save_figure` (mpdp.figures.plot) runs the check when ``$MPDP_FIGURE_CHECK`` is set: ``strict``
-raises :class:`FigureLayoutError`, a folder path writes one JSON record per figure there.
+:func:`save_figure` (mpdp.figures.plot) runs the check on every figure and records the result next
+to the PNG (``<folder>/.layout/<name>.json``, :func:`run`); ``$MPDP_FIGURE_CHECK`` = ``strict``
+raises :class:`FigureLayoutError`, a folder path writes a copy of each record there. A figure the
+report draws in memory is checked by :func:`mpdp.figures.plot.png_bytes` the same way.
 """
 
 from __future__ import annotations
@@ -60,6 +64,8 @@ class Layout:
     smallest_pt: float
     shown_px: float  # the smallest text as shown in the report's column, px
     problems: list[str] = field(default_factory=list)
+    #: SHA-256 of the PNG the record belongs to (a record of an older drawing does not match it)
+    png_sha256: str = ""
 
 
 def _boxes(fig: Figure) -> list[tuple[str, Bbox]]:
@@ -133,6 +139,38 @@ def _texts(fig: Figure) -> list[Text]:
             and (id(t) not in all_ticks or id(t) in drawn)]
 
 
+#: two labels overlapping by less than this (px, each way) are not counted (glyph boxes touch)
+OVERLAP_PX = 1.0
+
+
+def _labels(fig: Figure) -> list[Text]:
+    """The titles, axis labels and drawn tick labels of every visible axes (no legend or free text)."""
+    out: list[Text] = []
+    for ax in fig.axes:
+        if not ax.get_visible() or not ax.axison:
+            continue
+        out += [ax.title, ax._left_title, ax._right_title, ax.xaxis.label, ax.yaxis.label]
+        for axis in (ax.xaxis, ax.yaxis):
+            for tick in axis._update_ticks():
+                out += [tick.label1, tick.label2]
+    return [t for t in out if t.get_visible() and t.get_text().strip()]
+
+
+def _overlapping_labels(fig: Figure, renderer) -> list[tuple[str, str]]:
+    """Pairs of labels (:func:`_labels`) whose boxes overlap by more than :data:`OVERLAP_PX`."""
+    labels = _labels(fig)
+    extents = [t.get_window_extent(renderer) for t in labels]
+    found = []
+    for i, (a, box_a) in enumerate(zip(labels, extents, strict=True)):
+        for b, box_b in zip(labels[i + 1:], extents[i + 1:], strict=True):
+            dx = min(box_a.x1, box_b.x1) - max(box_a.x0, box_b.x0)
+            dy = min(box_a.y1, box_b.y1) - max(box_a.y0, box_b.y0)
+            same = a.get_text() == b.get_text() and abs(box_a.x0 - box_b.x0) < 1 and abs(box_a.y0 - box_b.y0) < 1
+            if dx > OVERLAP_PX and dy > OVERLAP_PX and not same:  # (one label drawn twice: a twin axes')
+                found.append((a.get_text(), b.get_text()))
+    return found
+
+
 def check(fig: Figure, name: str = "figure") -> Layout:
     """The :class:`Layout` of ``fig`` as saved (see the module docstring)."""
     from mpdp.figures import style
@@ -156,6 +194,8 @@ def check(fig: Figure, name: str = "figure") -> Layout:
         box = t.get_window_extent(renderer)
         if box.x0 < -1 or box.y0 < -1 or box.x1 > width + 1 or box.y1 > height + 1:
             layout.problems.append(f"text {t.get_text()[:40]!r} is cut at the figure's edge")
+    for a, b in _overlapping_labels(fig, renderer):
+        layout.problems.append(f"text {a[:40]!r} overlaps {b[:40]!r}")
     boxes = _boxes(fig)
     legends = [box for what, box in boxes if what == "legend"]
     for t in texts:  # free text (notes, labels) written over a legend
@@ -177,18 +217,53 @@ def check(fig: Figure, name: str = "figure") -> Layout:
     return layout
 
 
-def run(fig: Figure, out_png: str | Path) -> None:
-    """The check :func:`mpdp.figures.plot.save_figure` runs when ``$MPDP_FIGURE_CHECK`` is set."""
-    mode = os.environ.get(CHECK_ENV, "")
-    if not mode:
-        return
+#: the folder, next to a figure's PNG, where :func:`record` keeps its layout record
+RECORD_DIR = ".layout"
+
+
+def record_path(out_png: str | Path) -> Path:
+    """Where the layout record of the figure saved as ``out_png`` is kept (next to it, hidden)."""
+    out_png = Path(out_png)
+    return out_png.parent / RECORD_DIR / f"{out_png.stem}.json"
+
+
+def png_digest(png: bytes) -> str:
+    """The SHA-256 a layout record keeps of its figure's PNG."""
+    import hashlib
+
+    return hashlib.sha256(png).hexdigest()
+
+
+def record(layout: Layout, path: str | Path) -> None:
+    """Write a layout record (JSON of :class:`Layout`) atomically."""
+    from mpdp.io import atomic_path
+
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with atomic_path(path) as tmp:
+        tmp.write_text(json.dumps(asdict(layout), indent=1))
+
+
+def read_record(path: str | Path) -> Layout:
+    """A layout record written by :func:`record`."""
+    return Layout(**json.loads(Path(path).read_text()))
+
+
+def run(fig: Figure, out_png: str | Path, write: bool = True) -> Layout:
+    """The check :func:`mpdp.figures.plot.save_figure` runs on every figure it saves (issue 46).
+
+    The layout is always recorded next to the PNG (:func:`record_path`), so that the figures of any
+    build, full or smoke, can be checked after the fact (tests/figures/test_built_figures.py). With
+    ``$MPDP_FIGURE_CHECK`` = ``strict`` a problem raises :class:`FigureLayoutError`; set to a
+    folder, the record is also written there.
+    """
     layout = check(fig, Path(out_png).stem)
+    if write:  # save_figure writes it after the PNG, so that a record is never older than its figure
+        record(layout, record_path(out_png))
+    mode = os.environ.get(CHECK_ENV, "")
     if mode == "strict":
         if layout.problems:
             raise FigureLayoutError(f"{Path(out_png).name}: " + "; ".join(layout.problems))
-        return
-    folder = Path(mode)
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / f"{Path(out_png).stem}.json").write_text(json.dumps(asdict(layout), indent=1))
-
-
+    elif mode:
+        record(layout, Path(mode) / f"{Path(out_png).stem}.json")
+    return layout

@@ -6,7 +6,10 @@ Output is byte-reproducible: fixed DPI, no dates or versions in the PNG/PDF meta
 
 from __future__ import annotations
 
+import logging
 import textwrap
+import warnings
+from collections.abc import Callable
 from pathlib import Path
 
 import matplotlib
@@ -23,13 +26,48 @@ from mpdp.io import atomic_path  # noqa: E402
 def save_figure(fig: Figure, out_png: str | Path, out_pdf: str | Path) -> None:
     """Save ``fig`` as PNG and PDF, atomically and without dates or versions in the files.
 
-    With ``$MPDP_FIGURE_CHECK`` set, the layout is checked first (:mod:`mpdp.figures.check`).
+    The layout is checked first and recorded next to the PNG (:func:`mpdp.figures.check.run`;
+    ``$MPDP_FIGURE_CHECK=strict`` raises on a problem).
     """
-    check.run(fig, out_png)
+    layout = check.run(fig, out_png, write=False)
     with atomic_path(out_png) as tmp:
         fig.savefig(tmp, format="png", dpi=style.DPI, metadata=style.PNG_METADATA)
     with atomic_path(out_pdf) as tmp:
         fig.savefig(tmp, format="pdf", dpi=style.DPI, metadata=style.PDF_METADATA)
+    layout.png_sha256 = check.png_digest(Path(out_png).read_bytes())
+    check.record(layout, check.record_path(out_png))
+
+
+def png_bytes(fig: Figure, record_as: str | Path | None = None) -> bytes:
+    """A figure the report draws in memory, as PNG bytes, checked like a saved one: with
+    ``record_as`` (the path its PNG would have) its layout record is written next to that path
+    (:func:`mpdp.figures.check.run`)."""
+    import io
+
+    layout = check.run(fig, record_as, write=False) if record_as is not None else None
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=style.DPI, metadata=style.PNG_METADATA)
+    if layout is not None and record_as is not None:
+        layout.png_sha256 = check.png_digest(buffer.getvalue())
+        check.record(layout, check.record_path(record_as))
+    return buffer.getvalue()
+
+
+def logged_warnings(step: Callable[[logging.Logger], None]) -> Callable[[logging.Logger], None]:
+    """``step`` with every Python warning it raises written to its job's log (one line each, the
+    source file's name without its folder) instead of the console (issue 46: a figure warning with
+    an absolute machine path reached the report). For the figure scripts' ``run_step``."""
+
+    def logged(log: logging.Logger) -> None:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("default")
+            try:
+                step(log)
+            finally:
+                for w in caught:
+                    log.warning("%s:%d: %s: %s", Path(w.filename).name, w.lineno, w.category.__name__, w.message)
+
+    return logged
 
 
 def legend_below(fig: Figure, axes: list[Axes], ncol: int = 3, extra: tuple[list, list] = ([], [])) -> None:

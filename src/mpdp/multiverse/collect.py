@@ -15,7 +15,6 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from mpdp.claims.tables import STUDIES
 from mpdp.errors import InputDataError
 from mpdp.multiverse.spec import Universe
 
@@ -101,7 +100,9 @@ def collect(default: pd.DataFrame, results: Sequence[Result], default_warnings: 
     out = pd.concat(frames, ignore_index=True)
     out["n_informative"] = out["n_informative"].astype("Int64")
     out["default_n_informative"] = out["default_n_informative"].astype("Int64")
-    rank = {study: i for i, study in enumerate(STUDIES)}  # the report's paper order
+    from mpdp.studies.registry import STUDIES
+
+    rank = {study.id: i for i, study in enumerate(STUDIES)}  # the report's paper order (the registry's)
     out = out.assign(_rank=out["study"].map(lambda st: rank.get(st, len(rank))))
     return (out.sort_values(["_rank", "claim_id", "reading"], kind="stable").drop(columns="_rank")
             .reset_index(drop=True))

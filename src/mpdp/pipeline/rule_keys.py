@@ -95,6 +95,7 @@ RULE_KEYS: dict[str, tuple[str, ...]] = {
     # the claims tables (issue 33); keys_for adds those of the optional studies' sections present
     "claims_tables": (),
     "claims_map": (),
+    "claims_forest": (),
 }
 
 #: per optional study section: the keys the claims engine reads of it (mpdp.studies.<study>.claims)

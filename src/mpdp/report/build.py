@@ -12,6 +12,7 @@ nbconvert's lab template are removed). The file is written atomically.
 from __future__ import annotations
 
 import json
+import logging
 import os
 import re
 import tempfile
@@ -250,6 +251,30 @@ def execute_notebook(
             client.execute(env={**os.environ, CONTEXT_ENV: str(context_path)})
         except (CellExecutionError, CellTimeoutError, DeadKernelError) as exc:
             raise ReportBuildError(_failure_message(nb, notebook, exc)) from None
+    for line in move_stderr(nb):
+        LOG.warning("report notebook: %s", line)
+
+
+#: the job's logger (:func:`mpdp.pipeline.runner.get_logger` names it ``mpdp``): what the notebook
+#: wrote to stderr goes there, not into the report
+LOG = logging.getLogger("mpdp")
+
+
+def move_stderr(nb: nbformat.NotebookNode) -> list[str]:
+    """Remove every stderr output (Python warnings of the figure and table code, with their
+    absolute source paths) from the executed notebook and return its lines, for the job log
+    (issue 46: no warning or machine path reaches the report)."""
+    lines: list[str] = []
+    for cell in nb.cells:
+        kept = []
+        for output in cell.get("outputs", []):
+            if output.get("output_type") == "stream" and output.get("name") == "stderr":
+                lines += [line for line in str(output.get("text", "")).splitlines() if line.strip()]
+            else:
+                kept.append(output)
+        if "outputs" in cell:
+            cell["outputs"] = kept
+    return lines
 
 
 def export_html(nb: nbformat.NotebookNode, title: str) -> str:

@@ -16,7 +16,7 @@ from typing import Any
 
 import pandas as pd
 
-from mpdp.claims import tables
+from mpdp.claims import forest, tables
 
 #: display columns of a verdict row
 VERDICT_DISPLAY: dict[str, str] = {
@@ -29,11 +29,27 @@ VERDICT_DISPLAY: dict[str, str] = {
 
 @dataclass(frozen=True)
 class ClaimsTables:
-    """verdicts.parquet, cells.parquet and the verdict maps (study -> PNG path)."""
+    """verdicts.parquet, cells.parquet, the verdict maps (study -> PNG path) and the folders of
+    forest plots (study -> folder of :func:`mpdp.claims.forest.write_study`)."""
 
     verdicts: pd.DataFrame
     cells: pd.DataFrame
     maps: dict[str, str] = field(default_factory=dict)
+    forests: dict[str, str] = field(default_factory=dict)
+
+    def forest_png(self, study: str, reading: str, claim_id: str) -> str | None:
+        """The PNG of a claim's forest plot in this build (None: not drawn)."""
+        folder = self.forests.get(study)
+        if not folder:
+            return None
+        png = Path(folder) / f"{forest.name(study, reading, claim_id)}.png"
+        return str(png) if png.is_file() else None
+
+    def forest_anchor(self, study: str, reading: str, claim_id: str) -> str | None:
+        """The report anchor of a claim's forest plot (None: not drawn), for the matrix's cells."""
+        if self.forest_png(study, reading, claim_id) is None:
+            return None
+        return f"fig-{forest.name(study, reading, claim_id)}"
 
 
 EMPTY = ClaimsTables(pd.DataFrame(columns=list(tables.VERDICT_COLUMNS)), pd.DataFrame(columns=list(tables.CELL_COLUMNS)))
@@ -44,7 +60,34 @@ def load(ctx: Mapping[str, Any] | None) -> ClaimsTables:
     if not ctx or not ctx.get("verdicts"):
         return EMPTY
     maps = {s: p for s, p in (ctx.get("maps") or {}).items() if p and Path(p).is_file()}
-    return ClaimsTables(tables.read_verdicts(ctx["verdicts"]), tables.read_cells(ctx["cells"]), maps)
+    forests = {s: p for s, p in (ctx.get("forests") or {}).items() if p and Path(p).is_dir()}
+    return ClaimsTables(tables.read_verdicts(ctx["verdicts"]), tables.read_cells(ctx["cells"]), maps, forests)
+
+
+def forest_caption(claims: ClaimsTables, row: pd.Series) -> str:
+    """What a claim's forest plot shows and what to look at (its counts from cells.parquet)."""
+    cells = claims.cells[(claims.cells["study"] == row["study"]) & (claims.cells["claim_id"] == row["claim_id"])
+                         & (claims.cells["reading"] == row["reading"])]
+    counts = cells["cell_verdict"].value_counts()
+    hidden = [f"{int(counts.get(v, 0))} {w}" for v, w in (("uninformative", "uninformative"),
+                                                          ("no_data", "without data")) if counts.get(v, 0)]
+    reading = tables.reading_label(str(row["reading"]))
+    return (f"{row['claim_id']}{f' ({reading})' if reading else ''}, {row['verdict']}: each informative cell's "
+            "estimate with its 95 % interval, one panel per data set, against the claim's margin (dashed) and "
+            "no effect (solid); green: for the claim, vermillion: against it, gold: not significant after Holm. "
+            "Look for intervals wholly beyond the margin (support) or on the wrong side of no effect (against)."
+            + (f" Not drawn: {', '.join(hidden)} cells." if hidden else ""))
+
+
+def forest_items(claims: ClaimsTables, study: str) -> list[tuple[str, str, str]]:
+    """(name, PNG path, caption) of every forest plot of ``study`` in this build, in verdict order."""
+    out = []
+    for _, row in claims.verdicts[claims.verdicts["study"] == study].iterrows():
+        png = claims.forest_png(study, str(row["reading"]), str(row["claim_id"]))
+        if png:
+            out.append((forest.name(study, str(row["reading"]), str(row["claim_id"])), png,
+                        forest_caption(claims, row)))
+    return out
 
 
 def study_readings(claims: ClaimsTables, study: str, names: Mapping[str, str] | None = None,

@@ -30,7 +30,7 @@ from IPython.display import HTML, Markdown
 
 from mpdp.claims.tables import VERDICT_ORDER, paper_order
 from mpdp.report import images
-from mpdp.report.sections import callout, html_table, verdict_summary
+from mpdp.report.sections import callout, details, html_table, verdict_summary
 
 Block = HTML | Markdown
 
@@ -131,6 +131,9 @@ class StudySection:
     results: dict[str, pd.DataFrame] = field(default_factory=dict)
     #: the study's verdict map (reports/figures/claims_map_<study>.png), linked from the summary
     claims_map: str | None = None
+    #: the study's forest plots, one per claim and reading: (name, PNG path, caption)
+    #: (:func:`mpdp.report.claims_view.forest_items`), under the map in the Claims part
+    forests: list[tuple[str, str, str]] = field(default_factory=list)
 
     @property
     def ran(self) -> bool:
@@ -250,6 +253,11 @@ def part_html(section: StudySection, attribute: str, anchor: str, title: str,
         if section.claims_map:
             inner.append(figure_html(FigureItem(f"claims_map_{section.key}", MAP_CAPTION, section.claims_map),
                                      report_dir))
+        if section.forests:
+            plots = "".join(figure_html(FigureItem(name, caption, png), report_dir)
+                            for name, png, caption in section.forests)
+            inner.append(details(f"Forest plots: the evidence of each claim, cell by cell "
+                                 f"({len(section.forests)})", plots))
     if attribute == "deviations":
         inner.append(tuning_html(section.tuning_edges))
     for item in getattr(section, attribute):

@@ -114,15 +114,21 @@ REPORT_CSS = """
 .v-UNDERPOWERED { background: #fff0b3; color: #3d3200; }
 .v-IDENTICAL { background: #d3e3ef; color: #12304a; }
 .v-UNINFORMATIVE { background: #e3e3e3; color: #333; }
-div.mpdp-vmatrix { display: grid; grid-template-columns: minmax(7em, max-content) 1fr;
+div.mpdp-vmatrix { display: grid; grid-template-columns: minmax(6em, 9em) 1fr;
   gap: 4px 12px; align-items: center; margin: 0.5em 0; }
 .mpdp-vpaper { font-weight: 600; line-height: 1.2; }
 .mpdp-reading { font-weight: 400; font-size: 0.85em; color: #555; }
 .mpdp-vrow { display: flex; flex-wrap: wrap; gap: 4px; }
 a.mpdp-vcell, span.mpdp-vcell { display: inline-flex; flex-direction: column; align-items: center;
-  min-width: 5.6em; padding: 2px 6px; border-radius: 4px; text-decoration: none; font-size: 0.85em;
+  min-width: 4.8em; padding: 2px 11px 2px 4px; border-radius: 4px; text-decoration: none; font-size: 0.76em;
   line-height: 1.25; border: 1px solid rgba(0,0,0,0.15); }
 a.mpdp-vcell:hover { outline: 2px solid #1f5fa8; }
+.mpdp-support { font-size: 0.85em; opacity: 0.85; white-space: nowrap; }
+.v-IDENTICAL, .v-UNDERPOWERED { background: #f0ead8; color: #3d3200; }
+span.mpdp-vwrap { display: inline-flex; position: relative; }
+a.mpdp-forest { position: absolute; top: 1px; right: 3px; font-size: 0.8em; line-height: 1; color: #1f5fa8;
+  text-decoration: none; }
+a.mpdp-forest:hover { outline: 1px solid #1f5fa8; }
 ul.mpdp-vlegend { list-style: none; padding: 0; margin: 0.3em 0 1em 0; font-size: 0.85em;
   display: flex; flex-wrap: wrap; gap: 2px 16px; }
 ul.mpdp-vlegend li { display: flex; align-items: center; gap: 6px; }

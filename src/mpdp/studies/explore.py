@@ -37,10 +37,30 @@ def find_root(start: str | Path | None = None) -> Path:
     return Path(__file__).resolve().parents[3]
 
 
+#: the validated config a build's report was made with (written by the rule report_html)
+BUILD_CONFIG = "reports/config.yaml"
+
+
+def config_source(root: Path, files: list[str] | None = None) -> str:
+    """Where :func:`load_config` takes the build's config from, in words (the notebook prints it
+    next to the profile, issue 46)."""
+    names = files if files is not None else [f for f in os.environ.get(CONFIG_ENV, "").split(",") if f]
+    if names:
+        return "config/config.yaml then " + ", ".join(names) + f" (${CONFIG_ENV})"
+    if (root / BUILD_CONFIG).is_file():
+        return f"{BUILD_CONFIG}, the config the build's report was made with"
+    return (f"config/config.yaml only (no {BUILD_CONFIG} in the build and ${CONFIG_ENV} unset: "
+            "a smoke build explored so is mislabelled; set it, e.g. to config/smoke.yaml)")
+
+
 def load_config(root: Path, files: list[str] | None = None) -> dict[str, Any]:
     """The validated config of the build: ``config/config.yaml`` then ``files`` (default:
-    $MPDP_CONFIGFILES), later files overriding earlier ones key by key, as Snakemake merges them."""
+    $MPDP_CONFIGFILES), later files overriding earlier ones key by key, as Snakemake merges them;
+    with neither, the config the build's report recorded (:data:`BUILD_CONFIG`), so that a smoke
+    build is read as one without being told."""
     names = files if files is not None else [f for f in os.environ.get(CONFIG_ENV, "").split(",") if f]
+    if not names and (root / BUILD_CONFIG).is_file():
+        return mpdp_config.validate(_yaml(root / BUILD_CONFIG))
     merged: dict[str, Any] = {}
     for name in ["config/config.yaml", *names]:
         path = Path(name) if Path(name).is_absolute() else root / name
@@ -105,6 +125,8 @@ def build_context(root: Path, cfg: Mapping[str, Any]) -> dict[str, Any]:
                   "figure": str(figs / "audit_eps.png")},
         # the claims engine's tables and verdict maps (issue 33), where the build wrote them
         "claims": {"cells": str(claims / "cells.parquet"), "verdicts": str(claims / "verdicts.parquet"),
-                   "maps": {p.stem.removeprefix("claims_map_"): str(p) for p in sorted(figs.glob("claims_map_*.png"))}}
+                   "maps": {p.stem.removeprefix("claims_map_"): str(p) for p in sorted(figs.glob("claims_map_*.png"))},
+                   "forests": {p.name.removeprefix("forest_"): str(p) for p in sorted(figs.glob("forest_*"))
+                               if p.is_dir()}}
         if (claims / "verdicts.parquet").is_file() else None,
     }

@@ -92,7 +92,7 @@ def plot_f3(table: pd.DataFrame, cfg: dict[str, Any], png: Path, pdf: Path) -> N
                 ax.set_yscale("log")
                 twin.set_yscale("log")
                 ax.set_xlabel("iteration t")
-                ax.set_ylabel("total empirical loss Σ_p (C^R/B_p) Σ_i l")
+                ax.set_ylabel("total empirical loss\n(sum over nodes, each node's weight)")
                 twin.set_ylabel("cumulative privacy loss per node")
                 twin.grid(False)
                 ax.set_title(f"{style.mechanism_label(mech)} — {top}")

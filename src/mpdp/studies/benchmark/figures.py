@@ -105,8 +105,17 @@ def _at_reference(table: pd.DataFrame, reference: Mapping[str, Any], free: str) 
     return table[keep]
 
 
-#: width (inches) of the legend column right of the panels; panel width and height
-_LEGEND_W, _PANEL_W, _PANEL_H = 3.9, 4.2, 3.5
+#: panel width and height (inches); at most :data:`_MAX_COLUMNS` data sets side by side, further
+#: ones in another block of rows, and the legend under the panels: the figure stays at most 12.6 in
+#: wide, so the report shows it with its 10 pt text legible (issue 46: four data sets side by side
+#: were shown at 0.47 scale)
+_PANEL_W, _PANEL_H, _MAX_COLUMNS = 3.9, 3.3, 3
+
+
+def _columns(n: int) -> int:
+    """Data sets per block of rows: at most :data:`_MAX_COLUMNS`, the blocks as even as possible."""
+    blocks = -(-max(n, 1) // _MAX_COLUMNS)
+    return -(-max(n, 1) // blocks)
 
 
 def data_sizes(table: pd.DataFrame, cap: int | None) -> dict[str, str]:
@@ -132,15 +141,20 @@ def plot_sweep(table: pd.DataFrame, name: str, reference: Mapping[str, Any], del
     sizes = data_sizes(table, cap)
     cat = catalogue(table)
     groups = panel_groups(cat)
-    width = _PANEL_W * len(datasets) + _LEGEND_W
+    cols = _columns(len(datasets))
+    blocks = -(-len(datasets) // cols)
+    width = _PANEL_W * cols + 0.8
     panels = [(metric, group) for group in groups for metric in ("accuracy", "optimal_gap")]
     with matplotlib.rc_context(style.RC):
-        fig, axes = plt.subplots(len(panels), len(datasets), figsize=(width, len(panels) * _PANEL_H + 1.0),
-                                 squeeze=False)
-        for c, ds in enumerate(datasets):
+        fig, axes = plt.subplots(blocks * len(panels), cols, squeeze=False, layout="constrained",
+                                 figsize=(width, blocks * len(panels) * _PANEL_H + 2.2))
+        for ax in axes[-len(panels):, (len(datasets) - 1) % cols + 1:].flat:  # the last block's unused columns
+            ax.remove()
+        for index, ds in enumerate(datasets):
+            block, c = divmod(index, cols)
             rows = _at_reference(table[table["dataset"] == ds], reference, x)
             for r, (metric, group) in enumerate(panels):
-                ax = axes[r, c]
+                ax = axes[block * len(panels) + r, c]
                 for mech, info in cat.iterrows():
                     if not info["reference"] and mech not in group:
                         continue
@@ -164,25 +178,24 @@ def plot_sweep(table: pd.DataFrame, name: str, reference: Mapping[str, Any], del
                     _axis(ax, rows[x].astype(float).unique(), logx, 2 if x == "m" else 10)
                 if metric == "optimal_gap":
                     ax.set_yscale("log")
-                ax.set_xlabel(textwrap.fill(xlabel.format(delta=delta), 40))
+                ax.set_xlabel(textwrap.fill(xlabel.format(delta=delta), 36))
                 ax.set_ylabel("test accuracy" if metric == "accuracy" else "optimality gap L(θ) − L(θ*)")
                 held = ", ".join(f"{'ε' if k == 'epsilon' else k} = {reference[k]:g}"
                                  for k in ("epsilon", "m", "u") if k != x)
                 part = f", mechanisms {r // 2 + 1} of {len(groups)}" if len(groups) > 1 else ""
-                ax.set_title(f"{ds} ({held}){part}\n{sizes[ds]}")
+                ax.set_title(textwrap.fill(f"{ds} ({held}){part}", 40) + f"\n{sizes[ds]}")
         handles, labels = [], []
         for ax in axes.flat:
             for h, lab in zip(*ax.get_legend_handles_labels(), strict=True):
                 if lab not in labels:
                     handles.append(h)
                     labels.append(lab)
-        fig.legend(handles, [textwrap.fill(lab, 34) for lab in labels], loc="center right", frameon=False)
+        fig.legend(handles, [textwrap.fill(lab, 40) for lab in labels], loc="outside lower center", ncol=cols,
+                   frameon=False)
         title = textwrap.fill(f"All mechanisms on one footing: replace-one record-level (ε, δ = {delta:g}), "
                               "whole transcript accounted; mean and 95 % band over repetitions; "
                               + "; ".join(f"{ds}: {n}" for ds, n in sizes.items()), int(9 * width))
         fig.suptitle(title)
-        top = 1 - (0.2 * (title.count("\n") + 1) + 0.15) / fig.get_figheight()  # room for the suptitle
-        fig.tight_layout(rect=(0, 0, 1 - _LEGEND_W / width, top))
         save_figure(fig, png, pdf)
         plt.close(fig)
 
@@ -202,17 +215,23 @@ def plot_rank(ranked: pd.DataFrame, cat: pd.DataFrame, png: Path, pdf: Path,
     code = {m: i for i, m in enumerate(mechs)}
     cmap = ListedColormap([cat.loc[m, "cell_colour"] for m in mechs])
     datasets = sorted(ranked["dataset"].unique())
-    width = 4.6 * len(datasets) + _LEGEND_W
+    cols = min(len(datasets), 2)  # a cell's count and the m, u labels at 10 pt need the room
+    blocks = -(-len(datasets) // cols)
+    width = max(6.0 * cols + 0.6, 8.0)
     with matplotlib.rc_context(style.RC):
-        fig, axes = plt.subplots(1, len(datasets), figsize=(width, 4.6), squeeze=False)
+        fig, grid = plt.subplots(blocks, cols, figsize=(width, 5.0 * blocks + 2.4), squeeze=False,
+                                 layout="constrained")
+        for ax in grid.flat[len(datasets):]:
+            ax.remove()
+        axes = [list(grid.flat[: len(datasets)])]
         for ax, ds in zip(axes[0], datasets, strict=True):
             sel = ranked[ranked["dataset"] == ds].copy()
             sel["mu"] = [f"m={int(m)}, u={float(u):g}" for m, u in zip(sel["m"], sel["u"], strict=True)]
             order = sorted(sel["mu"].unique(), key=lambda s: tuple(float(v.split("=")[1]) for v in s.split(", ")))
-            grid = sel.pivot(index="epsilon", columns="mu", values="best_mechanism").reindex(columns=order)
+            cells = sel.pivot(index="epsilon", columns="mu", values="best_mechanism").reindex(columns=order)
             n_tied = sel.pivot(index="epsilon", columns="mu", values="n_tied").reindex(columns=order)
             flat = sel.pivot(index="epsilon", columns="mu", values="uninformative").reindex(columns=order)
-            values = grid.apply(lambda col: col.map(code)).to_numpy(dtype=float)
+            values = cells.apply(lambda col: col.map(code)).to_numpy(dtype=float)
             ax.imshow(np.ma.masked_invalid(values), cmap=cmap, vmin=-0.5, vmax=len(mechs) - 0.5, aspect="auto")
             for i in range(values.shape[0]):
                 for j in range(values.shape[1]):
@@ -223,24 +242,22 @@ def plot_rank(ranked: pd.DataFrame, cat: pd.DataFrame, png: Path, pdf: Path,
                         ax.add_patch(Rectangle((j - 0.5, i - 0.5), 1, 1, fill=False, hatch="///",
                                                edgecolor="#444444", linewidth=0))
                         text += " u"
-                    ax.text(j, i, text, ha="center", va="center", fontsize=8,
+                    ax.text(j, i, text, ha="center", va="center",
                             bbox={"facecolor": "white", "alpha": 0.8, "linewidth": 0, "pad": 1})
-            ax.set_xticks(range(len(order)), order, rotation=60, ha="right", fontsize=8)
-            ax.set_yticks(range(len(grid.index)), [f"{e:g}" for e in grid.index])
+            ax.set_xticks(range(len(order)), order, rotation=60, ha="right")
+            ax.set_yticks(range(len(cells.index)), [f"{e:g}" for e in cells.index])
             ax.set_ylabel("ε")
-            ax.set_title(f"{ds}\n{sizes[ds]}" if ds in sizes else ds, fontsize=9)
+            ax.set_title(f"{ds}\n{sizes[ds]}" if ds in sizes else ds)
             ax.grid(False)
-        patches = [Patch(color=cat.loc[m, "cell_colour"], label=textwrap.fill(cat.loc[m, "label"], 38)) for m in mechs]
+        patches = [Patch(color=cat.loc[m, "cell_colour"], label=textwrap.fill(cat.loc[m, "label"], 44)) for m in mechs]
         patches.append(Patch(facecolor="white", edgecolor="#444444", hatch="///",
                              label="u: uninformative cell (no accuracy\nabove the majority rate)"))
-        fig.legend(handles=patches, loc="center right", fontsize=7.5, frameon=False)
+        fig.legend(handles=patches, loc="outside lower center", ncol=2 if width >= 10 else 1, frameon=False)
         title = textwrap.fill(
             f"Best mechanism per cell on the primary metric ({ranking.PRIMARY_METRICS[metric]}; lower is "
             "better); number = mechanisms not significantly worse (incl. the best; paired t-test over "
-            f"repetitions, Holm, α = {ranking.ALPHA:g})", int(11 * width))
-        fig.suptitle(title, fontsize=9)
-        # tight_layout makes room for the suptitle itself: a lower top would leave a gap under it
-        fig.tight_layout(rect=(0, 0, 1 - _LEGEND_W / width, 1))
+            f"repetitions, Holm, α = {ranking.ALPHA:g})", int(9 * width))
+        fig.suptitle(title)
         save_figure(fig, png, pdf)
         plt.close(fig)
 

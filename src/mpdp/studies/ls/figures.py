@@ -10,6 +10,7 @@ the SGD bound's 1/ε shape scaled through its first point.
 
 from __future__ import annotations
 
+import textwrap
 from pathlib import Path
 
 import matplotlib
@@ -34,6 +35,16 @@ CURVES: dict[str, tuple[str, str]] = {
 }
 WRITEUP_LABEL = "write-up formula (incorrect)"
 SYNTHETIC_NOTE = "synthetic by design (E6 verification experiment), not a stand-in for real data"
+
+
+def _legend_under(ax: Axes) -> None:
+    """The panel's legend under its x-axis label, its entries wrapped to the panel's width (issue 46:
+    a long entry reached past the figure's left edge)."""
+    width_in = ax.get_position().width * ax.get_figure().get_figwidth()
+    chars = max(20, int(width_in * 72 / (style.RC["legend.fontsize"] * 0.62)))
+    handles, labels = ax.get_legend_handles_labels()
+    ax.legend(handles, [textwrap.fill(label, chars) for label in labels], loc="upper center",
+              bbox_to_anchor=(0.5, -0.22), frameon=False)
 
 
 def data_note(table: pd.DataFrame) -> str:
@@ -103,7 +114,7 @@ def plot_ls1(table: pd.DataFrame, tail: pd.DataFrame, out_png: Path, out_pdf: Pa
         ax.set_xlabel("number of noise draws")
         ax.set_ylabel("running mean of the excess risk")
         ax.set_title(f"heavy tail: t = {t0}, ε = {e0:g} (dashed: median)")
-        ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.22), frameon=False)
+        _legend_under(ax)
         # growth with t at the smallest epsilon
         ax = axes[1, 1]
         eps_min = float(table["epsilon"].min())
@@ -124,7 +135,7 @@ def plot_ls1(table: pd.DataFrame, tail: pd.DataFrame, out_png: Path, out_pdf: Pa
         ax.set_xlabel("number of parties t")
         ax.set_ylabel("median excess risk")
         ax.set_title(f"growth with t at ε = {eps_min:g}")
-        ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.22), frameon=False)
+        _legend_under(ax)
         # sigma2 = 0 ablation
         ax = axes[1, 2]
         for model in models:
@@ -135,7 +146,7 @@ def plot_ls1(table: pd.DataFrame, tail: pd.DataFrame, out_png: Path, out_pdf: Pa
             _band(ax, rows, model, f"median, σ₂ = 0, {model}")
         neg = table[(table["mechanism"] == "ls_ssp") & (table["z2"] == False) & (table["writeup_formula"] < 0)]  # noqa: E712
         _log_axes(ax, f"σ₂ = 0 ablation, t = {t_grid[-1]}:\nprinted formula < 0 at {len(neg)} settings")
-        ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.22), frameon=False)
+        _legend_under(ax)
         fig.suptitle(wrap_title(f"LS-1: naive sufficient-statistics perturbation (M14), d = 1 — {data_note(table)}",
                                 100))
         legend_below(fig, [axes[0, 0]], ncol=2)

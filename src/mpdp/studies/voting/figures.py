@@ -122,9 +122,13 @@ def _at_M(table: pd.DataFrame, M: int) -> tuple[pd.DataFrame, int]:
     return table[table["M"] == chosen], chosen
 
 
+#: height of one row of a legend under the panels, inches (10 pt text)
+LEGEND_ROW_IN = 0.26
+
+
 def _panels(n: int, rows: int = 1) -> tuple[Figure, list[list[Axes]]]:
     # at most 12.6 in wide: the report shows it without shrinking its text below legibility
-    width = min(4.6 * max(n, 1) + 1.0, 12.6)
+    width = min(max(4.6 * max(n, 1) + 1.0, 8.0), 12.6)  # one panel: room for a two-column legend
     fig = Figure(figsize=(width, 3.6 * rows + 0.8 + (0.8 if n > 2 else 0)), dpi=style.DPI, layout="constrained")
     grid = fig.add_gridspec(rows, max(n, 1))
     return fig, [[fig.add_subplot(grid[r, c]) for c in range(max(n, 1))] for r in range(rows)]
@@ -151,6 +155,8 @@ def _legend(fig: Figure, axes: list[Axes]) -> None:
             labels[lab] = lab
     if handles:
         ncols = 3 if fig.get_figwidth() > 10 else 2 if fig.get_figwidth() > 7 else 1
+        # the legend takes its rows from the figure's height: add them, so the panels keep theirs
+        fig.set_figheight(fig.get_figheight() + LEGEND_ROW_IN * -(-len(handles) // ncols))
         fig.legend(list(handles.values()), list(labels), loc="outside lower center", ncols=ncols)
 
 

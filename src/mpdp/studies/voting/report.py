@@ -249,6 +249,35 @@ def _first_eps_sentence(table: str, frame: pd.DataFrame) -> str:
     return "; ".join(parts)
 
 
+def captions(cfg: Mapping) -> dict[str, str]:
+    """Each figure's caption: what it shows and what to look at (issue 46), with the config's M and ε."""
+    v = cfg["voting"]
+    M, eps = v["h1_M"], float(v["h2_eps"])
+    return {
+        "hamm_h1": (f"H-1: test error against ε at M = {M} parties, one panel per binary data set: Hamm's Alg. 1 "
+                    "(majority vote) and Alg. 2 (soft vote), parameter averaging (party-level ε) and the record-level "
+                    "baselines, mean with a 95 % t-band; horizontal lines: the non-private controls. Look at the ε "
+                    "where each private curve comes down to its control, and at which method is lowest there."),
+        "hamm_h2": (f"H-2: test error against the number of parties M at ε = {eps:g}: the same methods, the "
+                    "non-private controls as thin curves. Look at the slope: splitting the data among more parties "
+                    "costs each method accuracy at a different rate."),
+        "hamm_h3": (f"H-3: the multiclass KDDCup99 version of H-1 at M = {M} (spec M13: B.2 majority vote, B.3 soft "
+                    "labels, B.4 softmax averaging). Look at whether the voting protocols keep their lead over "
+                    "averaging with more than two classes."),
+        "hamm_h4": (f"H-4: top rows, the weighted empirical-risk gap of Alg. 1 and 2 (its {1 - float(v['delta_p']):.0%} "
+                    "quantile and mean over repetitions) against ε and against M, with the Lemma 6 bound and the "
+                    "expected-gap bound; bottom row, Alg. 2's held-out weighted risk with the Theorem 4 bound. Look "
+                    "at whether each bound's line lies above the quantile (the bound holds) and by how much "
+                    "(orders of magnitude: it says little)."),
+        "hamm_b5": (f"Excess risk J(θ_p) − J* of the averaging baselines on the pooled private data at M = {M} "
+                    "(mean, min–max band) with each one's B5 bound (pale line of the same colour): every curve "
+                    "should stay below its bound."),
+        "hamm_lambda": (f"Test error against the regulariser λ at M = {M}, one panel per ε of the sweep: output noise "
+                        "falls as 1/λ while the regularisation bias grows. The star marks the λ the private selection "
+                        "chose: it should sit near the bottom of its curve."),
+    }
+
+
 def figure_findings(tables: Mapping[str, pd.DataFrame], cfg: Mapping) -> str:
     """What figures H-1…H-4 and hamm_lambda show, as markdown computed from the tables."""
     v = cfg["voting"]
@@ -296,5 +325,6 @@ def figure_findings(tables: Mapping[str, pd.DataFrame], cfg: Mapping) -> str:
 
 
 __all__ = ["DEVIATIONS", "FIGURE_IDS", "METHODS", "SELECTION_PRIVACY", "Section", "beats_majority", "below_majority",
+           "captions",
            "edge_text", "edges", "error_summary", "figure_findings", "lambdas", "ledger", "load",
            "methods_table", "pools"]

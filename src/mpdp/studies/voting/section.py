@@ -61,7 +61,8 @@ def build(ctx: Mapping[str, Any] | None, cfg: Mapping[str, Any],
         md(f"**Test error at M = {v['h1_M']}, ε = 1** (controls: no noise)."),
         table(vr.error_summary(loaded.tables, v["h1_M"], 1.0).reset_index(names="method").round(4)),
     ]
-    section.figures = [FigureItem(fig, f"voting study figure {fig}", loaded.figures.get(fig),
+    captions = vr.captions(cfg)
+    section.figures = [FigureItem(fig, captions[fig], loaded.figures.get(fig),
                                   missing=f"Figure {fig} was not built.", missing_kind="note")
                        for fig in vr.FIGURE_IDS]
     section.figures.append(md("**What the figures show.**\n\n" + vr.figure_findings(loaded.tables, cfg)))

@@ -14,7 +14,7 @@ metadata, a fixed SVG hash salt and a seeded bootstrap (guides/tooling.md).
 from __future__ import annotations
 
 import textwrap
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -29,11 +29,12 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.legend import Legend as MplLegend
 from matplotlib.lines import Line2D
+from matplotlib.ticker import NullLocator
 
 from mpdp import bounds, results
 from mpdp.errors import InputDataError
 from mpdp.figures import style
-from mpdp.figures.plot import axes_texts, message_panel, save_figure, wrap_title
+from mpdp.figures.plot import axes_texts, message_panel, png_bytes, save_figure, wrap_title
 from mpdp.studies.wddp.figure_spec import (
     ACCOUNTANT_NOTES,
     DATASET_PANELS,
@@ -70,6 +71,9 @@ NOISE_NOTE = (
 )
 _LN2_STYLE = {"color": "#777777", "linewidth": 0.8, "linestyle": (0, (1, 3))}
 _LN2_LABEL = "ln 2 = loss of θ = 0 (bounds above it are vacuous)"
+#: a log panel's top is this many times its largest value (or ln 2); theory lines above are marked
+OFF_SCALE_HEADROOM = 5.0
+OFF_SCALE_LABEL = "theory line above the top of the panel (vacuous there), marked where it is"
 
 
 @dataclass(frozen=True)
@@ -112,6 +116,7 @@ class _Legend:
     overlays: dict[tuple[str, tuple[str, ...]], tuple[_OverlayLine, list[str]]]
     ln2: bool = False
     references: set[str] = field(default_factory=set)
+    off_scale: bool = False  # a theory line above the top of a panel (marked, not drawn to scale)
 
 
 # --------------------------------------------------------------------------------------------
@@ -361,6 +366,28 @@ def _draw_overlays(
         )
 
 
+def _clip_to_data(ax: Axes, rows: pd.DataFrame, metric: str, lines: Sequence[_OverlayLine]) -> bool:
+    """Keep a log panel's scale to its curves (and ln 2): the top is :data:`OFF_SCALE_HEADROOM`
+    times the largest positive value of ``metric`` or ln 2, whichever is higher; a theory line
+    above it is marked by a triangle of its colour at the top edge, at each x where it is off the
+    scale (issue 46: bounds of up to 10⁶ squashed the curves). Returns whether any line is."""
+    values = rows[metric].to_numpy(dtype=float)
+    positive = values[np.isfinite(values) & (values > 0)]
+    if not positive.size:
+        return False
+    top = max(float(positive.max()), bounds.LOSS_AT_ZERO) * OFF_SCALE_HEADROOM
+    off = 0
+    for line in lines:
+        y = line.values.to_numpy(dtype=float)
+        above = np.isfinite(y) & (y > top)
+        if above.any():
+            off += 1  # each line's marks one step lower, so that two lines' marks do not hide each other
+            ax.plot(line.values.index.to_numpy(dtype=float)[above], np.full(int(above.sum()), top / 1.3 ** off),
+                    linestyle="", marker="^", markersize=6, color=style.palette_for(line.mechanisms)[line.mechanisms[0]])
+    ax.set_ylim(top=top)
+    return bool(off)
+
+
 def accounted_ratios(rows: pd.DataFrame) -> dict[str, float]:
     """Median over runs of ``eps_accounted / eps_claimed`` per mechanism (privacy ledger).
 
@@ -393,9 +420,11 @@ def _format_axes(ax: Axes, spec: FigureSpec, rows: pd.DataFrame, note: str = "")
 
 
 def _draw_legend(
-    ax: Axes, spec: FigureSpec, variant: Variant, legend: _Legend, n_plotted: int
+    ax: Axes, spec: FigureSpec, variant: Variant, legend: _Legend, n_plotted: int,
+    absent: Sequence[str] = (),
 ) -> tuple[str, ...]:
-    """Shared legend and notes in the sixth grid cell; returns the legend labels."""
+    """Shared legend and notes in the legend panel (``absent``: why a data set has no panel, said
+    once here); returns the legend labels."""
     ax.axis("off")
     handles: list[Line2D] = []
     labels: list[str] = []
@@ -426,6 +455,9 @@ def _draw_legend(
     if legend.ln2:
         handles.append(Line2D([], [], **_LN2_STYLE))
         labels.append(_LN2_LABEL)
+    if legend.off_scale:
+        handles.append(Line2D([], [], color="#444444", marker="^", linestyle=""))
+        labels.append(OFF_SCALE_LABEL)
     for label, line_style in REFERENCE_STYLES.items():
         if label in legend.references:
             handles.append(Line2D([], [], **line_style))  # type: ignore[arg-type]
@@ -435,7 +467,7 @@ def _draw_legend(
         wrapped = ["\n".join(textwrap.wrap(label, 42)) for label in labels]
         box = ax.legend(handles, wrapped, loc="upper left", frameon=False, title="Curves",
                         borderaxespad=0.0, handlelength=2.6)
-    notes = [BAND_NOTE] + ([OVERLAY_NOTE] if spec.overlays else [])
+    notes = [BAND_NOTE] + ([OVERLAY_NOTE] if spec.overlays else []) + list(absent)
     _notes_below(ax, box, "\n".join("\n".join(textwrap.wrap(note, 46)) for note in notes))
     return tuple(labels)
 
@@ -452,6 +484,21 @@ def _notes_below(ax: Axes, legend: MplLegend | None, text: str) -> None:
 # --------------------------------------------------------------------------------------------
 # figures
 # --------------------------------------------------------------------------------------------
+
+
+def _panel_grid(n: int) -> tuple[Figure, list[Axes], Axes]:
+    """A figure with ``n`` data panels and the legend panel, without an empty cell: up to five
+    panels in three columns (four: two by two, the legend panel beside them)."""
+    cols = {0: 1, 1: 2, 2: 3, 3: 2}.get(n, 3)
+    rows = 2 if n == 4 else -(-(n + 1) // cols)
+    height = style.PANEL_FIGSIZE[1] if rows > 1 else style.PANEL_FIGSIZE[1] * 0.55
+    fig = Figure(figsize=(style.PANEL_FIGSIZE[0], height), dpi=style.DPI, layout="constrained")
+    grid = fig.add_gridspec(rows, cols)
+    if n == 4:
+        axes = [fig.add_subplot(grid[i // 2, i % 2]) for i in range(4)]
+        return fig, axes, fig.add_subplot(grid[:, 2])
+    cells = [fig.add_subplot(grid[i // cols, i % cols]) for i in range(n + 1)]
+    return fig, cells[:n], cells[n]
 
 
 def variant_subtitle(variant: str) -> str:
@@ -491,12 +538,18 @@ def render_figure(
     legend = _Legend(set(), {})
     panels: dict[str, PanelSummary] = {}
 
+    shown = {}  # data set -> panel; a data set not in this run (or without raw data) gets none
+    for dataset, panel in DATASET_PANELS.items():
+        problem = panel_problem(dataset, tables, unavailable)
+        if problem is not None and (problem[0] == "unavailable" or dataset not in tables):
+            panels[dataset] = PanelSummary(dataset, *problem, (), 0, ())
+        else:
+            shown[dataset] = panel
     with matplotlib.rc_context(style.RC):
-        fig = Figure(figsize=style.PANEL_FIGSIZE, dpi=style.DPI, layout="constrained")
-        grid = fig.add_gridspec(2, 3)
-        axes = [fig.add_subplot(grid[i // 3, i % 3]) for i in range(6)]
+        fig, axes, legend_ax = _panel_grid(len(shown))
+        absent = [p.message for p in panels.values()]
         fig.suptitle(wrap_title(f"{title}\n{subtitle}", 110))
-        for ax, (dataset, panel) in zip(axes, DATASET_PANELS.items(), strict=False):
+        for ax, (dataset, panel) in zip(axes, shown.items(), strict=True):
             panel_title = f"({panel.letter}) {panel.name}"
             problem = panel_problem(dataset, tables, unavailable)
             rows = pd.DataFrame()
@@ -520,11 +573,14 @@ def render_figure(
             if spec.metric == "accuracy":
                 _draw_references(ax, tables[dataset], rows, spec, legend)  # type: ignore[arg-type]
             _format_axes(ax, spec, rows, accounted_note(rows) if spec.x == "epsilon" else "")
+            if spec.metric == "optimal_gap":
+                legend.off_scale |= _clip_to_data(ax, rows, spec.metric, overlay_lines(rows, spec))
             panels[dataset] = PanelSummary(
                 dataset, "plotted", "", mechanisms, len(rows), axes_texts(ax)
             )
+        panels = {ds: panels[ds] for ds in DATASET_PANELS if ds in panels}
         n_plotted = sum(p.status == "plotted" for p in panels.values())
-        labels = _draw_legend(axes[5], spec, var, legend, n_plotted)
+        labels = _draw_legend(legend_ax, spec, var, legend, n_plotted, absent)
         save_figure(fig, out_png, out_pdf)
     return FigureSummary(f"{fig_id}{variant}", title, subtitle, panels, labels)
 
@@ -641,7 +697,9 @@ def _ratio_panel(ax: Axes, u_rows: pd.DataFrame, look: _NoiseStyle) -> None:
     ax.set_ylabel("σ_Jayaraman / σ_WD-DP")
 
 
-def _noise_legend(ax: Axes, look: _NoiseStyle) -> tuple[str, ...]:
+def _noise_legend(ax: Axes, look: _NoiseStyle, absent: Sequence[str] = ()) -> tuple[str, ...]:
+    """The legend panel of the noise diagnostics, with the notes (``absent``: why a data set has no
+    column, said once)."""
     ax.axis("off")
     handles = [Line2D([], [], color=look.palette[m], linewidth=1.6) for m in look.mechanisms]
     labels = [style.mechanism_label(m) for m in look.mechanisms]
@@ -655,7 +713,7 @@ def _noise_legend(ax: Axes, look: _NoiseStyle) -> tuple[str, ...]:
     handles.append(Line2D([], [], color=style.PALETTE["jayaraman"], marker="o", linestyle="none"))
     labels.append("measured σ_J/σ_WD (row 3)")
     box = ax.legend(handles, labels, loc="upper left", frameon=False, title="Curves and settings")
-    _notes_below(ax, box, "\n".join(textwrap.wrap(NOISE_NOTE, 34)))
+    _notes_below(ax, box, "\n".join("\n".join(textwrap.wrap(note, 34)) for note in [NOISE_NOTE, *absent]))
     return tuple(labels)
 
 
@@ -684,28 +742,34 @@ def render_noise_diagnostics(
     subtitle = variant_subtitle(variant)
     panels: dict[str, PanelSummary] = {}
 
+    shown = [ds for ds in DATASET_PANELS if ds in rows_by_ds]
+    for dataset in DATASET_PANELS:  # a data set without runs gets no column; the legend panel says why
+        if dataset not in rows_by_ds:
+            problem = panel_problem(dataset, tables, unavailable) or (
+                "empty", f"{DATASET_PANELS[dataset].name}: no results table for this data set.")
+            panels[dataset] = PanelSummary(dataset, *problem, (), 0, ())
     with matplotlib.rc_context(style.RC):
         fig = Figure(figsize=(13.0, 10.5), dpi=style.DPI, layout="constrained")
-        grid = fig.add_gridspec(3, 6, width_ratios=[1, 1, 1, 1, 1, 0.9])
+        grid = fig.add_gridspec(3, len(shown) + 1, width_ratios=[1] * len(shown) + [1.15])
         fig.suptitle(wrap_title(f"{title}\n{subtitle}", 110))
-        for col, (dataset, panel) in enumerate(DATASET_PANELS.items()):
+        for col, dataset in enumerate(shown):
+            panel = DATASET_PANELS[dataset]
             axes = [fig.add_subplot(grid[r, col]) for r in range(3)]
-            panel_title = "\n".join(textwrap.wrap(f"({panel.letter}) {panel.name}", 26))
-            if dataset not in rows_by_ds:
-                status, message = panel_problem(dataset, tables, unavailable)  # type: ignore[misc]
-                for ax in axes:
-                    message_panel(ax, panel_title, message, width=26)
-                panels[dataset] = PanelSummary(
-                    dataset, status, message, (), 0, axes_texts(axes[0])
-                )
-                continue
+            panel_title = "\n".join(textwrap.wrap(f"({panel.letter}) {panel.name}", 22))
             for ax in axes:
                 ax.set_title(panel_title, loc="left")
             eps_rows, u_rows = rows_by_ds[dataset]
             _sigma_panel(axes[0], eps_rows, X_LABELS["epsilon"], look)
             axes[0].set_xscale("log")
+            if not eps_rows.empty:  # ticks at the grid's ε, written plainly (no 6×10⁻² over 10⁻¹)
+                xs = np.unique(eps_rows["x"].to_numpy(dtype=float))
+                axes[0].set_xticks(xs, [f"{x:g}" for x in xs])
+                axes[0].xaxis.set_minor_locator(NullLocator())
             _sigma_panel(axes[1], u_rows, X_LABELS["u"], look)
             _ratio_panel(axes[2], u_rows, look)
+            for ax in axes:  # labels wrapped to a narrow panel; the y-label once per row
+                ax.set_xlabel("\n".join(textwrap.wrap(ax.get_xlabel(), 20)))
+                ax.set_ylabel("\n".join(textwrap.wrap(ax.get_ylabel(), 26)) if col == 0 else "")
             mechanisms = tuple(
                 m
                 for m in look.mechanisms
@@ -719,7 +783,9 @@ def render_noise_diagnostics(
                 len(eps_rows) + len(u_rows),
                 axes_texts(axes[0]),
             )
-        labels = _noise_legend(fig.add_subplot(grid[:, 5]), look)
+        panels = {ds: panels[ds] for ds in DATASET_PANELS if ds in panels}
+        absent = [panels[ds].message for ds in DATASET_PANELS if ds not in rows_by_ds]
+        labels = _noise_legend(fig.add_subplot(grid[:, len(shown)]), look, absent)
         save_figure(fig, out_png, out_pdf)
     return FigureSummary(f"noise{variant}", title, subtitle, panels, labels)
 
@@ -804,46 +870,53 @@ def table1_frame(tables: Mapping[str, pd.DataFrame | None], epsilon: float = 0.1
 _ACCOUNTANT_LINES = {"ma16": "-", "exact": "--", "exact_per_party": ":"}
 
 
-def cv_curves_png(scores: pd.DataFrame, chosen: pd.DataFrame) -> bytes:
-    """PNG of the CV curves: mean validation accuracy ± 1 SE against η, one panel per data set.
+def cv_curves_figure(scores: pd.DataFrame, chosen: pd.DataFrame) -> Figure:
+    """The CV curves: mean validation accuracy ± 1 SE against η, one panel per data set.
 
     One line per selection group (colour: mechanism and mode; line style: accountant); the
-    chosen η (one-SE rule) is circled. ``scores`` and ``chosen`` come from
-    :func:`mpdp.studies.wddp.report.cv_scores`.
+    chosen η (one-SE rule) is circled. One legend under all panels (never over a panel or another
+    legend, issue 46). ``scores`` and ``chosen`` come from :func:`mpdp.studies.wddp.report.cv_scores`.
     """
-    import io as _io
-
     datasets = [d for d in DATASET_PANELS if d in set(scores["dataset"])]
     groups = sorted({(m, mo) for m, mo in zip(scores["mechanism"], scores["mode"], strict=True)},
                     key=lambda k: (style.mechanism_sort_key(k[0]), k[1]))
     colours = dict(zip(groups, sns.color_palette("colorblind", len(groups)).as_hex(), strict=True))
+    n_rows = (len(datasets) + 2) // 3
+    fig = Figure(figsize=(12.6, 4.2 * n_rows + 1.6), dpi=style.DPI, layout="constrained")
+    axes = fig.subplots(n_rows, 3, squeeze=False).ravel()
+    handles: dict[str, Line2D] = {}
+    for ax, ds in zip(axes, datasets, strict=False):
+        data = scores[scores["dataset"] == ds]
+        for (mech, mode, acc), g in data.groupby(["mechanism", "mode", "accountant"]):
+            g = g.sort_values("eta")
+            label = f"{style.mechanism_short(mech)} {mode} · {acc}"
+            linestyle = _ACCOUNTANT_LINES.get(acc, "-")
+            se = g["se"].to_numpy(dtype=float)
+            ax.errorbar(g["eta"], g["mean_accuracy"], yerr=np.where(np.isfinite(se), se, 0.0), capsize=2,
+                        marker="o", markersize=3, color=colours[(mech, mode)], linestyle=linestyle)
+            handles.setdefault(label, Line2D([], [], color=colours[(mech, mode)], linestyle=linestyle,
+                                             marker="o", markersize=3))
+            pick = chosen[(chosen["dataset"] == ds) & (chosen["mechanism"] == mech)
+                          & (chosen["mode"] == mode) & (chosen["accountant"] == acc)]
+            if not pick.empty:
+                eta = float(pick["eta"].iloc[0])
+                y = float(g.loc[np.isclose(g["eta"], eta), "mean_accuracy"].iloc[0])
+                ax.plot([eta], [y], marker="o", markersize=9, markerfacecolor="none",
+                        color=colours[(mech, mode)], linestyle="")
+        ax.set_xscale("log")
+        ax.set_xlabel("learning rate η")
+        ax.set_ylabel("validation accuracy (mean ± 1 SE)")
+        ax.set_title(f"({DATASET_PANELS[ds].letter}) {DATASET_PANELS[ds].name}", loc="left")
+    for ax in axes[len(datasets):]:
+        ax.axis("off")
+    handles["η chosen (one-SE rule)"] = Line2D([], [], marker="o", markersize=9, markerfacecolor="none",
+                                                color="#333333", linestyle="")
+    fig.legend(list(handles.values()), list(handles), loc="outside lower center", ncol=3, frameon=False)
+    return fig
+
+
+def cv_curves_png(scores: pd.DataFrame, chosen: pd.DataFrame, record_as: str | Path | None = None) -> bytes:
+    """:func:`cv_curves_figure` as PNG bytes for the report, its layout checked and, with
+    ``record_as``, recorded (:func:`mpdp.figures.plot.png_bytes`)."""
     with matplotlib.rc_context(style.RC):
-        fig = Figure(figsize=(12.6, 5.2 * ((len(datasets) + 2) // 3)), dpi=style.DPI,
-                     layout="constrained")
-        axes = fig.subplots((len(datasets) + 2) // 3, 3, squeeze=False).ravel()
-        for ax, ds in zip(axes, datasets, strict=False):
-            data = scores[scores["dataset"] == ds]
-            for (mech, mode, acc), g in data.groupby(["mechanism", "mode", "accountant"]):
-                g = g.sort_values("eta")
-                label = f"{style.mechanism_short(mech)} {mode} · {acc}"
-                ax.errorbar(g["eta"], g["mean_accuracy"], yerr=g["se"], capsize=2, marker="o",
-                            markersize=3, color=colours[(mech, mode)],
-                            linestyle=_ACCOUNTANT_LINES.get(acc, "-"), label=label)
-                pick = chosen[(chosen["dataset"] == ds) & (chosen["mechanism"] == mech)
-                              & (chosen["mode"] == mode) & (chosen["accountant"] == acc)]
-                if not pick.empty:
-                    eta = float(pick["eta"].iloc[0])
-                    y = float(g.loc[np.isclose(g["eta"], eta), "mean_accuracy"].iloc[0])
-                    ax.plot([eta], [y], marker="o", markersize=9, markerfacecolor="none",
-                            color=colours[(mech, mode)])
-            ax.set_xscale("log")
-            ax.set_xlabel("learning rate η")
-            ax.set_ylabel("validation accuracy (mean ± 1 SE)")
-            ax.set_title(f"({DATASET_PANELS[ds].letter}) {DATASET_PANELS[ds].name}", loc="left")
-            ax.legend(frameon=False, loc="upper center", bbox_to_anchor=(0.5, -0.2),
-                      ncol=2)
-        for ax in axes[len(datasets):]:
-            ax.axis("off")
-        buffer = _io.BytesIO()
-        fig.savefig(buffer, format="png", dpi=style.DPI, metadata=style.PNG_METADATA)
-    return buffer.getvalue()
+        return png_bytes(cv_curves_figure(scores, chosen), record_as)

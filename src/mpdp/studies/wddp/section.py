@@ -167,6 +167,12 @@ def _figure_subsection(fig_id: str, tables: wr.Tables, claims: Mapping[str, pd.D
     return blocks
 
 
+def _record_as(ctx: Mapping[str, Any], name: str) -> Path | None:
+    """Where an in-memory figure's layout record goes in the report build (None: not recorded)."""
+    folder = ctx.get("figure_records")
+    return Path(folder) / f"{name}.png" if folder else None
+
+
 def build(ctx: Mapping[str, Any], tables: wr.Tables, cards: Mapping[str, Any],
           claims: Mapping[str, pd.DataFrame], view: claims_view.ClaimsTables = claims_view.EMPTY) -> StudySection:
     """The WD-DP section from the report context, its results tables, data cards and claims.
@@ -247,7 +253,7 @@ def build(ctx: Mapping[str, Any], tables: wr.Tables, cards: Mapping[str, Any],
     else:
         section.deviations += [
             FigureItem("cv_eta", "Cross-validation of η: validation accuracy ± SE per η",
-                       data=cv_curves_png(scores, chosen)),
+                       data=cv_curves_png(scores, chosen, _record_as(ctx, "cv_eta"))),
             table(wr.cv_choice_table(chosen)),
         ]
     section.deviations += [
