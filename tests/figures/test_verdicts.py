@@ -69,7 +69,7 @@ def test_matrix_has_one_linked_coloured_cell_per_claim_and_reading(section, fram
 def test_conclusion_is_short_plain_and_counted_from_the_frame(frame):
     text = verdicts.conclusion(frame, "Paper S", ["It spends about 36× the ε it claims."])
     assert text.startswith("**Paper S.** Of its five claims (as printed), one fails, one holds only in part, "
-                           "one stays undecided, ")
+                           "one is underpowered, ")
     # a MIXED claim is not listed under "Fails": it holds in part, with both counts
     assert "Fails: method C beats the baseline (fails in 1 of 5 cells)." in text
     assert "Holds in part: method B beats the baseline (4 cells for, 1 against)" in text
@@ -134,7 +134,7 @@ def test_each_cell_shows_its_support_and_the_reason_of_a_verdict_that_decides_no
     page = verdicts.verdict_matrix_html(with_reason, {"s": "Paper S"}, lambda s, r, c: f"claim-{s}-{c}")
     shown = re.findall(r'<b>(\w+)</b><span>(\w+)</span><small class="mpdp-support">([^<]*)</small>', page)
     assert shown[:5] == [("A", "HOLDS", "2/5 cells for"), ("B", "MIXED", "in part: 4 for, 1 against"),
-                         ("C", "FAILS", "1/5 cells against"), ("D", "INCONCLUSIVE", "underpowered"),
+                         ("C", "FAILS", "1/5 cells against"), ("D", "UNDERPOWERED", "underpowered"),
                          ("E", "UNINFORMATIVE", "at chance (Alg. 1)")]
     # without the column (an older claims engine) the counts stand in for the reason
     page = verdicts.verdict_matrix_html(frame, {"s": "Paper S"}, lambda s, r, c: f"claim-{s}-{c}")
@@ -171,20 +171,20 @@ def test_every_paper_gets_a_why_sentence_from_its_verdicts(frame):
     undecided = _verdicts([("paper", c, "UNINFORMATIVE", 0, 0) for c in "ABC"]).assign(reason="at chance")
     assert verdicts.why(undecided) == "Why: three of its three claims decide nothing, most often (three): at chance."
     # without the engine's reason, what the verdict means, counted over the claims (not per support)
-    mixed = _verdicts([("paper", c, "UNINFORMATIVE", 0, 0) for c in "AB"] + [("paper", "C", "INCONCLUSIVE", 0, 0)])
+    mixed = _verdicts([("paper", c, "UNINFORMATIVE", 0, 0) for c in "AB"] + [("paper", "C", "UNDERPOWERED", 0, 0)])
     assert verdicts.why(mixed) == ("Why: three of its three claims decide nothing, most often (two): a "
-                                   "compared method is no better than guessing the majority class.")
+                                   "method the claim needs is at chance, or its reference has not converged.")
     assert verdicts.conclusion(holds, "Paper S").endswith("rests on 1 of 5 cells.")
     # facts of the study replace the generic sentence
     assert "Why:" not in verdicts.conclusion(holds, "Paper S", ["It spends 36× the ε it claims."])
 
 
 def test_conclusions_agree_in_number_and_name_a_repeated_claim_once():
-    one = _verdicts([("paper", "A", "VACUOUS", 0, 0), ("paper", "B", "INCONCLUSIVE", 0, 0),
+    one = _verdicts([("paper", "A", "VACUOUS", 0, 0), ("paper", "B", "UNDERPOWERED", 0, 0),
                      ("paper", "C", "HOLDS", 1, 0), ("paper", "D", "HOLDS", 2, 0)])
     one.loc[one["claim_id"] == "D", "claim"] = one.loc[one["claim_id"] == "C", "claim"].iloc[0]
     text = verdicts.conclusion(one, "Paper S")
-    assert "one is vacuous, one stays undecided, two hold" in text
+    assert "one is vacuous, one is underpowered, two hold" in text
     assert "one are" not in text and "one stay " not in text
     assert text.count("method C beats the baseline") == 1 and "(C, D)" in text
 

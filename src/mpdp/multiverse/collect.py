@@ -100,9 +100,9 @@ def collect(default: pd.DataFrame, results: Sequence[Result], default_warnings: 
     out = pd.concat(frames, ignore_index=True)
     out["n_informative"] = out["n_informative"].astype("Int64")
     out["default_n_informative"] = out["default_n_informative"].astype("Int64")
-    from mpdp.studies.registry import STUDIES
-
-    rank = {study.id: i for i, study in enumerate(STUDIES)}  # the report's paper order (the registry's)
+    # the report's paper order: the default verdicts table's (the claims build goes study by study in the
+    # registry's order); this shared layer names no study
+    rank = {study: i for i, study in enumerate(dict.fromkeys(default["study"].astype(str)))}
     out = out.assign(_rank=out["study"].map(lambda st: rank.get(st, len(rank))))
     return (out.sort_values(["_rank", "claim_id", "reading"], kind="stable").drop(columns="_rank")
             .reset_index(drop=True))
