@@ -85,8 +85,12 @@ def support(row: object) -> str:
     if verdict == "MIXED":
         return f"in part: {n_for} for, {n_against} against"
     reason = getattr(row, "reason", None)
-    if isinstance(reason, str) and reason.strip():
-        return reason.strip()
+    if isinstance(reason, str) and reason.strip():  # its head only: the whole reason is in the tooltip
+        head = reason.strip().split(":")[0].strip()
+        needed = pd.to_numeric(getattr(row, "reps_needed", None), errors="coerce")
+        if verdict == "UNDERPOWERED" and pd.notna(needed) and needed > 0:
+            return f"{head}: ~{int(needed)} reps needed"
+        return head
     n_informative = int(row.n_informative)  # type: ignore[attr-defined]
     if verdict == "VACUOUS":
         return f"bound says nothing in {n_informative}/{n_cells}"
