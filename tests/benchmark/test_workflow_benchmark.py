@@ -54,8 +54,12 @@ def test_benchmark_tables_end_to_end(workdir):
     e2e = table[(table["mechanism"] != "nonprivate") & (table["selection"] == "private")]
     assert (e2e["eps_end_to_end"] <= e2e["epsilon"] * (1 + 1e-9)).all()
     assert (private["delta_total"].isin([0.0, 1e-5])).all() and private["accountant"].notna().all()
-    # paired repetitions: the same partition for every mechanism of a (m, u, rep)
-    assert (table.groupby(["m", "u", "rep"])[["n", "n_min", "n_max", "partition"]].nunique() == 1).all().all()
+    # paired repetitions: the same partition for every mechanism of a (m, u, rep) and privacy unit; under the
+    # private protocol the party-level mechanisms hold the validation records out of every party (issue 43)
+    assert (table.groupby(["selection", "privacy_unit", "m", "u", "rep"])[["n", "n_min", "n_max", "partition"]]
+            .nunique() == 1).all().all()
+    sizes = table[table["selection"] == "private"].groupby(["privacy_unit", "m", "u", "rep"])["n"].first().unstack(0)
+    assert (sizes["party"] < sizes["record"]).all()
     assert table.groupby(["m", "u"])["partition"].nunique().eq(2).all()
     assert (table["optimal_gap"] >= -1e-7).all()
     assert (table.loc[table["mechanism"] == "nonprivate", "optimal_gap"] == 0).all()

@@ -246,7 +246,9 @@ def record(layout: Layout, path: str | Path) -> None:
 
 def read_record(path: str | Path) -> Layout:
     """A layout record written by :func:`record`."""
-    return Layout(**json.loads(Path(path).read_text()))
+    from mpdp.io import read_json
+
+    return Layout(**read_json(path, "figure layout record"))
 
 
 def run(fig: Figure, out_png: str | Path, write: bool = True) -> Layout:
