@@ -76,6 +76,14 @@ def benchmark_priority(cfg: Mapping[str, Any], available: Sequence[str], dataset
     return _tier(cfg, available, "benchmark_admm", _size_rank(dataset))
 
 
+def benchmark_budgets_priority(cfg: Mapping[str, Any], available: Sequence[str]) -> int:
+    """Priority of the benchmark's selection budgets (rule ``benchmark_budgets``), which every
+    benchmark job waits for: the highest priority of those jobs (Snakemake does not pass it on)."""
+    datasets = [ds for ds in cfg["benchmark"].get("datasets", ()) if ds in available]
+    return max((benchmark_priority(cfg, available, ds, g) for ds in datasets for g in registry.job_groups(cfg)),
+               default=0)
+
+
 def data_priority(cfg: Mapping[str, Any], available: Sequence[str], dataset: str) -> int:
     """Priority of a data set's fetch and preparation (rules ``fetch_raw``, ``prepare`` and
     ``prepare_multiclass``; its partitions, which only WD-DP reads, take WD-DP's setup priority):
