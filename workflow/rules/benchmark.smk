@@ -19,6 +19,8 @@ if BENCHMARK and _BENCHMARK_ABSENT:
 STUDY_BENCHMARKS.extend(
     f"data/benchmarks/benchmark/{ds}/{group}.tsv" for ds in BENCHMARK_DATASETS for group in BENCHMARK_GROUPS
 )
+if BENCHMARK_DATASETS:  # the selection budgets every job reads (rule benchmark_budgets)
+    STUDY_BENCHMARKS.append("data/benchmarks/benchmark_budgets/budgets.tsv")
 
 
 #: benchmark_table_paths(config=None) -> the configured data/results/benchmark/{ds}.parquet
@@ -44,7 +46,7 @@ rule benchmark_budgets:
     log:
         "logs/benchmark_budgets.log",
     benchmark:
-        "data/benchmarks/benchmark/budgets.tsv"
+        "data/benchmarks/benchmark_budgets/budgets.tsv"
     priority: scheduling.benchmark_budgets_priority(CFG, AVAILABLE) if BENCHMARK else 0
     params:
         code=code("benchmark_budgets.py"),
