@@ -13,7 +13,9 @@ Adult / Bank: larger data set first), the ADMM study's topology jobs (355 s ring
 the binary voting tables (KDDCup99's 295 s; larger data set first), then the audit's table (the
 longest job of the smoke profile); every other job keeps priority 0 and fills the cores at the
 end. Snakemake does not pass a priority on to the jobs a job waits for, so a data set's fetch and
-preparation get the highest priority of their readers (:func:`data_priority`). Only the order of
+preparation get the highest priority of their readers (:func:`data_priority`), and so do the
+benchmark's selection budgets, which every benchmark job reads (:func:`benchmark_budgets_priority`,
+issue 45). Only the order of
 jobs changes, never an output.
 """
 
