@@ -53,13 +53,14 @@ def test_long_single_jobs_come_before_every_wddp_job_longest_first():
 
 def test_the_rules_declare_these_priorities():
     # the functions above only schedule anything if the rules name them
-    expected = {"admm.smk": ("admm_job", "scheduling.admm_priority"),
-                "voting.smk": ("voting_train", "scheduling.voting_priority"),
-                "benchmark.smk": ("benchmark_job", "scheduling.benchmark_priority"),
-                "audit.smk": ("audit_table", "scheduling.audit_priority"),
-                "data.smk": ("fetch_raw", "data_priority"),
-                "train.smk": ("train_job", "job_priority")}
-    for name, (rule, func) in expected.items():
+    expected = (("admm.smk", "admm_job", "scheduling.admm_priority"),
+                ("voting.smk", "voting_train", "scheduling.voting_priority"),
+                ("benchmark.smk", "benchmark_job", "scheduling.benchmark_priority"),
+                ("benchmark.smk", "benchmark_budgets", "scheduling.benchmark_budgets_priority"),
+                ("audit.smk", "audit_table", "scheduling.audit_priority"),
+                ("data.smk", "fetch_raw", "data_priority"),
+                ("train.smk", "train_job", "job_priority"))
+    for name, rule, func in expected:
         text = (ROOT / "workflow" / "rules" / name).read_text()
         body = re.search(rf"^rule {rule}:\n(.*?)(?=^\S)", text, re.S | re.M)
         assert body, f"rule {rule} not in {name}"
@@ -83,3 +84,12 @@ def test_a_data_set_is_fetched_and_prepared_as_early_as_its_longest_reader():
     for rule, func in (("prepare", "data_priority"), ("partition", "setup_priority")):
         body = re.search(rf"^rule {rule}:\n(.*?)(?=^\S|\Z)", text, re.S | re.M)
         assert body and re.search(rf"^\s+priority: {func}", body.group(1), re.M), rule
+
+
+def test_the_selection_budgets_start_as_early_as_the_first_benchmark_job_that_waits_for_them():
+    # every benchmark_job reads rule benchmark_budgets' file (issue 45); Snakemake does not pass
+    # priorities upstream, so the budgets take the highest priority of their readers
+    cfg = _full()
+    datasets = [ds for ds in cfg["benchmark"]["datasets"] if ds in AVAILABLE]
+    readers = [scheduling.benchmark_priority(cfg, AVAILABLE, ds, g) for ds in datasets for g in registry.job_groups(cfg)]
+    assert scheduling.benchmark_budgets_priority(cfg, AVAILABLE) == max(readers) > plan.setup_priority(cfg, "adult")

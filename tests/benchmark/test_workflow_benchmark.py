@@ -6,6 +6,7 @@ Offline: the raw files come from the mirror ($MPDP_DATA_MIRROR, default ../share
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 from pathlib import Path
 
@@ -14,12 +15,14 @@ import pandas as pd
 import pytest
 from workflow_helpers import mirror_path, run_snakemake, workflow_dir
 
-from mpdp import results
+from mpdp import config, results
 from mpdp.studies.benchmark import registry
 from mpdp.studies.benchmark.schema import EXTRA_COLUMNS
 
 SMOKE = ["--configfile", "config/smoke.yaml", "--cores", "2", "--config", "datasets=[breast_cancer]"]
 KEY = ["mechanism", "epsilon", "m", "u", "rep"]
+
+ROOT = Path(__file__).resolve().parents[2]
 
 pytestmark = pytest.mark.slow
 
@@ -31,6 +34,25 @@ def _snakemake(workdir: Path, *args: str) -> subprocess.CompletedProcess:
 @pytest.fixture(scope="module")
 def workdir(tmp_path_factory, mirror) -> Path:
     return workflow_dir(tmp_path_factory.mktemp("benchmark_workflow"))
+
+
+def test_the_selection_budgets_are_one_job_that_every_benchmark_job_reads(workdir):
+    """Issue 45: the private selection's budget search runs once (rule benchmark_budgets), not in
+    every data set's job; every benchmark_job takes its file as an input, and none waits behind it
+    at a lower priority."""
+    two = workdir / "two_benchmark_datasets.yaml"  # merged over the smoke profile key by key
+    two.write_text("datasets: [breast_cancer, adult]\nbenchmark:\n  datasets: [breast_cancer, adult]\n")
+    proc = _snakemake(workdir, "benchmark_tables", "-n", "--forceall", "--configfile", "config/smoke.yaml", str(two),
+                      "--cores", "2")
+    blocks = re.findall(r"^rule (\w+):\n(.*?)(?=^\S|\Z)", proc.stdout, re.S | re.M)
+    budgets = [body for rule, body in blocks if rule == "benchmark_budgets"]
+    jobs = [body for rule, body in blocks if rule == "benchmark_job"]
+    assert len(budgets) == 1
+    assert "output: data/results/benchmark/budgets.json" in budgets[0]
+    assert len(jobs) == 2 * len(registry.job_groups(config.load(ROOT / "config" / "smoke.yaml"))) >= 8
+    assert all(re.search(r"^\s+input: .*data/results/benchmark/budgets\.json", j, re.M) for j in jobs)
+    prio = [int(re.search(r"priority: (\d+)", j)[1]) if "priority:" in j else 0 for j in jobs]
+    assert int(re.search(r"priority: (\d+)", budgets[0])[1]) == max(prio) > 0
 
 
 def test_benchmark_tables_end_to_end(workdir):
@@ -93,7 +115,6 @@ def test_benchmark_target_draws_the_four_figures_from_the_tables(workdir):
 
 
 def test_report_section_numbers_come_from_the_tables(workdir):
-    from mpdp import config
     from mpdp.studies.benchmark import ranking
     from mpdp.studies.benchmark import report as xp_report
 

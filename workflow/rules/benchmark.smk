@@ -19,6 +19,8 @@ if BENCHMARK and _BENCHMARK_ABSENT:
 STUDY_BENCHMARKS.extend(
     f"data/benchmarks/benchmark/{ds}/{group}.tsv" for ds in BENCHMARK_DATASETS for group in BENCHMARK_GROUPS
 )
+if BENCHMARK_DATASETS:  # the selection budgets every job reads (rule benchmark_budgets)
+    STUDY_BENCHMARKS.append("data/benchmarks/benchmark_budgets/budgets.tsv")
 
 
 #: benchmark_table_paths(config=None) -> the configured data/results/benchmark/{ds}.parquet
@@ -36,10 +38,30 @@ rule benchmark_tables:
         [p.replace(".parquet", ".hparams.json") for p in benchmark_table_paths()],
 
 
+rule benchmark_budgets:
+    # the private selection's per-trial ε search of every mechanism at every ε of the grid, once
+    # for every benchmark_job (mpdp.studies.benchmark.budgets); on the critical path of each
+    output:
+        budgets="data/results/benchmark/budgets.json",
+    log:
+        "logs/benchmark_budgets.log",
+    benchmark:
+        "data/benchmarks/benchmark_budgets/budgets.tsv"
+    priority: scheduling.benchmark_budgets_priority(CFG, AVAILABLE) if BENCHMARK else 0
+    params:
+        code=code("benchmark_budgets.py"),
+        settings=rule_keys.param(CFG, "benchmark_budgets") if BENCHMARK else "",
+    conda:
+        "../envs/mpdp.yaml"
+    script:
+        "../scripts/benchmark_budgets.py"
+
+
 rule benchmark_job:
     input:
         card=lambda wc: card(wc.ds),
         arrays=lambda wc: processed_arrays_of(wc.ds),
+        budgets="data/results/benchmark/budgets.json",
     output:
         table="data/results/benchmark/parts/{ds}/{bgroup}.parquet",
         hparams="data/results/benchmark/parts/{ds}/{bgroup}.hparams.json",

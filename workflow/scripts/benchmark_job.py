@@ -9,7 +9,7 @@ sm = snakemake  # noqa: F821  (injected by Snakemake)
 cfg = config.validate(sm.config)
 ds, group = sm.wildcards.ds, sm.wildcards.bgroup
 run_step(
-    lambda log: family_job(cfg, ds, group, Path(sm.input.card).parent, Path(sm.output.table),
-                           Path(sm.output.hparams), log),
+    lambda log: family_job(cfg, ds, group, Path(sm.input.card).parent, Path(sm.input.budgets),
+                           Path(sm.output.table), Path(sm.output.hparams), log),
     sm.log[0], f"benchmark {ds} {group}",
 )

@@ -82,6 +82,8 @@ RULE_KEYS: dict[str, tuple[str, ...]] = {
     # cross-paper benchmark (spec E10): every job reads the section (grid, selection) but the
     # ranking's primary metric
     "benchmark_job": ("root_seed", *_section_without("benchmark", "primary_metric")),
+    # the private selection's budgets, once for every job (mpdp.studies.benchmark.budgets)
+    "benchmark_budgets": _section_without("benchmark", "primary_metric"),
     "benchmark_collect": ("benchmark.reference", "benchmark.val_frac", "benchmark.tune_seeds",
                           "benchmark.mechanisms", "benchmark.selection"),
     "benchmark_figure": ("benchmark.reference", "benchmark.delta", "benchmark.max_train_records",

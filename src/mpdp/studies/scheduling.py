@@ -13,7 +13,9 @@ Adult / Bank: larger data set first), the ADMM study's topology jobs (355 s ring
 the binary voting tables (KDDCup99's 295 s; larger data set first), then the audit's table (the
 longest job of the smoke profile); every other job keeps priority 0 and fills the cores at the
 end. Snakemake does not pass a priority on to the jobs a job waits for, so a data set's fetch and
-preparation get the highest priority of their readers (:func:`data_priority`). Only the order of
+preparation get the highest priority of their readers (:func:`data_priority`), and so do the
+benchmark's selection budgets, which every benchmark job reads (:func:`benchmark_budgets_priority`,
+issue 45). Only the order of
 jobs changes, never an output.
 """
 
@@ -74,6 +76,14 @@ def benchmark_priority(cfg: Mapping[str, Any], available: Sequence[str], dataset
     if group != BENCHMARK_ADMM_GROUP:
         return 0
     return _tier(cfg, available, "benchmark_admm", _size_rank(dataset))
+
+
+def benchmark_budgets_priority(cfg: Mapping[str, Any], available: Sequence[str]) -> int:
+    """Priority of the benchmark's selection budgets (rule ``benchmark_budgets``), which every
+    benchmark job waits for: the highest priority of those jobs (Snakemake does not pass it on)."""
+    datasets = [ds for ds in cfg["benchmark"].get("datasets", ()) if ds in available]
+    return max((benchmark_priority(cfg, available, ds, g) for ds in datasets for g in registry.job_groups(cfg)),
+               default=0)
 
 
 def data_priority(cfg: Mapping[str, Any], available: Sequence[str], dataset: str) -> int:

@@ -160,9 +160,16 @@ def budget(cfg: Mapping[str, Any], mech: str, eps: float) -> Budget:
     """The private protocol's split of the target ε of ``mech`` (module docstring); memoised per
     (mechanism, ε, ``benchmark`` section).
 
+    A budget installed from rule ``benchmark_budgets``'s file (:func:`install`) is returned as
+    it was computed there (the same function, once per ``benchmark`` section).
+
     Raises :class:`ConfigError` naming ``benchmark.selection`` keys when no per-trial ε > 0 fits.
     """
-    key = json.dumps(cfg["benchmark"], sort_keys=True, default=str)
+    key = _section_key(cfg)
+    if (hit := _INSTALLED.get((key, mech, float(eps)))) is not None:
+        if isinstance(hit.budget, str):
+            raise ConfigError(hit.budget)
+        return hit.budget
     return _budget(_CfgKey(key, cfg), _curve_key(mech), float(eps), releases_selected_trial(mech))
 
 
@@ -175,6 +182,8 @@ def slack(cfg: Mapping[str, Any], mech: str, eps: float) -> dict[str, float]:
     composition, DP-SGD's PLD) — above 1 where the curve is looser than the run's calibration,
     below 1 where converting at δ > 0 is tighter than the run's own statement (pure ε-DP at δ = 0).
     """
+    if (hit := _INSTALLED.get((_section_key(cfg), mech, float(eps)))) is not None and hit.slack is not None:
+        return dict(hit.slack)
     bud = budget(cfg, mech, eps)
     delta = float(cfg["benchmark"]["delta"])
     return {"trial_share": bud.eps_trial / float(eps),
@@ -189,6 +198,29 @@ def can_meet(cfg: Mapping[str, Any], mech: str, eps: float) -> bool:
     except ConfigError:
         return False
     return True
+
+
+@dataclass(frozen=True)
+class Installed:
+    """A budget computed by rule ``benchmark_budgets``: the :class:`Budget` (or the one-line
+    :class:`ConfigError` message its computation raised) and its :func:`slack` record."""
+
+    budget: Budget | str
+    slack: dict[str, float] | None
+
+
+#: budgets installed from rule ``benchmark_budgets``'s file: (``benchmark`` section, mechanism, ε) -> record
+_INSTALLED: dict[tuple[str, str, float], Installed] = {}
+
+
+def install(cfg: Mapping[str, Any], mech: str, eps: float, record: Installed) -> None:
+    """Make :func:`budget` and :func:`slack` of (``mech``, ``eps``) under ``cfg``'s ``benchmark``
+    section return ``record`` (computed once for every job: :mod:`mpdp.studies.benchmark.budgets`)."""
+    _INSTALLED[(_section_key(cfg), mech, float(eps))] = record
+
+
+def _section_key(cfg: Mapping[str, Any]) -> str:
+    return json.dumps(cfg["benchmark"], sort_keys=True, default=str)
 
 
 class _CfgKey:

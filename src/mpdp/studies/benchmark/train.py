@@ -33,7 +33,7 @@ import pandas as pd
 
 from mpdp import io, results
 from mpdp.errors import InputDataError
-from mpdp.studies.benchmark import plan, registry, runner, selection
+from mpdp.studies.benchmark import budgets, plan, registry, runner, selection
 from mpdp.studies.benchmark.admm_runner import run_admm
 from mpdp.studies.benchmark.batch_runner import run_batch_mechanism
 from mpdp.studies.benchmark.builtin import FamilyMechanism
@@ -60,9 +60,11 @@ def run_job(cfg: Mapping[str, Any], dataset: str, data: plan.BenchmarkData, ids:
     return mech.train_job(cfg, dataset, data, ids, log)
 
 
-def family_job(cfg: Mapping[str, Any], dataset: str, group: str, processed_dir: Path, out: Path,
-               hparams_out: Path, log: logging.Logger) -> None:
-    """One Snakemake job: every mechanism of ``group`` on every cell of ``dataset``."""
+def family_job(cfg: Mapping[str, Any], dataset: str, group: str, processed_dir: Path, budgets_file: Path,
+               out: Path, hparams_out: Path, log: logging.Logger) -> None:
+    """One Snakemake job: every mechanism of ``group`` on every cell of ``dataset``, the private
+    selection's budgets read from rule ``benchmark_budgets``'s ``budgets_file`` (:mod:`.budgets`)."""
+    log.info("%d selection budgets from %s", budgets.install(cfg, budgets_file), budgets_file)
     data = plan.load_data(cfg, dataset, processed_dir)
     kept, skipped = plan.cells(cfg, data.n)
     log.info("%s: %d private records (of %d before the cap), %d auxiliary, p = %d; cells %s",
