@@ -82,7 +82,7 @@ def test_benchmark_tables_end_to_end(workdir):
             .nunique() == 1).all().all()
     sizes = table[table["selection"] == "private"].groupby(["privacy_unit", "m", "u", "rep"])["n"].first().unstack(0)
     assert (sizes["party"] < sizes["record"]).all()
-    assert table.groupby(["m", "u"])["partition"].nunique().eq(2).all()
+    assert table.groupby(["selection", "privacy_unit", "m", "u"])["partition"].nunique().eq(2).all()
     assert (table["optimal_gap"] >= -1e-7).all()
     assert (table.loc[table["mechanism"] == "nonprivate", "optimal_gap"] == 0).all()
     hp = json.loads((workdir / "data/results/benchmark/breast_cancer.hparams.json").read_text())

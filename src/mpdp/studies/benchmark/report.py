@@ -250,12 +250,25 @@ def edges(bench: Benchmark) -> pd.DataFrame:
         for mech, h in mechs.get(protocol, mechs).items():
             if not h.get("candidates"):
                 continue
-            picks = ([(f", ε = {float(e):g}", v["chosen"]) for e, v in h["by_epsilon"].items()]
-                     if "by_epsilon" in h else [("", h["chosen"])])
+            if "by_epsilon" not in h:
+                picks = [("", h["chosen"])]
+            elif all("chosen" in v for v in h["by_epsilon"].values()):
+                picks = [(f", ε = {float(e):g}", v["chosen"]) for e, v in h["by_epsilon"].items()]
+            else:  # party level (issue 43): chosen per released row, on its own partition
+                picks = _row_choices(bench, record["dataset"], mech, protocol)
             for where, chosen in picks:
                 choices.append((f"{record['dataset']}, {_label(bench, mech)}{where}", h["hparam"], float(chosen),
                                 h["candidates"]))
     return tuning.edge_warnings("benchmark", choices)
+
+
+def _row_choices(bench: Benchmark, dataset: str, mech: str, protocol: str) -> list[tuple[str, float]]:
+    """Each ε's distinct chosen values of ``mech`` in the table's rows (``hparam_value``), for a
+    mechanism whose selection chooses per released row."""
+    t = bench.table
+    rows = t[(t["dataset"] == dataset) & (t["mechanism"] == mech) & (t["selection"] == protocol)]
+    return [(f", ε = {float(eps):g}", float(v)) for eps, group in rows.groupby("epsilon")
+            for v in sorted(group["hparam_value"].dropna().unique())]
 
 
 def edge_sentence(bench: Benchmark) -> str:
