@@ -52,6 +52,8 @@ def report_files(cfg: Mapping[str, Any], available: Sequence[str],
     """
     files = {}
     for study in running(cfg, available):
-        tables = list(study.tables(cfg, available))
-        files[study.id] = {"tables": tables, "files": list(dict.fromkeys([*tables, *outputs.get(study.id, [])]))}
+        tables = [str(p) for p in study.tables(cfg, available)]
+        # plain strings: the workflow's paths may be its rules' file objects (not picklable)
+        listed = [*tables, *(str(p) for p in outputs.get(study.id, []))]
+        files[study.id] = {"tables": tables, "files": list(dict.fromkeys(listed))}
     return files
