@@ -123,19 +123,59 @@ def _under(module: str, packages: tuple[str, ...]) -> bool:
     return any(module == p or module.startswith(p + ".") for p in packages)
 
 
-def test_layers_import_one_way():
-    """Shared layers -> no study or upper layer; studies -> shared layers (and studies) only: the
-    audit reads the benchmark's registry, never the other way (issue 44)."""
-    graph = import_graph()
-    assert _under("mpdp.studies.wddp.plan", ("mpdp.studies",)) and set(SHARED) <= set(graph)
+def _study(module: str, studies: set[str]) -> str | None:
+    """The study package (``mpdp.studies.<id>``) that ``module`` belongs to, None outside one."""
+    parts = module.split(".")
+    package = ".".join(parts[:3])
+    return package if parts[:2] == ["mpdp", "studies"] and package in studies else None
+
+
+def layer_violations(graph: dict[str, set[str]]) -> list[str]:
+    """The imports against the layers: a shared layer importing a study or an upper layer, a study
+    importing an upper layer, a study importing another study (what two studies share lives in a
+    shared layer: e.g. the batch trainer in :mod:`mpdp.mechanisms.gradient_batch`, the voting
+    models in :mod:`mpdp.models.voting_erm`)."""
+    studies = {m for m in graph if m.count(".") == 2 and m.startswith("mpdp.studies.")
+               and any(other.startswith(m + ".") for other in graph)}
     bad = []
     for module, targets in graph.items():
+        own = _study(module, studies)
         for target in targets:
             if _under(module, SHARED) and _under(target, ("mpdp.studies", *ABOVE_STUDIES)):
                 bad.append(f"{module} -> {target}")
             if _under(module, ("mpdp.studies",)) and _under(target, ABOVE_STUDIES):
                 bad.append(f"{module} -> {target}")
-    assert not bad, "imports against the layers: " + "; ".join(sorted(bad))
+            if own is not None and _study(target, studies) not in (None, own):
+                bad.append(f"{module} -> {target} (another study)")
+    return sorted(bad)
+
+
+def test_layers_import_one_way():
+    """Shared layers -> no study or upper layer; a study -> shared layers (and its own package)
+    only, never another study; the audit reads the benchmark's registry, never the other way
+    (issue 44)."""
+    graph = import_graph()
+    assert _under("mpdp.studies.wddp.plan", ("mpdp.studies",)) and set(SHARED) <= set(graph)
+    bad = layer_violations(graph)
+    assert not bad, "imports against the layers: " + "; ".join(bad)
+
+
+def test_a_study_importing_another_study_is_caught(tmp_path):
+    """The checker itself: a planted study -> study import (lazy, inside a function) is reported;
+    the registry and the studies' shared modules (``mpdp.studies.interface``) may import studies."""
+    pkg = tmp_path / "mpdp"
+    for folder in ("studies/alpha", "studies/beta"):
+        (pkg / folder).mkdir(parents=True)
+    for init in ("__init__.py", "studies/__init__.py", "studies/alpha/__init__.py", "studies/beta/__init__.py"):
+        (pkg / init).write_text("")
+    (pkg / "studies" / "interface.py").write_text("")
+    (pkg / "studies" / "registry.py").write_text("from mpdp.studies.alpha import study\nfrom mpdp.studies.beta import study\n")
+    (pkg / "studies" / "alpha" / "study.py").write_text("from mpdp.studies import interface\n")
+    (pkg / "studies" / "beta" / "study.py").write_text("def f():\n    from mpdp.studies.alpha import study\n")
+    assert layer_violations(import_graph(pkg)) == ["mpdp.studies.beta.study -> mpdp.studies.alpha (another study)",
+                                                   "mpdp.studies.beta.study -> mpdp.studies.alpha.study (another study)"]
+    (pkg / "studies" / "beta" / "study.py").write_text("from mpdp.studies import interface\n")
+    assert layer_violations(import_graph(pkg)) == []
 
 
 def test_the_engine_imports_one_way():

@@ -11,9 +11,9 @@ import pytest
 
 from mpdp import config
 from mpdp.config import UndeclaredKeyError
+from mpdp.mechanisms.gradient_batch import initial_point, train_batch
 from mpdp.pipeline import rule_keys
 from mpdp.studies.wddp import plan
-from mpdp.studies.wddp.batch import initial_point, train_batch
 from mpdp.studies.wddp.cv import cross_validate, eta_lookup, fixed_etas
 from mpdp.studies.wddp.job import trivial_partition
 

@@ -53,6 +53,7 @@ except ConfigError as exc:
     out["planning"] = str(exc)
 cells, verdicts = claims_build.build(claims_build.Paths({"toy": [sys.argv[2]]}), cfg)
 out["verdicts"] = verdicts[["study", "claim_id", "verdict"]].values.tolist()
+out["report"] = registry.report_files(cfg, ["kddcup99"], {"toy": ["reports/figures/toy.png", "data/results/toy/toy.parquet"]})
 print(json.dumps(out))
 """
 
@@ -70,3 +71,29 @@ def test_a_toy_study_is_planned_and_claimed(tmp_path):
     assert out["ids"] == ["wddp", "admm", "voting", "ls", "benchmark", "toy"]
     assert out["planning"] == "config key 'datasets': the toy study needs adult"  # its check ran at planning
     assert out["verdicts"] == [["toy", "T1", "HOLDS"]]
+    # the report reads its table and its collect target's outputs, each once (rule report_html)
+    assert list(out["report"]) == ["wddp", "voting", "ls", "toy"]
+    assert out["report"]["toy"] == {"tables": ["data/results/toy/toy.parquet"],
+                                    "files": ["data/results/toy/toy.parquet", "reports/figures/toy.png"]}
+
+
+@pytest.mark.slow
+def test_the_report_rule_takes_a_toy_study_s_tables_from_the_registry(tmp_path):
+    """Rule ``report_html`` reads the toy study's table with no edit of report.smk (the dry run
+    lists it among the rule's inputs); without the registry's loop it would not."""
+    from toy_study import toy_rows
+    from workflow_helpers import mirror_path, run_snakemake, workflow_dir
+
+    src = toy_package(tmp_path)
+    (tmp_path / "work").mkdir()
+    work = workflow_dir(tmp_path / "work")
+    toy_rows(work / "data" / "results" / "toy" / "toy.parquet")
+    # no rule draws a verdict map of a study without a rule file (claims.smk): stand in for it
+    (work / "reports" / "figures").mkdir(parents=True)
+    (work / "reports" / "figures" / "claims_map_toy.png").write_bytes(b"")
+    proc = run_snakemake(work, "reports/report.html", "-n", "--configfile", "config/smoke.yaml", "--cores", "1",
+                         "--config", "datasets=[adult]",
+                         env={"PYTHONPATH": str(src), "MPDP_DATA_MIRROR": str(mirror_path())})
+    job = proc.stdout.split("rule report_html:", 1)[1].split("\n\n", 1)[0]
+    inputs = job.split("input:", 1)[1].split("output:", 1)[0]
+    assert "data/results/toy/toy.parquet" in inputs, job

@@ -14,8 +14,8 @@ from mpdp.audit.adapters import AuditContext
 from mpdp.data.partition import PartitionSet
 from mpdp.errors import ConfigError
 from mpdp.mechanisms import RunSpec
+from mpdp.mechanisms.gradient_batch import Canaries, train_batch
 from mpdp.studies.benchmark import calibration as bench
-from mpdp.studies.wddp.batch import Canaries, train_batch
 
 N_TRAIN = {"breast_cancer": 559, "adult": 36_000}
 

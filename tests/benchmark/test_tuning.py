@@ -7,9 +7,9 @@ import logging
 import pytest
 
 from mpdp import seeding
+from mpdp.mechanisms import gradient_batch as batch
 from mpdp.studies.benchmark import runner as common
 from mpdp.studies.benchmark import train
-from mpdp.studies.wddp import batch
 
 
 def _dpsgd(cfg, dataset, data, log):

@@ -7,8 +7,8 @@ import pytest
 
 from mpdp import config, seeding
 from mpdp.data import partition
+from mpdp.mechanisms.gradient_batch import initial_point
 from mpdp.studies.wddp import plan
-from mpdp.studies.wddp.batch import initial_point
 from mpdp.studies.wddp.cv import cross_validate, eta_lookup, fixed_etas
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -11,12 +11,12 @@ from training_helpers import make_run as _run
 
 from mpdp import mechanisms
 from mpdp.data.partition import PartitionSet
+from mpdp.mechanisms.gradient_batch import train_batch
 from mpdp.models import logistic
 from mpdp.privacy.calibration import PrivacyParameterError, per_party_noise_std
 from mpdp.privacy.ledger import worst_party_epsilon
 from mpdp.seeding import seed_sequence
 from mpdp.studies.wddp import plan
-from mpdp.studies.wddp.batch import train_batch
 from mpdp.studies.wddp.evaluate import compute_optimum, rep_references, result_rows
 
 EPS, DELTA, T, G = 0.5, 1e-3, 60, 1.0

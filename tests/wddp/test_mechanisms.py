@@ -10,9 +10,9 @@ from mpdp import mechanisms
 from mpdp.data.partition import PartitionSet
 from mpdp.engine import gd as engine
 from mpdp.mechanisms import RunSpec
+from mpdp.mechanisms.gradient_batch import train_batch
 from mpdp.privacy.calibration import noise_std
 from mpdp.privacy.ledger import accounted_epsilon
-from mpdp.studies.wddp.batch import train_batch
 
 
 def _partition(n: int, sizes: list[int], reps: int = 1, seed: int = 0) -> PartitionSet:

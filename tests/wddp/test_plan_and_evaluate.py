@@ -10,9 +10,9 @@ from training_helpers import make_run as _run
 
 from mpdp import config, mechanisms, results
 from mpdp.data.partition import PartitionSet
+from mpdp.mechanisms.gradient_batch import train_batch
 from mpdp.models import logistic
 from mpdp.studies.wddp import plan
-from mpdp.studies.wddp.batch import train_batch
 from mpdp.studies.wddp.cv import cross_validate, eta_lookup, one_se_choice
 from mpdp.studies.wddp.evaluate import (
     compute_optimum,

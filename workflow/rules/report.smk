@@ -1,6 +1,12 @@
 # The HTML report (reports/report.html), rendered from notebooks/report.py.
 
 
+def report_study_files():
+    """Every running study's tables and outputs, from the study registry (called at DAG time,
+    once every rule file has added its study's STUDY_OUTPUTS)."""
+    return study_registry.report_files(CFG, AVAILABLE, STUDY_OUTPUTS)
+
+
 rule report_html:
     input:
         results=[f"data/results/wddp/{ds}.parquet" for ds in AVAILABLE],
@@ -10,18 +16,13 @@ rule report_html:
         optima=[f"data/results/wddp/optimum/{ds}.npz" for ds in AVAILABLE],
         figures=all_figure_files(),
         diagnostics="reports/figures/noise_diagnostics.png",
-        ls=ls_plan.all_outputs(CFG),  # least-squares study (empty when the config has no ls:)
         audit_table="data/results/audit/audit.parquet",
         audit_figure="reports/figures/audit_eps.png",
         benchmarks=lambda wc: benchmark_files(),  # after every study has added its own
-        admm=ADMM_OUTPUTS + ([ADMM_TABLE] if ADMM_ON else []),
         notebook="notebooks/report.py",
-        voting_tables=[voting_plan.table_path(t) for t in VOTING_TABLES],
-        voting_figures=voting_figure_files(("png",)),
-        benchmark_tables=benchmark_table_paths(),
+        # every running study's tables and figures (mpdp.studies.registry.report_files)
+        studies=lambda wc: [p for files in report_study_files().values() for p in files["files"]],
         benchmark_hparams=[p.replace(".parquet", ".hparams.json") for p in benchmark_table_paths()],
-        benchmark_figures=[f for f in BENCHMARK_FIGURE_FILES if f.endswith(".png")],
-        benchmark_ranking=BENCHMARK_RANKING,
         # the claims tables and verdict maps (issue 33): every section's verdicts come from them
         claims_cells=claims_tables_mod.CELLS_PATH,
         claims_verdicts=claims_tables_mod.VERDICTS_PATH,
@@ -39,6 +40,7 @@ rule report_html:
         available=AVAILABLE,
         invocation=INVOCATION,
         claims_studies=CLAIMS_STUDIES,
+        studies=lambda wc: report_study_files(),
         # the report shows the whole validated config: any change reruns it (a hash, so that the
         # rerun reason is one short line, not the config twice)
         settings=mpdp_config.config_hash(CFG),

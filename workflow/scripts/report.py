@@ -25,7 +25,19 @@ def admm_context(paths):
     }
 
 
+def resolved(paths):
+    return [str(Path(p).resolve()) for p in paths]
+
+
+def pngs(paths):
+    return {Path(p).stem: str(Path(p).resolve()) for p in paths if p.endswith(".png")}
+
+
 def step(log):
+    # every running study's tables and files, from the study registry (rule input ``studies``)
+    studies = {sid: {k: resolved(v) for k, v in files.items()} for sid, files in sm.params.studies.items()}
+    empty = {"tables": [], "files": []}
+    voting, xp = studies.get("voting", empty), studies.get("benchmark", empty)
     available = list(sm.params.available)
     context = {
         "config": cfg,
@@ -41,23 +53,21 @@ def step(log):
             "figure": str(Path(sm.input.audit_figure).resolve()),
         },
         "benchmark_files": [str(Path(p).resolve()) for p in sm.input.benchmarks],
-        "admm": admm_context(list(sm.input.admm)),
+        "studies": studies,
+        "admm": admm_context(studies.get("admm", empty)["files"]),
         "repo_root": str(Path.cwd()),
         # the figures' PDF links are relative to the report's folder
         "report_dir": str(Path(sm.output[0]).parent.resolve()),
         # the layout records of the figures the report draws in memory (issue 46), with the others'
         "figure_records": str((Path(sm.output[0]).parent / "figures").resolve()),
-        "ls": ls_report.context(list(sm.input.ls)),
-        "voting": {
-            "tables": {Path(p).stem: str(Path(p).resolve()) for p in sm.input.voting_tables},
-            "figures": {Path(p).stem: str(Path(p).resolve()) for p in sm.input.voting_figures},
-        },
-        # the cross-paper benchmark (E10): tables, selection records, figures
+        "ls": ls_report.context(studies.get("ls", empty)["files"]),
+        "voting": {"tables": {Path(p).stem: p for p in voting["tables"]}, "figures": pngs(voting["files"])},
+        # the cross-paper benchmark (E10): tables, selection records, figures, the ranking
         "xp": {
-            "tables": [str(Path(p).resolve()) for p in sm.input.benchmark_tables],
-            "hparams": [str(Path(p).resolve()) for p in sm.input.benchmark_hparams],
-            "figures": {Path(p).stem: str(Path(p).resolve()) for p in sm.input.benchmark_figures},
-            "ranking": [str(Path(p).resolve()) for p in sm.input.benchmark_ranking],
+            "tables": xp["tables"],
+            "hparams": resolved(sm.input.benchmark_hparams),
+            "figures": pngs(xp["files"]),
+            "ranking": [p for p in xp["files"] if p.endswith(".parquet") and p not in xp["tables"]],
         },
         # the claims tables (issue 33) and one verdict map per study
         "claims": {

@@ -36,11 +36,11 @@ from mpdp.data.partition import PartitionSet, two_group_sizes
 from mpdp.data.prepare import load as load_processed
 from mpdp.errors import ConfigError
 from mpdp.mechanisms import RunSpec
+from mpdp.mechanisms.gradient_batch import Canaries, train_batch
 from mpdp.models.logistic import hessian, solve_optimum
 from mpdp.privacy.samplers import l2_laplace, l2_laplace_beta
 from mpdp.seeding import rng
 from mpdp.studies.benchmark import calibration as benchmark_calibration
-from mpdp.studies.wddp.batch import Canaries, train_batch
 
 #: many-draws scores are rounded to this fraction of the claimed sensitivity
 SCORE_GRID = 1e-9
@@ -120,8 +120,8 @@ class GradientCanaryAdapter:
     the equal-privacy reading, σ_j from n_j) or the cross-paper benchmark's
     (``source="benchmark"``: :func:`~mpdp.studies.benchmark.calibration.gradient_runspec`, ledger
     :func:`~mpdp.studies.benchmark.calibration.gradient_ledger`), and it is trained by
-    :func:`mpdp.studies.wddp.batch.train_batch` with its canary hook
-    (:class:`~mpdp.studies.wddp.batch.Canaries`). The calibration, the per-party σ mapping, the
+    :func:`mpdp.mechanisms.gradient_batch.train_batch` with its canary hook
+    (:class:`~mpdp.mechanisms.gradient_batch.Canaries`). The calibration, the per-party σ mapping, the
     record and aggregation weights are therefore the shipped ones; the audit computes no σ.
 
     Canaries: ``c`` records of one party, each with the linear loss ``−S_i G θ_{p+i}`` on its own

@@ -12,8 +12,8 @@ the mechanism's own calibration, and hands them to the many-draws audit
   (M6b) uses the same pair (A3); its claimed Δ is party level. Hamm's majority vote (M11) and
   soft vote (M12), party level (A6.11): (M−1)/2 parties vote +1 everywhere, (M−1)/2 vote −1,
   the audited party +1 in D and −1 in D' (M even: M/2 − 1 parties +1, M/2 parties −1), on an
-  auxiliary pool of ``n`` points x = 1; the curator's ERM (the voting study's
-  :func:`~mpdp.studies.voting.train.global_models`) is solved on both vote vectors.
+  auxiliary pool of ``n`` points x = 1; the curator's ERM
+  (:func:`~mpdp.models.voting_erm.global_models`) is solved on both vote vectors.
 - :class:`PVPNoiseAdapter` — ADMM with primal variable perturbation (M10): each iteration
   releases a primal minimiser plus N-L2 noise of rate ζ = α/Δ_p (:func:`mpdp.mechanisms.admm.
   pvp_zeta`), α the per-iteration budget that composes to the target (ε, δ) over T iterations
@@ -60,10 +60,10 @@ from mpdp.mechanisms import output_perturbation as op
 from mpdp.mechanisms.admm import dvp_calibration, pvp_sensitivity, pvp_zeta
 from mpdp.models import newton
 from mpdp.models.logistic import solve_optimum
+from mpdp.models.voting_erm import global_models, vote_targets
 from mpdp.privacy.pure_dp import composed_pure_epsilon, per_step_alpha
 from mpdp.privacy.samplers import l2_laplace
 from mpdp.seeding import rng
-from mpdp.studies.voting.train import global_models, vote_targets
 
 
 def _required(setting: Mapping[str, Any], *keys: str) -> list[Any]:

@@ -39,3 +39,21 @@ def get(study_id: str) -> Study:
 def running(cfg: Mapping[str, Any], available: Sequence[str]) -> list[Study]:
     """The studies this config runs on the available data sets, in registry order."""
     return [s for s in STUDIES if s.enabled(cfg, available)]
+
+
+def report_files(cfg: Mapping[str, Any], available: Sequence[str],
+                 outputs: Mapping[str, Sequence[str]]) -> dict[str, dict[str, list[str]]]:
+    """What the report reads of every running study, in registry order (rule ``report_html``).
+
+    Per study id: ``tables``, the results tables its claims read (:attr:`Study.tables`), and
+    ``files``, those tables and every output of its collect target (``outputs[id]``: the
+    workflow's ``STUDY_OUTPUTS``, its figures and tables), each once, in order. A study added by
+    its package and its registry line reaches the report's inputs with no edit of the rule.
+    """
+    files = {}
+    for study in running(cfg, available):
+        tables = [str(p) for p in study.tables(cfg, available)]
+        # plain strings: the workflow's paths may be its rules' file objects (not picklable)
+        listed = [*tables, *(str(p) for p in outputs.get(study.id, []))]
+        files[study.id] = {"tables": tables, "files": list(dict.fromkeys(listed))}
+    return files

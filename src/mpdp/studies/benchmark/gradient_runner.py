@@ -1,5 +1,5 @@
 """The gradient family of the benchmark (M2, M3.1, M3.2, M4.1, M4.2; spec E10): one
-:func:`mpdp.studies.wddp.batch.train_batch` engine batch per cell, all per-round/central columns
+:func:`mpdp.mechanisms.gradient_batch.train_batch` engine batch per cell, all per-round/central columns
 sharing one block over the private pool with per-column record weights; literal runs one block per
 (repetition, party). Columns = mechanisms × ε × repetitions; knob: the step size η.
 """
@@ -13,9 +13,9 @@ from typing import Any
 import numpy as np
 
 from mpdp.data.partition import PartitionSet
+from mpdp.mechanisms.gradient_batch import initial_point, train_batch
 from mpdp.studies.benchmark import calibration as calib
 from mpdp.studies.benchmark import plan, registry, runner
-from mpdp.studies.wddp.batch import initial_point, train_batch
 
 
 def _initial_point(cfg: Mapping[str, Any], dataset: str, rep: int, p: int, tag: str) -> np.ndarray:

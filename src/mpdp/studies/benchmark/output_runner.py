@@ -1,5 +1,5 @@
 """The output/voting family of the benchmark (M1a reference, M5, M6a, M6b, M11, M12; spec E10):
-local exact minimisers, votes and global minimisers of :mod:`mpdp.studies.voting.train` once per
+local exact minimisers, votes and global minimisers of :mod:`mpdp.models.voting_erm` once per
 (cell, repetition, λ); the ε grid only draws N-L2 noise (:mod:`mpdp.mechanisms.output_perturbation`).
 Knob: λ. Under the private protocol the party-level mechanisms take their own path
 (:func:`_run_output_party`, :mod:`mpdp.studies.benchmark.selection`).
@@ -17,18 +17,17 @@ from typing import Any
 import numpy as np
 
 from mpdp.mechanisms import output_perturbation as op
+from mpdp.models.voting_erm import global_models, local_models, predict, vote_targets
 from mpdp.studies.benchmark import calibration as calib
 from mpdp.studies.benchmark import plan, registry, runner, selection
-from mpdp.studies.voting import train as voting
 
 
 def _output_models(data: plan.BenchmarkData, X: np.ndarray, y: np.ndarray, parts: list[np.ndarray],
                    lam: float) -> dict[str, np.ndarray]:
     """The exact pre-noise release of every output mechanism for one partition and λ."""
-    task = voting.Task(data.X_aux, np.zeros(len(data.X_aux)), X, y, data.X_test, data.y_test, 2)
-    W_loc = voting.local_models(task, parts, lam)
-    vote_t, soft_t = voting.vote_targets(voting.predict(W_loc, data.X_aux, 2), 2)
-    w_vote, w_soft = voting.global_models(data.X_aux, [vote_t, soft_t], lam, 2)
+    W_loc = local_models(X, y, parts, lam, 2)
+    vote_t, soft_t = vote_targets(predict(W_loc, data.X_aux, 2), 2)
+    w_vote, w_soft = global_models(data.X_aux, [vote_t, soft_t], lam, 2)
     w_avg = W_loc.mean(axis=0)
     return {"jayaraman_output": w_avg, "pathak": w_avg, "param_avg": w_avg,
             "hamm_vote": w_vote, "hamm_soft": w_soft}

@@ -3,7 +3,7 @@
 A job dispatches (:func:`run_job`) to its family's runner or to an added mechanism's; each runner
 is a module of its own and reuses its study's engine, no mechanism being re-implemented:
 
-- :mod:`.gradient_runner` (M2, M3.1, M3.2, M4.1, M4.2): :func:`mpdp.studies.wddp.batch.train_batch`;
+- :mod:`.gradient_runner` (M2, M3.1, M3.2, M4.1, M4.2): :func:`mpdp.mechanisms.gradient_batch.train_batch`;
 - :mod:`.output_runner` (M1a reference, M5, M6a, M6b, M11, M12): the voting study's minimisers and
   votes, N-L2 noise per ε;
 - :mod:`.admm_runner` (M9, M10): :func:`mpdp.mechanisms.admm.run_groups`;

@@ -6,5 +6,5 @@
 * :mod:`~mpdp.studies.voting.claims`, :mod:`~mpdp.studies.voting.report`: claims and report section.
 
 Mechanisms live in :mod:`mpdp.mechanisms.output_perturbation`, solvers in
-:mod:`mpdp.models.batched_erm`.
+:mod:`mpdp.models.batched_erm`, the local, vote and global models in :mod:`mpdp.models.voting_erm`.
 """

@@ -1,7 +1,7 @@
 """One voting-study table: local classifiers, votes, global ERMs, then noise over the ε grid (spec E5).
 
 Per (M, repetition) the M local classifiers are fitted as one batched exact problem
-(:mod:`mpdp.models.batched_erm`), the votes on the auxiliary pool are computed once, and the
+(:mod:`mpdp.models.voting_erm`), the votes on the auxiliary pool are computed once, and the
 released minimisers (Alg. 1 on voted labels, Alg. 2 on soft labels, the parameter average,
 B.1's pooled ERM) are solved once per λ they need; the ε grid only draws noise (spec E5
 "performance"). Every row records the privacy unit, the sensitivity, the β and the λ actually
@@ -31,18 +31,19 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from scipy.special import log_expit, logsumexp
 
 from mpdp import bounds, results
 from mpdp.data.prepare import load, load_classes
 from mpdp.errors import InputDataError
 from mpdp.mechanisms import output_perturbation as op
-from mpdp.models.batched_erm import (
-    fit_logistic_batch,
-    fit_softmax_batch,
-    predict_binary,
-    predict_class,
-    stack_problems,
+from mpdp.models.voting_erm import (
+    error,
+    global_models,
+    local_models,
+    objective,
+    predict,
+    targets,
+    vote_targets,
 )
 from mpdp.privacy import private_selection
 from mpdp.studies.voting import selection
@@ -84,69 +85,6 @@ class Task:
 
 
 # ---------------------------------------------------------------------------------------------
-# model-agnostic helpers (binary W: (..., d); multiclass W: (..., d, K))
-# ---------------------------------------------------------------------------------------------
-
-
-def targets(labels: np.ndarray, n_classes: int) -> np.ndarray:
-    """Hard labels as soft targets: (y + 1)/2 (binary ±1) or one-hot rows (multiclass codes)."""
-    if n_classes == 2:
-        return (labels.astype(float) + 1.0) / 2.0
-    return np.eye(n_classes)[labels]
-
-
-def fit(X: np.ndarray, c: np.ndarray, t: np.ndarray, lam: float, n_classes: int,
-        init: np.ndarray | None = None) -> np.ndarray:
-    """Exact batched minimisers of the (soft-target) logistic or softmax objectives.
-
-    ``init`` is a warm start (e.g. the pooled model for the local ones): it saves Newton
-    iterations and does not change the (unique) minimiser.
-    """
-    if n_classes == 2:
-        return fit_logistic_batch(X, c, t, lam, init=init)
-    return fit_softmax_batch(X, c, t, lam, init=init)
-
-
-def predict(W: np.ndarray, X: np.ndarray, n_classes: int) -> np.ndarray:
-    """Labels (±1 or class codes) of models ``W`` on rows ``X``: shape ``(*W.shape[:-1 or -2], n)``."""
-    return predict_binary(W, X) if n_classes == 2 else predict_class(W, X)
-
-
-def objective(W: np.ndarray, X: np.ndarray, t: np.ndarray, lam: float, n_classes: int) -> np.ndarray:
-    """Mean (soft-target) loss on shared rows ``X`` plus (λ/2)‖w‖², for a stack of models ``W``.
-
-    Binary: spec M12 eq. (14)/(19); multiclass: the (55) form of B.3 (I-14).
-    """
-    if n_classes == 2:
-        z = W @ X.T
-        data = -(t * log_expit(z) + (1.0 - t) * log_expit(-z)).mean(axis=-1)
-        return data + 0.5 * lam * np.sum(W * W, axis=-1)
-    Z = np.einsum("nd,...dk->...nk", X, W)
-    data = (logsumexp(Z, axis=-1) - np.einsum("nk,...nk->...n", t, Z)).mean(axis=-1)
-    return data + 0.5 * lam * np.sum(W * W, axis=(-2, -1))
-
-
-def vote_targets(preds: np.ndarray, n_classes: int) -> tuple[np.ndarray, np.ndarray]:
-    """(majority-vote targets, soft-vote targets) from local predictions ``preds`` of shape (M, N).
-
-    Binary (M11, M12): v = sign(Σ_j h_j) with ties → +1, α = fraction voting +1.
-    Multiclass (M13): v = argmax of the vote counts (ties → smallest class), α^k = count_k/M.
-    """
-    M = preds.shape[0]
-    if n_classes == 2:
-        alpha = (preds == 1).mean(axis=0)
-        vote = np.where(preds.sum(axis=0) >= 0, 1.0, 0.0)
-        return vote, alpha
-    counts = np.stack([(preds == k).sum(axis=0) for k in range(n_classes)], axis=1)
-    return np.eye(n_classes)[np.argmax(counts, axis=1)], counts / M
-
-
-def error(pred: np.ndarray, labels: np.ndarray) -> np.ndarray:
-    """Error rate of predictions (last axis = records)."""
-    return (pred != labels).mean(axis=-1)
-
-
-# ---------------------------------------------------------------------------------------------
 # the job
 # ---------------------------------------------------------------------------------------------
 
@@ -171,18 +109,6 @@ def load_task(processed_dir: Path, table: str, cfg: Mapping[str, Any]) -> tuple[
     return task, data.card
 
 
-def local_models(task: Task, parts: list[np.ndarray], lam_loc: float, init: np.ndarray | None = None) -> np.ndarray:
-    """The M local classifiers (exact, one batched Newton solve), shape (M, d[, K])."""
-    t = targets(task.y_priv, task.n_classes)
-    X, c, T = stack_problems([task.X_priv[p] for p in parts], [t[p] for p in parts], dedup=True)
-    return fit(X, c, T, lam_loc, task.n_classes, init)
-
-
-def global_models(X: np.ndarray, soft_targets: list[np.ndarray], lam: float, n_classes: int,
-                  init: np.ndarray | None = None) -> np.ndarray:
-    """Minimisers of the (soft-label) ERM on the shared rows ``X`` for each target, one batch."""
-    Xs, c, T = stack_problems([X] * len(soft_targets), soft_targets, dedup=True)
-    return fit(Xs, c, T, lam, n_classes, init)
 
 
 
@@ -224,7 +150,8 @@ class Partition:
     def __init__(self, task: Task, parts: list[np.ndarray], lam_loc: float, pooled: Pooled) -> None:
         self.task, self.parts, self.pooled = task, parts, pooled
         self.n_min = int(min(len(p) for p in parts))
-        self.W_loc = local_models(task, parts, lam_loc, pooled.model(lam_loc))  # votes: λ_loc
+        self.W_loc = local_models(task.X_priv, task.y_priv, parts, lam_loc, task.n_classes,
+                                  pooled.model(lam_loc))  # votes: λ_loc
         self.vote_t, self.soft_t = vote_targets(predict(self.W_loc, task.X_aux, task.n_classes), task.n_classes)
         self._avg = {lam_loc: self.W_loc.mean(axis=0)}
         self._curator: dict[float, np.ndarray] = {}
@@ -239,7 +166,8 @@ class Partition:
     def average(self, lam: float) -> np.ndarray:
         """Mean of the M local minimisers fitted with λ (M5, M6a, M6b, B.4)."""
         if lam not in self._avg:
-            self._avg[lam] = local_models(self.task, self.parts, lam, self.pooled.model(lam)).mean(axis=0)
+            self._avg[lam] = local_models(self.task.X_priv, self.task.y_priv, self.parts, lam, self.task.n_classes,
+                                          self.pooled.model(lam)).mean(axis=0)
         return self._avg[lam]
 
     def released(self, mechanism: str, lam: float) -> np.ndarray:

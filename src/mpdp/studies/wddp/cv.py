@@ -35,9 +35,9 @@ import pandas as pd
 
 from mpdp.data.partition import PartitionSet, random_sizes
 from mpdp.mechanisms import RunSpec
+from mpdp.mechanisms.gradient_batch import initial_point, train_batch
 from mpdp.models import logistic
 from mpdp.seeding import tuning_rng
-from mpdp.studies.wddp.batch import initial_point, train_batch
 from mpdp.studies.wddp.plan import (
     method_keys,
     reference_accountant,

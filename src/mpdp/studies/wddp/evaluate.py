@@ -151,7 +151,7 @@ def result_rows(
     seconds_per_run: float, flops: np.ndarray,
 ) -> list[dict]:
     """One results row per run (columns of :mod:`mpdp.results`); ``flops[k]`` is run ``k``'s
-    engine arithmetic (:attr:`mpdp.studies.wddp.batch.BatchResult.flops`)."""
+    engine arithmetic (:attr:`mpdp.mechanisms.gradient_batch.BatchResult.flops`)."""
     acc = np.atleast_1d(logistic.accuracy(thetas, X_test, y_test))
     majority = float(max(np.mean(y_test > 0), np.mean(y_test <= 0)))
     ref_acc = {rep: float(logistic.accuracy(ref.theta_star, X_test, y_test)) for rep, ref in refs.items()}

@@ -17,9 +17,9 @@ from mpdp import io, results
 from mpdp.data.partition import PartitionSet, load_partition
 from mpdp.data.prepare import load as load_processed
 from mpdp.engine import path as engine_path
+from mpdp.mechanisms.gradient_batch import initial_point, train_batch
 from mpdp.models import logistic
 from mpdp.studies.wddp import reference
-from mpdp.studies.wddp.batch import initial_point, train_batch
 from mpdp.studies.wddp.cv import cross_validate, eta_lookup, fixed_etas
 from mpdp.studies.wddp.evaluate import (
     Optimum,
