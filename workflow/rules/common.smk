@@ -77,7 +77,7 @@ SCRIPT_RUNS = {"report.py": ("notebooks/report.py",)}
 
 
 def code(script):
-    """The ``code`` param of the rule running ``workflow/scripts/<script>``: a hash of the package
+    """The ``code`` param for ``workflow/scripts/<script>`` (the script a rule runs), a hash of the package
     sources the script (and what it executes, SCRIPT_RUNS) imports, transitively
     (mpdp.pipeline.code_hash; an edit reruns exactly the rules whose scripts import it).
     check_code_params() holds every rule with a script to it."""
@@ -254,3 +254,9 @@ def multiverse_base(wildcards):
     if wildcards.universe == multiverse_spec.DEFAULT:
         return []
     return [f"{multiverse_spec.ROOT}/{multiverse_spec.DEFAULT}/status.json"]
+
+
+def report_study_files():
+    """Every running study's tables and outputs, from the study registry (called at DAG time,
+    once every rule file has added its study's STUDY_OUTPUTS)."""
+    return study_registry.report_files(CFG, AVAILABLE, STUDY_OUTPUTS)

@@ -1,12 +1,6 @@
 # The HTML report (reports/report.html), rendered from notebooks/report.py.
 
 
-def report_study_files():
-    """Every running study's tables and outputs, from the study registry (called at DAG time,
-    once every rule file has added its study's STUDY_OUTPUTS)."""
-    return study_registry.report_files(CFG, AVAILABLE, STUDY_OUTPUTS)
-
-
 rule report_html:
     input:
         results=[f"data/results/wddp/{ds}.parquet" for ds in AVAILABLE],
