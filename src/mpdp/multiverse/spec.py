@@ -134,17 +134,25 @@ def universe_config(cfg: Mapping[str, Any], universe: Universe) -> dict[str, Any
 def _check_alternative(cfg: Mapping[str, Any], universe: Universe, where: str) -> None:
     """A choice names one leaf key and an alternative differs from that key's value in every
     universe (issue 47): a whole section set to a mapping silently replaces its other keys too,
-    and a value equal to the default makes an "alternative" identical to the default universe."""
+    (a value equal to the default, which makes an "alternative" identical to the default universe, is
+    a planning warning: :func:`repeated_defaults`)."""
     current = get(cfg, str(universe.key))
     if isinstance(current, Mapping):
         leaves = ", ".join(f"{universe.key}.{k}" for k in list(current)[:4])
         raise ConfigError(f"{where}: {universe.key!r} is a whole section, so an alternative would replace its "
                           f"other keys too; name one leaf key (e.g. {leaves}) per choice")
-    if _same(current, universe.value):
-        raise ConfigError(f"config key 'multiverse.choices.{universe.index}.values' (choice {universe.choice!r}): "
-                          f"{universe.value_label} is the value {universe.key} has in every universe (the default "
-                          "with multiverse.base), so this alternative would repeat the default universe; remove it "
-                          "or give another value")
+
+
+def repeated_defaults(cfg: Mapping[str, Any]) -> list[str]:
+    """Planning warnings (issue 47): each alternative whose value is the one its key has in every
+    universe (the default with ``multiverse.base``), so that its universe repeats the default one.
+    A warning, not an error: a user who sets that key in the main config must still be able to build."""
+    universes_ = universes(cfg)
+    default = universe_config(cfg, universes_[0])
+    return [f"multiverse.choices.{u.index}.values: {u.value_label} (choice {u.choice!r}) is the value {u.key} has "
+            "in every universe (the default with multiverse.base), so this alternative repeats the default "
+            "universe; remove it or give another value"
+            for u in universes_ if u.key is not None and _same(get(default, str(u.key)), u.value)]
 
 
 def _same(a: Any, b: Any) -> bool:

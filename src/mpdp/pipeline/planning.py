@@ -127,7 +127,7 @@ def warnings(cfg: Mapping[str, Any], available: list[str], cards: Cards) -> list
     below it; needs the data cards: data sets not prepared yet are not judged)."""
     v = cfg["voting"]
     out = [*wddp_figure_warnings(cfg), *audit_warnings(cfg), *dataset_warnings(cfg, available),
-           *planning_budgets.warnings(cfg)]
+           *planning_budgets.warnings(cfg), *(multiverse_spec.repeated_defaults(cfg) if "multiverse" in cfg else [])]
     for ds in [d for d in dict.fromkeys([*v["datasets"], *v["multiclass_datasets"]]) if d in available]:
         size = data_size(cfg, ds, cards.get(ds))
         if size is None or not size.exact:
