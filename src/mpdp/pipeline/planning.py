@@ -74,10 +74,6 @@ def check(cfg: Mapping[str, Any], available: list[str], cards: Cards) -> list[st
     if b is not None and not b["datasets"]:
         raise ConfigError("config key 'benchmark.datasets': empty, so the benchmark would have no table; "
                           "list data sets, or remove the 'benchmark' section to switch the study off")
-    if b is not None:
-        from mpdp.studies.benchmark import selection as benchmark_selection
-
-        benchmark_selection.check(cfg)  # the private protocol's budget split meets every ε of the grid
     check_multiverse(cfg, available, cards)
     return warnings(cfg, available, cards)
 

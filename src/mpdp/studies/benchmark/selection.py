@@ -194,38 +194,6 @@ def _infeasible(cfg: Mapping[str, Any], mech: str, eps: float) -> ConfigError:
         f"selection's overhead alone exceed it); lower final_share or trials.mean, or raise eps_grid")
 
 
-#: families whose run curves are closed forms: checked exactly at planning
-_CHEAP = ("gradient", "output")
-
-
-def check(cfg: Mapping[str, Any]) -> None:
-    """Planning: under ``private``, every (mechanism, ε of the grid) must have a feasible budget.
-
-    Exactly for the closed-form families (gradient, output: the final run's curve at ε_f plus the
-    selection's overhead with vanishing trials); for the others (ADMM, DP-SGD, added mechanisms,
-    whose curves need a numerical calibration) the mechanism-free necessary condition — the
-    overhead alone below ε — here, and the exact budget when their job starts (same message).
-    """
-    b = cfg.get("benchmark")
-    if not b or b["selection"]["protocol"] != "private":
-        return
-    s, delta = b["selection"], float(b["delta"])
-    shape, mean = float(s["trials"]["shape"]), float(s["trials"]["mean"])
-    overhead = ps.repeat_and_select_rdp(np.zeros_like(ps.ORDERS), shape, mean)
-    for spec in registry.configured(cfg):  # resolves (and registers) added mechanisms' files
-        mech = spec.id
-        if spec.family == "reference":
-            continue
-        for eps in (float(e) for e in b["eps_grid"]):
-            if spec.family in _CHEAP:
-                final = run_curve(cfg, mech, float(s["final_share"]) * eps)
-                ok = ps.rdp_to_epsilon(overhead + final, delta) < eps
-            else:
-                ok = ps.rdp_to_epsilon(overhead, delta) < eps
-            if not ok:
-                raise _infeasible(cfg, mech, eps)
-
-
 # ---------------------------------------------------------------------------------------------
 # trials, scores, selection
 # ---------------------------------------------------------------------------------------------
