@@ -17,6 +17,7 @@ from scipy import stats
 
 from mpdp import results
 from mpdp.errors import ConfigError
+from mpdp.pipeline import planning_budgets
 from mpdp.privacy import private_selection as ps
 from mpdp.privacy.calibration import noise_multiplier
 from mpdp.studies.benchmark import calibration as calib
@@ -134,6 +135,17 @@ def test_hparams_record_the_protocol_the_trials_and_the_split(default_run):
         assert (rows["hparam_value"] == e["chosen"]).all()
     assert rec["trials_drawn"] == sum(v["trials_drawn"] for v in rec["by_epsilon"].values())
     assert hp["oracle"]["wyx"]["selection"] == "oracle"
+
+
+def test_a_split_that_cannot_meet_the_target_stops_planning(make_small_cfg):
+    cfg = make_small_cfg()
+    cfg["benchmark"]["eps_grid"] = [0.005]
+    cfg["benchmark"]["selection"]["trials"]["mean"] = 1000.0
+    with pytest.raises(ConfigError, match=r"benchmark\.selection\.trials\.mean.*cannot meet ε = 0\.005") as err:
+        planning_budgets.check_benchmark(cfg)  # planning's one check of selection budgets (issue 47)
+    assert "\n" not in str(err.value)
+    cfg["benchmark"]["selection"]["protocol"] = "oracle"
+    planning_budgets.check_benchmark(cfg)  # nothing to meet
 
 
 def test_public_protocol_removes_its_split_from_the_private_pool(bench_data, make_small_cfg):
