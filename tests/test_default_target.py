@@ -63,6 +63,9 @@ def built(tmp_path_factory, mirror) -> tuple[Path, Path]:
     for path in planned:
         if path.startswith("data/raw/"):
             continue
+        if not Path(path).suffix:  # a directory() output (the forest plots of a study's claims)
+            (work / path).mkdir(parents=True, exist_ok=True)
+            continue
         (work / path).parent.mkdir(parents=True, exist_ok=True)
         (work / path).touch()
     _snakemake(work, mirror, "--touch", "--quiet", *SMOKE)

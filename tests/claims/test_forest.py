@@ -77,3 +77,18 @@ def test_a_study_gets_one_png_and_pdf_per_claim_and_reading(tmp_path, monkeypatc
         assert (tmp_path / f"{stem}.pdf").read_bytes().startswith(b"%PDF")
     nothing = cells.assign(cell_verdict="uninformative")
     assert forest.write_study(nothing, verdicts, "s", tmp_path / "none") == ["forest_s_paper_c1"]
+
+
+@pytest.mark.parametrize(("kind", "direction", "margin"), [("bound", "less", 0.05), ("compare", "equivalence", 0.15),
+                                                          ("compare", "greater", 0.005)])
+def test_the_legend_fits_the_figure_whatever_lines_it_names(kind, direction, margin):
+    """Every verdict and threshold of the legend stays inside the figure: five columns of the longest
+    labels ran past the edge ('allowed share above the bound', 'equivalence margin ±0.15')."""
+    cells, verdicts = _tables()
+    verdict = verdicts.iloc[0].copy()
+    verdict["kind"], verdict["direction"], verdict["margin"] = kind, direction, margin
+    fig = forest.figure(cells, verdict)
+    (legend,) = fig.legends
+    assert len(legend.get_texts()) == len(forest.DRAWN) + sum(1 for _, label in forest.thresholds(
+        kind, direction, margin) if label)
+    assert check.check(fig).problems == []

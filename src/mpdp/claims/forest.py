@@ -22,6 +22,7 @@ matplotlib.use("Agg")
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 import seaborn as sns  # noqa: E402
+from matplotlib.backends.backend_agg import FigureCanvasAgg  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 from matplotlib.lines import Line2D  # noqa: E402
 
@@ -159,8 +160,20 @@ def figure(cells: pd.DataFrame, verdict: pd.Series) -> Figure:
             handles.append(Line2D([], [], color="#222222" if value == 0 else "#0072B2",
                                   linestyle="-" if value == 0 else "--"))
             labels.append(label)
-    fig.legend(handles, labels, loc="outside lower center", ncol=min(len(labels), 5), frameon=False)
+    _legend(fig, handles, labels)
     return fig
+
+
+def _legend(fig: Figure, handles: list[Line2D], labels: list[str]) -> None:
+    """The legend below the panels in as many columns (at most five) as fit the figure's width."""
+    if not hasattr(fig.canvas, "get_renderer"):  # a Figure made without pyplot: give it Agg's canvas
+        FigureCanvasAgg(fig)
+    renderer = fig.canvas.get_renderer()
+    for ncol in range(min(len(labels), 5), 0, -1):
+        legend = fig.legend(handles, labels, loc="outside lower center", ncol=ncol, frameon=False)
+        if ncol == 1 or legend.get_window_extent(renderer).width <= 0.97 * fig.bbox.width:
+            return
+        legend.remove()
 
 
 def write_study(cells: pd.DataFrame, verdicts: pd.DataFrame, study: str, out_dir: str | Path) -> list[str]:
