@@ -152,10 +152,17 @@ if MULTIVERSE is not None:
     display(scaffold.heading(2, multiverse_section.ANCHOR, multiverse_section.TITLE))
     display(Markdown(multiverse_section.markdown(MULTIVERSE)))
     display(HTML(scaffold.figure_html(scaffold.FigureItem(
-        "multiverse", "Each claim's verdict under each alternative value of a reconstructed choice, one at a "
-        "time, against the multiverse's default run.",
+        "multiverse", "Each claim's verdict under each reseeded default and each alternative value of a "
+        "reconstructed choice, one at a time, against the multiverse's default run (reduced grid); '~' marks a change "
+        "within reseeding variation, '0' an alternative that changes none of the claim's cells.",
         path=str(Path(CTX["repo_root"]) / multiverse_spec.FIGURE_PNG),
         missing="The multiverse figure was not built: run `snakemake multiverse`."))))
+    display(HTML(scaffold.figure_html(scaffold.FigureItem(
+        "multiverse_curves", "Specification curves (issue 48): per claim, every universe's claim-level estimate "
+        "(the median over its informative cells) with the range of those cells' intervals, sorted; the reduced "
+        "default, the reseeded defaults and the headline (main build) are marked.",
+        path=str(Path(CTX["repo_root"]) / multiverse_spec.CURVES_PNG),
+        missing="The specification curves were not built: run `snakemake multiverse`."))))
 
 # %%
 display(scaffold.heading(2, "data", "Data cards"))

@@ -112,6 +112,12 @@ CASES: list[tuple[str, dict[str, Any], Outcome, tuple[str, ...]]] = [
      err("multiverse.choices.7.key"), ()),
     ("a multiverse alternative equal to the default", {"multiverse.choices.0.values": [1.0e-3]},
      warn("multiverse.choices.0.values"), ()),
+    ("a multiverse reseed of a key the config lacks", {"multiverse.reseeds": [{"no_such_seed": 1}]},
+     err("multiverse.reseeds.0"), ()),
+    ("a multiverse reseed equal to the default", {"multiverse.reseeds": [{"root_seed": 0}]},
+     warn("multiverse.reseeds.0"), ()),
+    ("a multiverse choice named like the reseeds", {"multiverse.choices.0.choice": "reseed"},
+     err("multiverse.choices.0.choice"), ()),
     ("wyx audited with Jayaraman's accountant", {"audit.settings.0.accountant": "zcdp_code"},
      err("audit.settings.0.accountant"), ()),
     # ---- issue 47: valid but pointless (warned)
@@ -201,7 +207,7 @@ SCHEMA_CASES: dict[str, Any] = {
     "benchmark.selection.final_share": 0, "benchmark.selection.score_clip": 0,
     "benchmark.selection.trials.shape": -1, "benchmark.selection.trials.mean": 0.5,
     "multiverse.base": 5, "multiverse.choices.0.choice": "Bad Name", "multiverse.choices.0.key": "no spaces",
-    "multiverse.choices.0.values": [], "multiverse.choices.0.source": "",
+    "multiverse.choices.0.values": [], "multiverse.choices.0.source": "", "multiverse.reseeds": [{}],
 }
 
 ALL_CASES = CASES + [(f"out of schema: {key}", {key: value}, err(key), ()) for key, value in SCHEMA_CASES.items()]

@@ -23,6 +23,21 @@ def _verdicts(rows: list[tuple[str, str, str, str, int]]) -> pd.DataFrame:
                           "where": ""} for s, c, r, v, n in rows])
 
 
+def _cells(rows: list[tuple[str, str, str, str, int]], shift: dict[str, float] | None = None) -> pd.DataFrame:
+    """Two informative cells per claim (estimates 1 and 3 plus ``shift[claim_id]``, intervals ±0.5):
+    a cells table in the claims contract's columns."""
+    shift = shift or {}
+    return pd.DataFrame([{"study": s, "claim_id": c, "reading": r, "cell": f"cell{i}", "dataset": "ds",
+                          "informative": True, "estimate": e + shift.get(c, 0.0), "lo": e + shift.get(c, 0.0) - 0.5,
+                          "hi": e + shift.get(c, 0.0) + 0.5, "cell_verdict": "for"}
+                         for s, c, r, _, _ in rows for i, e in enumerate((1.0, 3.0))])
+
+
+def _result(universe: Universe, rows, shift: dict[str, float] | None = None, **kw) -> Result:
+    """A universe's verdicts and cells (every claim's cells moved by ``shift`` where given)."""
+    return Result(universe, _verdicts(rows), cells=_cells(rows, shift), **kw)
+
+
 BASE = [("wddp", "C1", "paper", "HOLDS", 4), ("wddp", "C3", "paper", "FAILS", 4),
         ("admm", "Z1", "-", "INCONCLUSIVE", 3), ("voting", "V2", "-", "HOLDS", 2)]
 
@@ -41,7 +56,7 @@ def test_outcome(default, alt, expected):
 
 
 def test_identical_verdicts_leave_every_claim_unchanged():
-    table = collect.collect(_verdicts(BASE), [Result(_alt("x", "a.b", 1), _verdicts(BASE))])
+    table = collect.collect(Result(DEFAULT, _verdicts(BASE)), [Result(_alt("x", "a.b", 1), _verdicts(BASE))])
     assert len(table) == len(BASE)
     assert (table["verdict"] == table["default_verdict"]).all()
     assert set(table["outcome"]) == {"holds", "unchanged"}
@@ -51,7 +66,7 @@ def test_identical_verdicts_leave_every_claim_unchanged():
 def test_flips_weakening_and_undefined_claims():
     alt = [("wddp", "C1", "paper", "INCONCLUSIVE", 1), ("wddp", "C3", "paper", "HOLDS", 4),
            ("admm", "Z1", "-", "HOLDS", 3), ("voting", "V9", "-", "HOLDS", 2)]  # V2 undefined, V9 new
-    table = collect.collect(_verdicts(BASE), [Result(_alt("lam", "wddp.lambda", 0.0), _verdicts(alt))])
+    table = collect.collect(Result(DEFAULT, _verdicts(BASE)), [Result(_alt("lam", "wddp.lambda", 0.0), _verdicts(alt))])
     got = {(r.claim_id, r.outcome) for r in table.itertuples()}
     assert got == {("C1", "weakens"), ("C3", "flips"), ("Z1", "resolves"), ("V2", "uninformative"),
                    ("V9", "resolves")}  # absent at the default: UNINFORMATIVE there
@@ -77,15 +92,15 @@ def test_a_failed_universe_gives_failed_rows_not_a_crash():
 def test_summary_and_report_name_each_fragile_verdict_and_its_choice():
     flip = [("wddp", "C1", "paper", "HOLDS", 4), ("wddp", "C3", "paper", "HOLDS", 4),
             ("admm", "Z1", "-", "INCONCLUSIVE", 3), ("voting", "V2", "-", "HOLDS", 2)]
-    results = [Result(_alt("split", "split.test_frac", 0.3), _verdicts(flip)),
-               Result(_alt("theta0", "wddp.init_std", 0.0), _verdicts(BASE))]
-    table = collect.collect(_verdicts(BASE), results)
+    results = [_result(_alt("split", "split.test_frac", 0.3), flip, {"C1": 0.1, "C3": 0.2, "V2": 0.1}),
+               _result(_alt("theta0", "wddp.init_std", 0.0), BASE)]
+    table = collect.collect(_result(DEFAULT, BASE), results)
     summary = collect.claim_summary(table).set_index("claim_id")
     assert summary.loc["C3", "status"] == "fragile" and summary.loc["C3", "changed_by"] == "split = 0.3 → HOLDS"
     assert summary.loc["C1", "status"] == "robust" and summary.loc["V2", "status"] == "robust"
     text = section.markdown(table)
     assert "**Fragile: C3 (paper reading) FAILS** changes under split = 0.3 → HOLDS" in text
-    assert "Robust to every alternative (1): C1 (paper reading) HOLDS" in text
+    assert "Robust to every alternative (1): C1 (paper reading) HOLDS (reached by 1)" in text
     assert "2 alternative values of 2 reconstructed" in text
     note = section.fragile_note(table, "wddp")
     assert "C3 (paper reading) FAILS (changes under split = 0.3 → HOLDS)" in note
@@ -95,7 +110,7 @@ def test_summary_and_report_name_each_fragile_verdict_and_its_choice():
 def test_figure_has_one_cell_per_claim_and_alternative(tmp_path):
     results = [Result(_alt("split", "split.test_frac", 0.3), _verdicts(BASE[:3])),
                Result(_alt("theta0", "wddp.init_std", 0.0), _verdicts(BASE))]
-    table = collect.collect(_verdicts(BASE), results)
+    table = collect.collect(Result(DEFAULT, _verdicts(BASE)), results)
     m = figure.matrix(table)
     assert m.shape == (len(BASE), 2)
     assert m.loc["voting V2 (HOLDS)", "split = 0.3"] == "uninformative"
@@ -106,7 +121,7 @@ def test_figure_has_one_cell_per_claim_and_alternative(tmp_path):
 
 def test_section_reads_only_an_existing_table(tmp_path):
     assert section.read(tmp_path / "absent.parquet") is None
-    table = collect.collect(_verdicts(BASE), [Result(_alt("x", "a.b", 1), _verdicts(BASE))])
+    table = collect.collect(Result(DEFAULT, _verdicts(BASE)), [Result(_alt("x", "a.b", 1), _verdicts(BASE))])
     table.to_parquet(tmp_path / "m.parquet")
     assert section.read(tmp_path / "m.parquet").shape == table.shape
     table.drop(columns="outcome").to_parquet(tmp_path / "bad.parquet")

@@ -40,6 +40,8 @@ def test_the_shipped_multiverse_plans_and_covers_ten_choices(name):
             "admm.P", "admm.tune_alpha", "voting.lambda_grid", "voting.val_frac"} <= keys
     assert any(k.startswith("wddp.cv.") for k in keys)
     assert set(spec.SELECTION_KNOBS) <= keys  # issue 43: the private selections' knobs
+    # the reseeding baseline (issue 48): the default with another root seed, and with another split seed
+    assert [u.settings for u in spec.universes(cfg) if u.kind == "reseed"] == [{"root_seed": 1}, {"split.seed": 1}]
     for c in choices:  # every alternative really differs from the default it is compared with
         default = spec.get(spec.universe_config(cfg, spec.universes(cfg)[0]), c["key"])
         assert all(v != default for v in c["values"]), c["choice"]
@@ -73,7 +75,10 @@ def test_universes_and_their_configs():
                         {"choice": "grid", "key": "voting.lambda_grid", "values": [[1e-4, 0.1]], "source": "E5"}],
                base={"wddp.reps": 3})
     us = spec.universes(cfg)
-    assert [u.id for u in us] == ["default", "lam=0.0", "lam=0.01", "grid=0.0001_0.1"]
+    # the reseeded defaults (issue 48: multiverse.reseeds, by default root_seed and split.seed) come first
+    assert [u.id for u in us] == ["default", "reseed=root_seed_1", "reseed=split.seed_1", "lam=0.0", "lam=0.01",
+                                  "grid=0.0001_0.1"]
+    us = [u for u in us if u.kind != "reseed"]
     default, lam0 = (spec.universe_config(cfg, u) for u in us[:2])
     assert "multiverse" not in default and default["wddp"]["reps"] == 3 == lam0["wddp"]["reps"]
     assert lam0["wddp"]["lambda"] == 0.0 and default["wddp"]["lambda"] == cfg["wddp"]["lambda"]
@@ -116,7 +121,7 @@ def test_a_universe_whose_run_fails_is_recorded_not_raised(tmp_path, mirror, mon
         (root / name).symlink_to(ROOT / name)
     monkeypatch.setenv("MPDP_DATA_MIRROR", str(mirror))
     cfg = _cfg()
-    u = spec.universes(cfg)[1]
+    u = next(x for x in spec.universes(cfg) if x.kind == "choice")
     bad = spec.universe_config(cfg, u)
     bad["voting"]["h1_M"] = 7  # not in voting.M_grid: the nested planning refuses it
     folder = root / spec.ROOT / u.id
@@ -129,7 +134,7 @@ def test_a_universe_whose_run_fails_is_recorded_not_raised(tmp_path, mirror, mon
     assert result.verdicts is None and "voting.h1_M" in result.error
     default = pd.DataFrame([{"study": "wddp", "claim_id": "C1", "reading": "paper", "claim": "c",
                              "verdict": "HOLDS", "n_informative": 3}])
-    assert collect.compare(default, result)["outcome"].tolist() == ["failed"]
+    assert collect.compare(collect.Result(spec.universes(cfg)[0], default), result)["outcome"].tolist() == ["failed"]
 
 
 def test_a_study_switched_off_is_not_varied_and_its_base_keys_are_skipped():

@@ -256,6 +256,23 @@ def multiverse_base(wildcards):
     return [f"{multiverse_spec.ROOT}/{multiverse_spec.DEFAULT}/status.json"]
 
 
+def multiverse_headline():
+    """The main build's claims verdicts and cells (the headline the reduced default is compared
+    with, issue 48) when this checkout has built them; nothing otherwise."""
+    paths = [claims_tables_mod.VERDICTS_PATH, claims_tables_mod.CELLS_PATH]
+    return paths if all(Path(p).is_file() for p in paths) else []
+
+
+def multiverse_report_files():
+    """The multiverse table and figures once `snakemake multiverse` has built the table (issue 48):
+    the report then depends on them, so that it is rebuilt, with its robustness section, after
+    every multiverse run (and a stale table is brought up to date before the report). Nothing
+    without the table, or when this config has no `multiverse` section."""
+    if "multiverse" not in CFG or not Path(multiverse_spec.TABLE_PATH).is_file():
+        return []
+    return [multiverse_spec.TABLE_PATH, *multiverse_spec.FIGURES]
+
+
 def report_study_files():
     """Every running study's tables and outputs, from the study registry (called at DAG time,
     once every rule file has added its study's STUDY_OUTPUTS)."""

@@ -1,7 +1,8 @@
 # Robustness of the claims' verdicts to the reconstructed choices (issue 38; docs/multiverse.md):
 # the `claims` target once per universe (the base config, then each alternative of
-# `multiverse.choices` alone), each in its own folder data/multiverse/<universe>/ by a nested
-# Snakemake; then one table and one figure. Not part of `all`: run `snakemake multiverse`.
+# `multiverse.choices` alone, and the reseeded defaults of `multiverse.reseeds`), each in its own
+# folder data/multiverse/<universe>/ by a nested Snakemake; then one table (beside the main build's
+# verdicts, when it has them) and its figures. Not part of `all`: run `snakemake multiverse`.
 # Logic in src/mpdp/multiverse; every universe was validated at planning (common.smk).
 import re
 
@@ -9,10 +10,15 @@ import re
 rule multiverse:
     input:
         status=expand("data/multiverse/{universe}/status.json", universe=list(MULTIVERSE)),
+        # the headline: the main build's own verdicts, beside the reduced default (issue 48), when
+        # this checkout has them (`snakemake multiverse` does not build the full grid for them)
+        headline=lambda wc: multiverse_headline(),
     output:
         table=multiverse_spec.TABLE_PATH,
         png=multiverse_spec.FIGURE_PNG,
         pdf=multiverse_spec.FIGURE_PDF,
+        curves_png=multiverse_spec.CURVES_PNG,
+        curves_pdf=multiverse_spec.CURVES_PDF,
     log:
         "logs/multiverse/collect.log",
     params:

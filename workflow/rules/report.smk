@@ -22,6 +22,8 @@ rule report_html:
         claims_verdicts=claims_tables_mod.VERDICTS_PATH,
         claims_maps=CLAIMS_MAPS,
         claims_forests=CLAIMS_FORESTS,
+        # the robustness table and its figures, once `snakemake multiverse` has built them (issue 48)
+        multiverse=lambda wc: multiverse_report_files(),
     output:
         "reports/report.html",
         # the validated config of this build (notebooks/explore.py reads it: its profile)

@@ -1,5 +1,7 @@
-"""The multiverse figure (issue 38): claims × alternatives, each cell the outcome of
-:func:`mpdp.multiverse.collect.outcome` (holds, flips, weakens, uninformative, ...)."""
+"""The multiverse figure (issues 38, 48): claims × universes (the reseeded defaults, then the
+alternatives), each cell the outcome of :func:`mpdp.multiverse.collect.outcome` (holds, flips,
+weakens, uninformative, ...) or, where it applies, the coverage or reseeding assessment
+(:func:`cell_value`)."""
 
 from __future__ import annotations
 
@@ -21,25 +23,41 @@ STYLE: dict[str, tuple[str, str]] = {
     "uninformative": ("#cc79a7", "?"),
     "failed": ("#222222", "!"),
     "resolves": ("#56b4e9", "↑"),
+    "within reseeding variation": ("#f0e442", "~"),
     "unchanged": ("#dddddd", "·"),
     "holds": ("#009e73", "="),
+    "changes no cell": ("#ffffff", "0"),
+    "reads no key": ("#ffffff", "–"),
 }
+#: assessments (mpdp.multiverse.collect.ASSESSMENTS) shown as such; the others show their outcome
+SHOWN_ASSESSMENTS = ("within reseeding variation", "changes no cell", "reads no key")
 
 
-def claim_label(study: str, claim_id: str, reading: str, default_verdict: str) -> str:
-    """Row label: ``study claim [reading] (default verdict)``."""
+def cell_value(outcome: str, assessment: str) -> str:
+    """What a figure cell shows: the coverage or reseeding assessment where it applies, else the outcome."""
+    return assessment if assessment in SHOWN_ASSESSMENTS else outcome
+
+
+def claim_label(study: str, claim_id: str, reading: str, default_verdict: str, headline: object = None) -> str:
+    """Row label: ``study claim [reading] (default verdict)``, with the headline's verdict where it
+    differs (``(MIXED; headline HOLDS: not tested)``)."""
     reading = "" if reading in ("-", "", None) else f" [{reading}]"
-    return f"{study} {claim_id}{reading} ({default_verdict})"
+    differs = isinstance(headline, str) and headline != default_verdict
+    return f"{study} {claim_id}{reading} ({default_verdict}" + (f"; headline {headline}: not tested)" if differs else ")")
 
 
 def matrix(table: pd.DataFrame) -> pd.DataFrame:
-    """Outcome per claim (rows, in study/claim order) and alternative (columns, ``choice = value``)."""
+    """What each claim (rows, in study/claim order) shows under each universe (columns: the reseeded
+    defaults, then ``choice = value``): :func:`cell_value`."""
+    headline = table["headline_verdict"].astype(object).where(table["headline_verdict"].notna(), None)
     t = table.assign(
-        row=[claim_label(*r) for r in table[[*KEYS, "default_verdict"]].itertuples(index=False)],
-        column=table["choice"] + " = " + table["value"])
+        row=[claim_label(*r, h) for r, h in zip(table[[*KEYS, "default_verdict"]].itertuples(index=False),
+                                                 headline, strict=True)],
+        column=table["choice"] + " = " + table["value"],
+        shown=[cell_value(o, a) for o, a in zip(table["outcome"], table["assessment"], strict=True)])
     rows = list(dict.fromkeys(t["row"]))
-    cols = list(dict.fromkeys(t["column"]))
-    return t.pivot(index="row", columns="column", values="outcome").reindex(index=rows, columns=cols)
+    cols = list(dict.fromkeys(t.sort_values("kind", key=lambda k: k != "reseed", kind="stable")["column"]))
+    return t.pivot(index="row", columns="column", values="shown").reindex(index=rows, columns=cols)
 
 
 def draw(table: pd.DataFrame) -> Figure:
@@ -58,7 +76,7 @@ def draw(table: pd.DataFrame) -> Figure:
                 vmax=len(names) - 0.5, cbar=False, linewidths=0.5, linecolor="white",
                 annot=m.map(lambda o: STYLE[o][1] if isinstance(o, str) else "").to_numpy(),
                 fmt="", annot_kws={"fontsize": 8, "color": "black"})
-    ax.set_xlabel("alternative (one at a time, everything else at the multiverse's defaults)")
+    ax.set_xlabel("reseeded default, then each alternative (one at a time, everything else at the multiverse's defaults)")
     ax.set_ylabel("claim (default verdict)")
     ax.set_xticklabels(ax.get_xticklabels(), rotation=60, ha="right", fontsize=8)
     ax.set_yticklabels(ax.get_yticklabels(), rotation=0, fontsize=8)

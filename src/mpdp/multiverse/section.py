@@ -1,4 +1,4 @@
-"""The report's "Robustness to reconstructed choices" (issue 38), in plain words from the
+"""The report's "Robustness to reconstructed choices" (issues 38, 48), in plain words from the
 multiverse table; and the mark a paper's summary puts on a fragile verdict.
 
 Everything here is computed from ``data/results/claims/multiverse.parquet``
@@ -13,7 +13,7 @@ import pandas as pd
 
 from mpdp import results
 from mpdp.errors import InputDataError
-from mpdp.multiverse.collect import COLUMNS, WARNING_SEP, claim_summary
+from mpdp.multiverse.collect import COLUMNS, STATUSES, WARNING_SEP, claim_summary
 
 #: study key -> the paper as the report names it
 PAPERS: dict[str, str] = {
@@ -59,48 +59,92 @@ def _ids(rows: pd.DataFrame) -> str:
 
 
 def intro(table: pd.DataFrame) -> str:
-    """What was varied, how, and what the default here is."""
-    alts = table.drop_duplicates("universe")
+    """What was varied, how, on which grid, against which baseline, and how the reduced default
+    compares with the headline (the main build)."""
+    alts = table[table["kind"] == "choice"].drop_duplicates("universe")
+    reseeds = table[table["kind"] == "reseed"].drop_duplicates("universe")
     choices = list(dict.fromkeys(alts["choice"]))
     failed = [uid for uid, g in table.groupby("universe", sort=False) if (g["outcome"] == "failed").all()]
     text = (f"Each of {_count(len(alts), 'alternative value')} of {_count(len(choices), 'reconstructed ([REC]) choice')} "
             f"({', '.join(f'`{c}`' for c in choices)}) was run alone, everything else at the defaults, "
-            "through the same claims engine (`snakemake multiverse`, docs/multiverse.md). The comparison's "
-            "default is the multiverse's own run with its reduced base (`multiverse.base`: fewer repetitions, "
-            "smaller grids), so its verdicts can differ from the main tables above. A verdict is **robust** when "
-            "every alternative gives it again, **fragile** when one flips it, weakens it to UNDERPOWERED or IDENTICAL or "
-            "makes the claim uninformative.")
+            "through the same claims engine (`snakemake multiverse`, docs/multiverse.md). For the time budget every "
+            "universe runs a **reduced grid** (`multiverse.base`: fewer repetitions, fewer ε, m and data sets), so the "
+            "comparison's default is that reduced grid rerun, not the main tables above.")
+    summary = claim_summary(table)
+    head = summary[summary["headline_verdict"].notna()]
+    if head.empty:
+        text += (" The main build's verdicts were not there when the table was collected, so the reduced default "
+                 "is not compared with the headline.")
+    else:
+        same = int((head["headline_verdict"] == head["default_verdict"]).sum())
+        text += (f" The reduced default gives the headline's verdict for {same} of {_count(len(head), 'claim verdict')}; "
+                 "a claim where they differ is **not tested by the robustness run** (both verdicts are shown below).")
+    if reseeds.empty:
+        text += (" No reseeded default ran (`multiverse.reseeds` is empty), so a verdict change cannot be told from "
+                 "the random streams' own variation.")
+    else:
+        text += (f" {_count(len(reseeds), 'reseeded default')} ({'; '.join(f'`{v}`' for v in reseeds['value'])}) "
+                 f"{'reruns' if len(reseeds) == 1 else 'rerun'} the default with other random streams: a verdict change under a choice is **fragile** only "
+                 "when no reseeded default already gives the same verdict or a change of the estimate at least as "
+                 "large; otherwise it is **within reseeding variation**.")
+    text += (" A decisive verdict is **robust** only when every alternative gives it again and at least one of them "
+             "changes one of its cells; an alternative that changes no cell of a claim did not test it.")
     if failed:
         text += f" Runs that failed (no verdicts; see their logs under data/multiverse/): {', '.join(failed)}."
     return text
 
 
+def coverage_paragraph(table: pd.DataFrame) -> str:
+    """The alternatives that reached nothing: those whose run reran no job (no key of the reduced
+    grid read) and those that change no cell of any claim ('' when every alternative reached one)."""
+    alts = table[table["kind"] == "choice"]
+    no_key = [uid for uid, g in alts.groupby("universe", sort=False) if g["reads_no_key"].all()]
+    no_cell = [uid for uid, g in alts.groupby("universe", sort=False)
+               if uid not in no_key and (g["assessment"] == "changes no cell").all()]
+    parts = []
+    if no_key:
+        parts.append("reran no job, so no data set or study of the reduced grid reads its key (not counted): "
+                     + ", ".join(f"`{u}`" for u in no_key))
+    if no_cell:
+        parts.append("changes no cell of any claim: " + ", ".join(f"`{u}`" for u in no_cell))
+    return ("**Coverage.** " + "; ".join(parts) + ".") if parts else ""
+
+
 def paper_paragraphs(table: pd.DataFrame) -> list[tuple[str, str]]:
-    """(paper, plain-words paragraph) per study in the table: robust and fragile verdicts."""
+    """(paper, plain-words paragraph) per study in the table, by :data:`mpdp.multiverse.collect.STATUSES`."""
     summary = claim_summary(table)
     out = []
     for study, paper in PAPERS.items():
         s = summary[summary["study"] == study]
         if s.empty:
             continue
-        robust = s[s["status"] == "robust"]
-        fragile = s[s["status"] == "fragile"]
-        undecided = s[s["status"] == "undecided"]
-        untested = s[s["status"] == "untested"]
+        by = {status: s[s["status"] == status] for status in STATUSES}
         n_alt = int(s["n_alternatives"].max())
         parts = [f"{_count(len(s), 'claim verdict')} under {_count(n_alt, 'alternative')}."]
-        if not robust.empty:
-            parts.append(f"Robust to every alternative ({len(robust)}): "
-                         + ", ".join(f"{_claim(r)} {r['default_verdict']}" for _, r in robust.iterrows()) + ".")
-        elif fragile.empty and untested.empty:
-            parts.append("None of its verdicts is decisive at the multiverse's default.")
-        else:
-            parts.append("No decisive verdict is robust to every alternative.")
-        for _, r in fragile.iterrows():
-            parts.append(f"**Fragile: {_claim(r)} {r['default_verdict']}** changes under {r['changed_by']}.")
-        if not untested.empty:
+        if not by["not tested"].empty:
+            parts.append("Not tested by the robustness run (the reduced default differs from the headline): "
+                         + ", ".join(f"{_claim(r)} (headline {r['headline_verdict']}, reduced default "
+                                     f"{r['default_verdict']})" for _, r in by["not tested"].iterrows()) + ".")
+        if not by["robust"].empty:
+            parts.append(f"Robust to every alternative ({len(by['robust'])}): "
+                         + ", ".join(f"{_claim(r)} {r['default_verdict']} (reached by {r['n_reaching']})"
+                                     for _, r in by["robust"].iterrows()) + ".")
+        for _, r in by["fragile"].iterrows():
+            parts.append(f"**Fragile: {_claim(r)} {r['default_verdict']}** changes under {r['changed_by']} "
+                         f"(reseeded defaults: {r['reseed_verdicts'] or 'none'}).")
+        if not by["within reseeding variation"].empty:
+            parts.append("Changed only within reseeding variation: "
+                         + "; ".join(f"{_claim(r)} {r['default_verdict']} under {r['within_reseeding']} "
+                                     f"(reseeded: {r['reseed_verdicts']})"
+                                     for _, r in by["within reseeding variation"].iterrows()) + ".")
+        if not by["not reached"].empty:
+            parts.append("Decisive, but no alternative changes any of their cells (not tested by any choice): "
+                         + ", ".join(f"{_claim(r)} {r['default_verdict']}" for _, r in by["not reached"].iterrows())
+                         + ".")
+        if not by["untested"].empty:
             parts.append("Held wherever the alternatives ran, but some runs failed: "
-                         + ", ".join(_claim(r) for _, r in untested.iterrows()) + ".")
+                         + ", ".join(_claim(r) for _, r in by["untested"].iterrows()) + ".")
+        undecided = by["undecided"]
         if not undecided.empty:
             groups = [f"{_count(len(g), verdict)} ({_ids(g)})" for verdict, g in undecided.groupby("default_verdict")]
             resolved = undecided[undecided["changed_by"] != ""]
@@ -110,6 +154,27 @@ def paper_paragraphs(table: pd.DataFrame) -> list[tuple[str, str]]:
                 if not resolved.empty else "") + ".")
         out.append((paper, " ".join(parts)))
     return out
+
+
+def _number(x: float) -> str:
+    return "–" if pd.isna(x) else f"{x:+.3g}"
+
+
+def summary_table(table: pd.DataFrame) -> str:
+    """The fragility summary as a Markdown table, one row per claim: both verdicts, the status, and
+    kept apart the largest change of the estimate (alternatives vs reseeded defaults), the largest
+    loss of informative cells and the changes of verdict class."""
+    lines = ["| claim | headline | reduced default | status | reseeded defaults | estimate (default) | "
+             "largest estimate change: alternatives / reseeds | informative cells lost | verdict class changes |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    for _, r in claim_summary(table).iterrows():
+        headline = r["headline_verdict"] if pd.notna(r["headline_verdict"]) else "–"
+        estimate = "–" if pd.isna(r["default_estimate"]) else f"{r['default_estimate']:.3g}"
+        lines.append(f"| {r['study']} {_claim(r)} | {headline} | {r['default_verdict']} | {r['status']} | "
+                     f"{r['reseed_verdicts'] or '–'} | {estimate} | {_number(r['max_estimate_change'])} / "
+                     f"{_number(r['reseed_estimate_change'])} | {int(r['max_informative_loss'])} | "
+                     f"{r['class_changes'] or '–'} |")
+    return "\n".join(lines)
 
 
 def warnings_paragraph(table: pd.DataFrame) -> str:
@@ -131,12 +196,14 @@ def warnings_paragraph(table: pd.DataFrame) -> str:
 
 
 def markdown(table: pd.DataFrame) -> str:
-    """The section's text (under its heading): intro, one paragraph per paper, the runs' warnings."""
+    """The section's text (under its heading): intro, one paragraph per paper, the fragility summary
+    table, coverage and the runs' warnings."""
     if table.empty:
         return "No alternatives are declared in `multiverse.choices`: nothing was varied."
-    warned = warnings_paragraph(table)
+    extra = [p for p in (coverage_paragraph(table), warnings_paragraph(table)) if p]
     return "\n\n".join([intro(table), *(f"**{paper[0].upper() + paper[1:]}.** {text}" for paper, text in paper_paragraphs(table)),
-                         *([warned] if warned else [])])
+                         "**Fragility summary** (`data/results/claims/multiverse.parquet`; the estimate is the median "
+                         "over a claim's informative cells, docs/multiverse.md):", summary_table(table), *extra])
 
 
 def fragile_note(table: pd.DataFrame | None, study: str) -> str:

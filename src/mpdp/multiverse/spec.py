@@ -9,6 +9,11 @@ grids: the time budget of docs/multiverse.md). A universe's config is the valida
 without its ``multiverse`` section, with the base and then the one alternative set
 (:func:`universe_config`); it is validated like any config by
 :func:`mpdp.pipeline.planning.check_multiverse` before any job runs.
+
+``multiverse.reseeds`` (issue 48) lists reseeded defaults: each maps seed keys (``root_seed``,
+``split.seed``) to other values, and runs as a universe of its own (choice :data:`RESEED`). They
+are the reseeding baseline: a verdict change under a choice is fragile only beyond what
+reseeding alone does (:mod:`.collect`).
 """
 
 from __future__ import annotations
@@ -37,17 +42,25 @@ TABLE_PATH = "data/results/claims/multiverse.parquet"
 #: the figure (claims × alternatives)
 FIGURE_PNG = "reports/figures/multiverse.png"
 FIGURE_PDF = "reports/figures/multiverse.pdf"
+#: the specification curves (issue 48): per claim, every universe's estimate and interval, sorted
+CURVES_PNG = "reports/figures/multiverse_curves.png"
+CURVES_PDF = "reports/figures/multiverse_curves.pdf"
+#: every figure of the multiverse (rule ``multiverse``'s outputs besides the table)
+FIGURES = (FIGURE_PNG, FIGURE_PDF, CURVES_PNG, CURVES_PDF)
+#: the ``choice`` of a reseeded default universe (issue 48: the reseeding baseline)
+RESEED = "reseed"
 
 
 @dataclass(frozen=True)
 class Universe:
-    """One run of the claims: ``choice`` is None for the default universe."""
+    """One run of the claims: ``choice`` is None for the default universe; :data:`RESEED` for a
+    reseeded default (``value`` then maps each dotted seed key to its value, ``key`` names them)."""
 
     choice: str | None
     key: str | None
     value: Any
     source: str
-    index: int | None = None  # position of the choice in multiverse.choices
+    index: int | None = None  # position of the choice in multiverse.choices (or of the reseed)
 
     @property
     def id(self) -> str:
@@ -55,9 +68,26 @@ class Universe:
         return DEFAULT if self.choice is None else f"{self.choice}={slug(self.value)}"
 
     @property
+    def kind(self) -> str:
+        """``default``, ``reseed`` (the reseeding baseline) or ``choice`` (an alternative)."""
+        return "default" if self.choice is None else "reseed" if self.choice == RESEED else "choice"
+
+    @property
+    def settings(self) -> dict[str, Any]:
+        """Dotted key -> value this universe sets over the default (empty for the default)."""
+        if self.choice is None:
+            return {}
+        return dict(self.value) if self.kind == "reseed" else {str(self.key): self.value}
+
+    @property
     def value_label(self) -> str:
-        """The value as the table and the report show it (JSON, so lists and booleans are exact)."""
-        return "default" if self.choice is None else json.dumps(self.value)
+        """The value as the table and the report show it (JSON, so lists and booleans are exact;
+        a reseed as ``key = value`` pairs)."""
+        if self.choice is None:
+            return "default"
+        if self.kind == "reseed":
+            return ", ".join(f"{k} = {json.dumps(v)}" for k, v in self.value.items())
+        return json.dumps(self.value)
 
 
 def slug(value: Any) -> str:
@@ -86,7 +116,15 @@ def section(cfg: Mapping[str, Any]) -> Mapping[str, Any]:
 def universes(cfg: Mapping[str, Any]) -> list[Universe]:
     """The default universe, then one per (choice, value) in declaration order."""
     out = [Universe(None, None, None, "the pipeline's defaults with multiverse.base")]
+    for i, seeds in enumerate(section(cfg).get("reseeds", [])):
+        seeds = {k: v for k, v in seeds.items() if not switched_off(cfg, k)}
+        if seeds:
+            out.append(Universe(RESEED, ", ".join(seeds), seeds, "the default with other random streams "
+                                "(the reseeding baseline)", i))
     for i, ch in enumerate(section(cfg).get("choices", [])):
+        if ch["choice"] == RESEED:
+            raise ConfigError(f"config key 'multiverse.choices.{i}.choice': {RESEED!r} names the reseeded defaults "
+                              "(multiverse.reseeds); give the choice another name")
         if switched_off(cfg, ch["key"]):
             continue
         out += [Universe(ch["choice"], ch["key"], v, ch["source"], i) for v in ch["values"]]
@@ -129,7 +167,13 @@ def universe_config(cfg: Mapping[str, Any], universe: Universe) -> dict[str, Any
             continue
         _check_key(out, key, f"config key 'multiverse.base.{key}'")
         put(out, key, value)
-    if universe.key is not None:
+    if universe.kind == "reseed":
+        for key, value in universe.settings.items():
+            where = f"config key 'multiverse.reseeds.{universe.index}.{key}'"
+            _check_key(out, key, where)
+            _check_alternative(out, Universe(RESEED, key, value, universe.source, universe.index), where)
+            put(out, key, value)
+    elif universe.key is not None:
         where = f"config key 'multiverse.choices.{universe.index}.key' (choice {universe.choice!r})"
         _check_key(out, universe.key, where)
         _check_alternative(out, universe, where)
@@ -155,10 +199,15 @@ def repeated_defaults(cfg: Mapping[str, Any]) -> list[str]:
     A warning, not an error: a user who sets that key in the main config must still be able to build."""
     universes_ = universes(cfg)
     default = universe_config(cfg, universes_[0])
-    return [f"multiverse.choices.{u.index}.values: {u.value_label} (choice {u.choice!r}) is the value {u.key} has "
-            "in every universe (the default with multiverse.base), so this alternative repeats the default "
-            "universe; remove it or give another value"
-            for u in universes_ if u.key is not None and _same(get(default, str(u.key)), u.value)]
+    out = [f"multiverse.reseeds.{u.index}: {u.value_label} are the values every universe has (the default with "
+           "multiverse.base), so this reseeded default repeats the default universe and the reseeding baseline "
+           "is weaker; give another seed"
+           for u in universes_ if u.kind == "reseed"
+           and all(_same(get(default, k), v) for k, v in u.settings.items())]
+    return out + [f"multiverse.choices.{u.index}.values: {u.value_label} (choice {u.choice!r}) is the value {u.key} "
+                  "has in every universe (the default with multiverse.base), so this alternative repeats the "
+                  "default universe; remove it or give another value"
+                  for u in universes_ if u.kind == "choice" and _same(get(default, str(u.key)), u.value)]
 
 
 def _same(a: Any, b: Any) -> bool:

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -31,7 +32,7 @@ from typing import Any
 
 import yaml
 
-from mpdp.claims.tables import VERDICTS_PATH, read_verdicts
+from mpdp.claims.tables import CELLS_PATH, VERDICTS_PATH, read_cells, read_verdicts
 from mpdp.errors import InputDataError
 from mpdp.io import atomic_path, read_json
 from mpdp.multiverse.collect import Result
@@ -121,7 +122,8 @@ def run(universe: Universe, folder: Path, workflow_root: Path, config: Mapping[s
     status = {"universe": universe.id, "choice": universe.choice, "key": universe.key,
               "value": universe.value, "ok": ok, "returncode": proc.returncode,
               "verdicts": str(verdicts) if ok else None, "log": str(log_path), "seeded": seeded,
-              "error": "" if ok else _reason(tail, proc.returncode), "warnings": planning_warnings(output)}
+              "error": "" if ok else _reason(tail, proc.returncode), "warnings": planning_warnings(output),
+              "jobs_run": jobs_run(output)}
     with atomic_path(status_path) as tmp:
         Path(tmp).write_text(json.dumps(status, indent=1, sort_keys=True) + "\n")
     return status
@@ -132,6 +134,17 @@ def planning_warnings(output: str) -> list[str]:
     printed, once each, in order (issue 47: kept in the status, the job log and the report)."""
     marker = "mpdp: WARNING: "
     return list(dict.fromkeys(line.split(marker, 1)[1].strip() for line in output.splitlines() if marker in line))
+
+
+#: a job's header in Snakemake's output (``rule train_job:``, ``localrule claims:``)
+_JOB = re.compile(r"^\s*(?:local)?(?:rule|checkpoint) ([A-Za-z0-9_]+):\s*$", re.MULTILINE)
+
+
+def jobs_run(output: str) -> int:
+    """How many jobs a nested run started besides the :data:`TARGET` rule itself (which has no
+    output, so it runs every time); issue 48: a universe seeded from the default whose run
+    starts none reads no key of the grid."""
+    return sum(name != TARGET for name in _JOB.findall(output))
 
 
 def _reason(tail: str, returncode: int) -> str:
@@ -146,12 +159,18 @@ def _reason(tail: str, returncode: int) -> str:
 
 
 def load(universe: Universe, status_path: str | Path) -> Result:
-    """A universe's verdicts from its status file (read through the claims engine's reader)."""
+    """A universe's verdicts and cells from its status file (read through the claims engine's
+    readers; the cells lie beside the verdicts in the universe's folder). ``reads_no_key``: the
+    universe was seeded from the default and its nested run started no job (issue 48)."""
     status = read_json(status_path, "universe status file")
     warnings = tuple(status.get("warnings", []))
     if not status["ok"]:
         return Result(universe, None, f"{status['error']} (log: {status['log']})", warnings)
+    verdicts = Path(status["verdicts"])
+    cells = Path(str(verdicts)[: -len(VERDICTS_PATH)] + CELLS_PATH)
+    reads_no_key = bool(status.get("seeded")) and status.get("jobs_run") == 0
     try:
-        return Result(universe, read_verdicts(status["verdicts"]), warnings=warnings)
+        return Result(universe, read_verdicts(verdicts), warnings=warnings, cells=read_cells(cells),
+                      reads_no_key=reads_no_key)
     except InputDataError as exc:
         return Result(universe, None, str(exc), warnings)

@@ -78,7 +78,9 @@ def check_multiverse(cfg: Mapping[str, Any], available: list[str], cards: Cards)
     if "multiverse" not in cfg:
         return
     for universe in multiverse_spec.universes(cfg):
-        where = ("config key 'multiverse.base'" if universe.key is None else
+        where = ("config key 'multiverse.base'" if universe.kind == "default" else
+                 f"config key 'multiverse.reseeds.{universe.index}' ({universe.value_label})"
+                 if universe.kind == "reseed" else
                  f"config key 'multiverse.choices.{universe.index}' (choice {universe.choice!r}, "
                  f"{universe.key} = {universe.value_label})")
         ucfg = multiverse_spec.universe_config(cfg, universe)  # raises for a key not in the config
