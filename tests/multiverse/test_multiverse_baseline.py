@@ -162,3 +162,27 @@ def test_reseeded_defaults_are_universes_that_set_their_seed_keys():
     assert us[2].value_label == "split.seed = 1"
     assert spec.repeated_defaults({**cfg, "multiverse": {**cfg["multiverse"], "reseeds": [{"root_seed": 0}]}})[0] \
         .startswith("multiverse.reseeds.0")
+
+
+def test_an_alternative_equal_to_the_default_is_not_run_but_listed():
+    """Not a planning refusal (a user setting that key in the main config must still build): the
+    universe is left out of the runs with a warning and listed in the table, never counted."""
+    cfg = {"root_seed": 0, "split": {"seed": 0}, "wddp": {"lambda": 1e-3},
+           "multiverse": {"base": {}, "reseeds": [{"root_seed": 0}],
+                          "choices": [{"choice": "lam", "key": "wddp.lambda", "values": [1e-3, 0.0], "source": "E7"}]}}
+    assert [u.id for u in spec.to_run(cfg)] == ["default", "lam=0.0"]
+    warned = spec.repeated_defaults(cfg)
+    assert len(warned) == 2 and all("not run" in w for w in warned)
+    same = [u for u in spec.universes(cfg) if spec.repeats_default(cfg, u)]
+    table = collect.collect(_result(DEFAULT, BASE), [
+        *(Result(u, None, "equals the default: not run", skipped=True) for u in same),
+        _result(_alt("lam", "wddp.lambda", 0.0), BASE, {"C1": 0.1})])
+    skipped = table[table["outcome"] == "skipped"]
+    assert set(skipped["universe"]) == {"reseed=root_seed_0", "lam=0.001"}
+    assert set(skipped["assessment"]) == {"equals the default"}
+    summary = collect.claim_summary(table).set_index("claim_id")
+    assert summary.loc["C1", "status"] == "robust" and summary.loc["C1", "n_alternatives"] == 1
+    assert summary.loc["C1", "reseed_verdicts"] == ""
+    text = section.markdown(table)
+    assert "equal to the default, so not run" in text and "`lam=0.001`" in text
+    assert "Each of 1 alternative value" in text and "No reseeded default ran" in text

@@ -66,3 +66,25 @@ def test_a_choice_that_does_not_change_the_data_leaves_every_verdict_unchanged(t
     assert fresh["ok"] and not fresh["seeded"], fresh["error"]
     for read, path in ((tables.read_cells, tables.CELLS_PATH), (tables.read_verdicts, tables.VERDICTS_PATH)):
         pd.testing.assert_frame_equal(read(work / spec.ROOT / lam / path), read(scratch / path))
+
+
+def _report_inputs(work, mirror) -> str:
+    """The inputs of rule report_html in a dry run of the documented report command."""
+    proc = run_snakemake(work, "-n", "--cores", "1", "reports/report.html", "--configfile", "config/smoke.yaml",
+                         env={"MPDP_DATA_MIRROR": str(mirror)})
+    job = proc.stdout.split("rule report_html:", 1)[1].split("\n\n", 1)[0]
+    return job.split("input:", 1)[1].split("output:", 1)[0]
+
+
+@pytest.mark.slow
+def test_the_report_depends_on_the_robustness_table_once_it_exists(tmp_path):
+    """Issue 48: after `snakemake multiverse` the documented report command rebuilds the report with
+    its robustness section: rule report_html lists the table and the figures as inputs once the
+    table exists (so a newer table reruns the report), and does not ask for them before."""
+    mirror = require_mirror()
+    work = workflow_dir(tmp_path)
+    assert spec.TABLE_PATH not in _report_inputs(work, mirror)
+    (work / spec.TABLE_PATH).parent.mkdir(parents=True)
+    (work / spec.TABLE_PATH).write_bytes(b"")
+    inputs = _report_inputs(work, mirror)
+    assert spec.TABLE_PATH in inputs and spec.CURVES_PNG in inputs and spec.FIGURE_PNG in inputs

@@ -25,6 +25,7 @@ rule multiverse:
         code=code("multiverse_collect.py"),
         settings=lambda wc: rule_keys.param(CFG, "multiverse"),  # a universe has no multiverse section
         universes=list(MULTIVERSE),
+        skipped=MULTIVERSE_SKIPPED,  # equal to the default: not run, listed in the table
     conda:
         "../envs/mpdp.yaml"
     script:

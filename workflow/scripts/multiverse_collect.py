@@ -9,6 +9,7 @@ sm = snakemake  # noqa: F821  (injected by Snakemake)
 def step(log):
     by_id = {u.id: u for u in spec.universes(sm.config)}
     results = [universe.load(by_id[uid], path) for uid, path in zip(sm.params.universes, sm.input.status, strict=True)]
+    results += [collect.Result(by_id[uid], None, "equals the default: not run", skipped=True) for uid in sm.params.skipped]
     headline = cells = None
     if sm.input.headline:  # the main build's verdicts and cells (multiverse_headline in common.smk)
         headline, cells = tables.read_verdicts(sm.input.headline[0]), tables.read_cells(sm.input.headline[1])

@@ -43,6 +43,7 @@ OUTCOMES: dict[str, str] = {
     "resolves": "the default could not decide; the alternative can",
     "unchanged": "the same undecided verdict as the default",
     "holds": "the default's decisive verdict again",
+    "skipped": "the alternative equals the default (a planning warning): not run",
 }
 #: outcomes that make a decisive default verdict fragile
 FRAGILE: frozenset[str] = frozenset({"flips", "weakens", "uninformative"})
@@ -54,8 +55,9 @@ ASSESSMENTS: dict[str, str] = {
                                   "verdict, or a change of the estimate at least as large)",
     "changes no cell": "the alternative changes none of the claim's cells: it did not test the claim",
     "reads no key": "the alternative's run reran no job: no data set or study of the reduced grid reads its key",
+    "equals the default": "the alternative's value is the default's: not run, not counted",
     **{k: v for k, v in OUTCOMES.items() if k not in FRAGILE},
-    **{f"reseed: {k}": f"a reseeded default: {v}" for k, v in OUTCOMES.items() if k != "failed"},
+    **{f"reseed: {k}": f"a reseeded default: {v}" for k, v in OUTCOMES.items() if k not in ("failed", "skipped")},
 }
 #: per claim (:func:`claim_summary`), worst first
 STATUSES: dict[str, str] = {
@@ -101,6 +103,7 @@ class Result:
     warnings: tuple[str, ...] = ()  # its run's planning warnings (issue 47), from its status file
     cells: pd.DataFrame | None = None  # its cells.parquet (None: not read; no estimates, no changed cells)
     reads_no_key: bool = False  # seeded from the default, its nested run reran no job (issue 48)
+    skipped: bool = False  # equal to the default: not run (spec.repeats_default)
 
 
 def _estimates(cells: pd.DataFrame | None, prefix: str = "") -> pd.DataFrame:
@@ -117,7 +120,9 @@ def compare(default: Result, result: Result) -> pd.DataFrame:
     u = result.universe
     base = default.verdicts[[*KEYS, "claim", "verdict", "n_informative"]].rename(
         columns={"verdict": "default_verdict", "n_informative": "default_n_informative"})
-    if result.verdicts is None:
+    if result.skipped:
+        rows = base.assign(verdict=pd.NA, n_informative=pd.NA, note="this alternative equals the default: not run")
+    elif result.verdicts is None:
         rows = base.assign(verdict=pd.NA, n_informative=pd.NA,
                            note=f"this alternative's run failed: {result.error}")
     else:
@@ -131,7 +136,7 @@ def compare(default: Result, result: Result) -> pd.DataFrame:
         rows.loc[only_default, "note"] = "no row under this alternative: the claim is undefined there"
         rows.loc[only_alt, "note"] = "no row at the default: the claim is only defined under this alternative"
         rows = rows.drop(columns="_merge")
-    rows["outcome"] = [outcome(d, None if pd.isna(v) else v)
+    rows["outcome"] = ["skipped" if result.skipped else outcome(d, None if pd.isna(v) else v)
                        for d, v in zip(rows["default_verdict"], rows["verdict"], strict=True)]
     rows = rows.merge(_estimates(default.cells, "default_"), on=KEYS, how="left")
     rows = rows.merge(_estimates(result.cells if result.verdicts is not None else None), on=KEYS, how="left")
@@ -169,13 +174,13 @@ def assess(table: pd.DataFrame) -> pd.Series:
     """Each row's :data:`ASSESSMENTS` label: its outcome, read against coverage (no cell changed,
     no key read) and, for a verdict change under a choice, against the reseeded defaults' rows of
     the same claim."""
-    ran = table[(table["kind"] == "reseed") & (table["outcome"] != "failed")]
+    ran = table[(table["kind"] == "reseed") & ~table["outcome"].isin(["failed", "skipped"])]
     reseeds = {key: g for key, g in ran.groupby(KEYS, sort=False)}
     empty = ran.iloc[0:0]
     out = []
     for _, row in table.iterrows():
-        if row["outcome"] == "failed":
-            out.append("failed")
+        if row["outcome"] in ("failed", "skipped"):
+            out.append("failed" if row["outcome"] == "failed" else "equals the default")
         elif row["kind"] == "choice" and bool(row["reads_no_key"]):
             out.append("reads no key")
         elif pd.notna(row["n_cells_changed"]) and row["n_cells_changed"] == 0 and row["verdict"] == row["default_verdict"]:
@@ -262,7 +267,7 @@ def claim_summary(table: pd.DataFrame) -> pd.DataFrame:
     rows = []
     for (study, claim_id, reading), g in table.groupby(KEYS, sort=False):
         choices, reseeds = g[g["kind"] == "choice"], g[g["kind"] == "reseed"]
-        counted = choices[choices["assessment"] != "reads no key"]
+        counted = choices[~choices["assessment"].isin(["reads no key", "equals the default"])]
         reached = counted[pd.to_numeric(counted["n_cells_changed"]).fillna(0) > 0]
         loss = -pd.to_numeric(counted["informative_change"]).astype(float)
         classes = counted[counted["class_change"] != ""]
@@ -273,8 +278,9 @@ def claim_summary(table: pd.DataFrame) -> pd.DataFrame:
             "n_failed": int((counted["assessment"] == "failed").sum()),
             "changed_by": _changes(counted[counted["assessment"].isin({"fragile", "resolves"})]),
             "within_reseeding": _changes(counted[counted["assessment"] == "within reseeding variation"]),
-            "reseed_verdicts": "; ".join(f"{v} → {vd}" for v, vd in
-                                         zip(reseeds["value"], reseeds["verdict"].fillna("failed"), strict=True)),
+            "reseed_verdicts": "; ".join(f"{v} → {vd}" for v, vd, o in
+                                         zip(reseeds["value"], reseeds["verdict"], reseeds["outcome"], strict=True)
+                                         if o != "skipped"),
             "default_estimate": float(g["default_estimate"].iloc[0]),
             "max_estimate_change": _max_abs(reached["estimate_change"]),
             "reseed_estimate_change": _max_abs(reseeds["estimate_change"]),

@@ -28,9 +28,10 @@ STYLE: dict[str, tuple[str, str]] = {
     "holds": ("#009e73", "="),
     "changes no cell": ("#ffffff", "0"),
     "reads no key": ("#ffffff", "–"),
+    "equals the default": ("#ffffff", "≡"),
 }
 #: assessments (mpdp.multiverse.collect.ASSESSMENTS) shown as such; the others show their outcome
-SHOWN_ASSESSMENTS = ("within reseeding variation", "changes no cell", "reads no key")
+SHOWN_ASSESSMENTS = ("within reseeding variation", "changes no cell", "reads no key", "equals the default")
 
 
 def cell_value(outcome: str, assessment: str) -> str:

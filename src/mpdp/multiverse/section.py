@@ -61,8 +61,8 @@ def _ids(rows: pd.DataFrame) -> str:
 def intro(table: pd.DataFrame) -> str:
     """What was varied, how, on which grid, against which baseline, and how the reduced default
     compares with the headline (the main build)."""
-    alts = table[table["kind"] == "choice"].drop_duplicates("universe")
-    reseeds = table[table["kind"] == "reseed"].drop_duplicates("universe")
+    alts = table[(table["kind"] == "choice") & (table["outcome"] != "skipped")].drop_duplicates("universe")
+    reseeds = table[(table["kind"] == "reseed") & (table["outcome"] != "skipped")].drop_duplicates("universe")
     choices = list(dict.fromkeys(alts["choice"]))
     failed = [uid for uid, g in table.groupby("universe", sort=False) if (g["outcome"] == "failed").all()]
     text = (f"Each of {_count(len(alts), 'alternative value')} of {_count(len(choices), 'reconstructed ([REC]) choice')} "
@@ -101,7 +101,11 @@ def coverage_paragraph(table: pd.DataFrame) -> str:
     no_key = [uid for uid, g in alts.groupby("universe", sort=False) if g["reads_no_key"].all()]
     no_cell = [uid for uid, g in alts.groupby("universe", sort=False)
                if uid not in no_key and (g["assessment"] == "changes no cell").all()]
+    repeated = [uid for uid, g in table.groupby("universe", sort=False) if (g["outcome"] == "skipped").all()]
     parts = []
+    if repeated:
+        parts.append("equal to the default, so not run (a planning warning; not counted): "
+                     + ", ".join(f"`{u}`" for u in repeated))
     if no_key:
         parts.append("reran no job, so no data set or study of the reduced grid reads its key (not counted): "
                      + ", ".join(f"`{u}`" for u in no_key))

@@ -193,21 +193,33 @@ def _check_alternative(cfg: Mapping[str, Any], universe: Universe, where: str) -
                           f"other keys too; name one leaf key (e.g. {leaves}) per choice")
 
 
+def repeats_default(cfg: Mapping[str, Any], universe: Universe) -> bool:
+    """Whether ``universe`` sets only values the default universe already has (it would repeat the
+    default universe: :func:`repeated_defaults` warns, and it is not run but listed in the table)."""
+    if universe.kind == "default":
+        return False
+    default = universe_config(cfg, universes(cfg)[0])
+    return all(_same(get(default, k), v) for k, v in universe.settings.items())
+
+
+def to_run(cfg: Mapping[str, Any]) -> list[Universe]:
+    """The universes that run: every one of :func:`universes` except those that repeat the default."""
+    return [u for u in universes(cfg) if not repeats_default(cfg, u)]
+
+
 def repeated_defaults(cfg: Mapping[str, Any]) -> list[str]:
     """Planning warnings (issue 47): each alternative whose value is the one its key has in every
     universe (the default with ``multiverse.base``), so that its universe repeats the default one.
     A warning, not an error: a user who sets that key in the main config must still be able to build."""
-    universes_ = universes(cfg)
-    default = universe_config(cfg, universes_[0])
+    repeated = [u for u in universes(cfg) if repeats_default(cfg, u)]
     out = [f"multiverse.reseeds.{u.index}: {u.value_label} are the values every universe has (the default with "
-           "multiverse.base), so this reseeded default repeats the default universe and the reseeding baseline "
-           "is weaker; give another seed"
-           for u in universes_ if u.kind == "reseed"
-           and all(_same(get(default, k), v) for k, v in u.settings.items())]
+           "multiverse.base), so this reseeded default would repeat the default universe: it is not run (listed in "
+           "the robustness table) and the reseeding baseline is weaker; give another seed"
+           for u in repeated if u.kind == "reseed"]
     return out + [f"multiverse.choices.{u.index}.values: {u.value_label} (choice {u.choice!r}) is the value {u.key} "
-                  "has in every universe (the default with multiverse.base), so this alternative repeats the "
-                  "default universe; remove it or give another value"
-                  for u in universes_ if u.kind == "choice" and _same(get(default, str(u.key)), u.value)]
+                  "has in every universe (the default with multiverse.base), so this alternative would repeat the "
+                  "default universe: it is not run (listed in the robustness table); remove it or give another value"
+                  for u in repeated if u.kind == "choice"]
 
 
 def _same(a: Any, b: Any) -> bool:
