@@ -118,6 +118,9 @@ CASES: list[tuple[str, dict[str, Any], Outcome, tuple[str, ...]]] = [
      warn("multiverse.reseeds.0"), ()),
     ("a multiverse choice named like the reseeds", {"multiverse.choices.0.choice": "reseed"},
      err("multiverse.choices.0.choice"), ()),
+    ("a joint multiverse sample naming an undeclared choice",
+     {"multiverse.joint": {"choices": ["wddp_lambda", "no_such_choice"], "sample": 2}},
+     err("multiverse.joint.choices"), ()),
     ("wyx audited with Jayaraman's accountant", {"audit.settings.0.accountant": "zcdp_code"},
      err("audit.settings.0.accountant"), ()),
     # ---- issue 47: valid but pointless (warned)
@@ -208,6 +211,7 @@ SCHEMA_CASES: dict[str, Any] = {
     "benchmark.selection.trials.shape": -1, "benchmark.selection.trials.mean": 0.5,
     "multiverse.base": 5, "multiverse.choices.0.choice": "Bad Name", "multiverse.choices.0.key": "no spaces",
     "multiverse.choices.0.values": [], "multiverse.choices.0.source": "", "multiverse.reseeds": [{}],
+    "multiverse.joint.sample": 0,
 }
 
 ALL_CASES = CASES + [(f"out of schema: {key}", {key: value}, err(key), ()) for key, value in SCHEMA_CASES.items()]

@@ -186,3 +186,36 @@ def test_an_alternative_equal_to_the_default_is_not_run_but_listed():
     text = section.markdown(table)
     assert "equal to the default, so not run" in text and "`lam=0.001`" in text
     assert "Each of 1 alternative value" in text and "No reseeded default ran" in text
+
+
+def test_joint_variation_is_a_random_sample_of_combinations_of_two_or_more_choices():
+    cfg = {"root_seed": 0, "split": {"seed": 0, "test_frac": 0.2},
+           "preprocess": {"intercept": True, "bank_keep_duration": True, "breast_cancer_missing": "median"},
+           "multiverse": {"base": {}, "reseeds": [],
+                          "choices": [{"choice": "norm", "key": "preprocess.intercept", "values": [False], "source": "a"},
+                                      {"choice": "split", "key": "split.test_frac", "values": [0.3, 0.1], "source": "b"},
+                                      {"choice": "bc", "key": "preprocess.breast_cancer_missing", "values": ["drop"],
+                                       "source": "c"}],
+                          "joint": {"choices": ["norm", "split", "bc"], "sample": 3, "seed": 0}}}
+    combos, total = spec.joint_sample(cfg)
+    # 2 × 3 × 2 combinations, less the default and the 4 that vary one choice (the one-at-a-time universes)
+    assert total == 12 - 1 - 4 == 7
+    assert len(combos) == 3 and len({tuple(sorted(c.items())) for c in combos}) == 3
+    assert all(len(c) >= 2 for c in combos)
+    assert combos == spec.joint_sample(cfg)[0]  # reproducible from the seed
+    other = spec.joint_sample({**cfg, "multiverse": {**cfg["multiverse"], "joint": {**cfg["multiverse"]["joint"],
+                                                                                     "seed": 5, "sample": 7}}})
+    assert len(other[0]) == 7  # the whole set when the sample asks for all of it
+    joint = [u for u in spec.universes(cfg) if u.kind == "joint"]
+    assert [u.settings for u in joint] == combos
+    assert "a random sample of 3 of the 7 combinations" in joint[0].source
+    ucfg = spec.universe_config(cfg, joint[0])
+    assert all(spec.get(ucfg, k) == v for k, v in combos[0].items())
+    bad = {**cfg, "multiverse": {**cfg["multiverse"], "joint": {"choices": ["norm", "nope"], "sample": 2}}}
+    with pytest.raises(spec.ConfigError, match=r"multiverse\.joint\.choices.*'nope'"):
+        spec.universes(bad)
+    # a joint universe counts as an alternative in the summary
+    table = collect.collect(_result(DEFAULT, BASE), [_result(joint[0], _rows(C3="HOLDS"), {"C3": 0.3})])
+    assert (table["kind"] == "joint").all()
+    assert collect.claim_summary(table).set_index("claim_id").loc["C3", "status"] == "fragile"
+    assert "Jointly: joint variation of norm, split, bc" in section.markdown(table)

@@ -20,6 +20,7 @@ multiverse:
     datasets: [breast_cancer]
     voting.datasets: [breast_cancer]
     benchmark.datasets: [breast_cancer]
+  reseeds: [{root_seed: 1}]
   choices:
     - {choice: audit_beta, key: audit.beta, values: [0.1],
        source: "the audit's failure probability: no claim of the claims target reads it"}
@@ -42,6 +43,15 @@ def test_a_choice_that_does_not_change_the_data_leaves_every_verdict_unchanged(t
     assert (beta["verdict"] == beta["default_verdict"]).all()
     assert (beta["n_informative"] == beta["default_n_informative"]).all()
     assert set(beta["outcome"]) <= {"holds", "unchanged"}
+    # issue 48: seeded from the default, its run reran no job, so it reads no key and is not counted
+    assert beta["reads_no_key"].all() and set(beta["assessment"]) == {"reads no key"}
+    assert (beta["n_cells_changed"] == 0).all() and (beta["estimate"].isna() == beta["default_estimate"].isna()).all()
+    assert table["headline_verdict"].isna().all()  # no main build in this folder: no headline
+    # the reseeded default ran like any universe (root_seed reruns what draws noise) and is the baseline
+    reseed = table[table["kind"] == "reseed"]
+    assert set(reseed["universe"]) == {"reseed=root_seed_1"} and (reseed["outcome"] != "failed").all()
+    assert (reseed["n_cells_changed"] > 0).any()
+    assert (work / spec.CURVES_PNG).stat().st_size > 0
     pd.testing.assert_frame_equal(alt, default)
     cells = [tables.read_cells(work / spec.ROOT / u / tables.CELLS_PATH) for u in ("default", "audit_beta=0.1")]
     pd.testing.assert_frame_equal(*cells)
@@ -55,6 +65,8 @@ def test_a_choice_that_does_not_change_the_data_leaves_every_verdict_unchanged(t
     assert status["ok"] and status["seeded"]
     ran = (work / "logs" / "multiverse" / f"{lam}.snakemake.log").read_text()
     assert "rule train_job:" in ran and "rule optimum:" in ran
+    lam_rows = table[table["universe"] == lam]
+    assert not lam_rows["reads_no_key"].any() and (lam_rows["n_cells_changed"] > 0).any()
     assert "rule prepare:" not in ran and "rule voting_train:" not in ran and "rule ls_experiment" not in ran
     # ... and its tables equal those of the same universe run from scratch
     config = yaml.safe_load((work / spec.ROOT / lam / "config" / "config.yaml").read_text())

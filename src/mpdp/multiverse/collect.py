@@ -181,7 +181,7 @@ def assess(table: pd.DataFrame) -> pd.Series:
     for _, row in table.iterrows():
         if row["outcome"] in ("failed", "skipped"):
             out.append("failed" if row["outcome"] == "failed" else "equals the default")
-        elif row["kind"] == "choice" and bool(row["reads_no_key"]):
+        elif row["kind"] != "reseed" and bool(row["reads_no_key"]):
             out.append("reads no key")
         elif pd.notna(row["n_cells_changed"]) and row["n_cells_changed"] == 0 and row["verdict"] == row["default_verdict"]:
             out.append("changes no cell")
@@ -266,7 +266,7 @@ def claim_summary(table: pd.DataFrame) -> pd.DataFrame:
     informative cells, and the changes of verdict class."""
     rows = []
     for (study, claim_id, reading), g in table.groupby(KEYS, sort=False):
-        choices, reseeds = g[g["kind"] == "choice"], g[g["kind"] == "reseed"]
+        choices, reseeds = g[g["kind"] != "reseed"], g[g["kind"] == "reseed"]  # one choice or several (joint)
         counted = choices[~choices["assessment"].isin(["reads no key", "equals the default"])]
         reached = counted[pd.to_numeric(counted["n_cells_changed"]).fillna(0) > 0]
         loss = -pd.to_numeric(counted["informative_change"]).astype(float)

@@ -20,6 +20,7 @@ from mpdp.multiverse.collect import KEYS
 #: universe kind -> (colour, marker, legend name); Okabe–Ito colours, the marker repeats them
 MARKS: dict[str, tuple[str, str, str]] = {
     "choice": ("#0072B2", "o", "alternative (one choice)"),
+    "joint": ("#CC79A7", "^", "joint combination"),
     "reseed": ("#D55E00", "s", "reseeded default"),
     "default": ("#000000", "D", "default (reduced grid)"),
     "headline": ("#009E73", "*", "headline (main build)"),
@@ -61,7 +62,7 @@ def draw(table: pd.DataFrame) -> Figure:
     curves = points(table)
     verdicts = table.groupby(KEYS, sort=False)["default_verdict"].first()
     n_rows = math.ceil(len(curves) / COLUMNS)
-    fig = Figure(figsize=(12.6, 2.9 * n_rows + 1.2))
+    fig = Figure(figsize=(12.6, 2.9 * n_rows + 1.6))
     axes = fig.subplots(n_rows, COLUMNS, squeeze=False).ravel()
     for ax, (key, frame) in zip(axes, curves.items(), strict=False):
         title = _title(key, str(verdicts[key]))
@@ -84,10 +85,10 @@ def draw(table: pd.DataFrame) -> Figure:
     for ax in axes[len(curves):]:
         ax.set_visible(False)
     fig.legend(handles=[Line2D([], [], color=c, marker=m, linestyle="none", label=name) for c, m, name in MARKS.values()],
-               loc="lower center", ncol=len(MARKS), fontsize=FONT, frameon=False)
+               loc="lower center", ncol=3, fontsize=FONT, frameon=False)
     fig.suptitle("Specification curves: each universe's claim-level estimate (median over informative cells; bars: "
                  "range of their intervals), sorted", fontsize=FONT + 1)
-    fig.tight_layout(rect=(0, 0.8 / fig.get_figheight(), 1, 1 - 0.5 / fig.get_figheight()))
+    fig.tight_layout(rect=(0, 1.0 / fig.get_figheight(), 1, 1 - 0.5 / fig.get_figheight()))
     return fig
 
 

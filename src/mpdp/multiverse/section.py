@@ -64,10 +64,14 @@ def intro(table: pd.DataFrame) -> str:
     alts = table[(table["kind"] == "choice") & (table["outcome"] != "skipped")].drop_duplicates("universe")
     reseeds = table[(table["kind"] == "reseed") & (table["outcome"] != "skipped")].drop_duplicates("universe")
     choices = list(dict.fromkeys(alts["choice"]))
+    joint = table[table["kind"] == "joint"].drop_duplicates("universe")
     failed = [uid for uid, g in table.groupby("universe", sort=False) if (g["outcome"] == "failed").all()]
     text = (f"Each of {_count(len(alts), 'alternative value')} of {_count(len(choices), 'reconstructed ([REC]) choice')} "
             f"({', '.join(f'`{c}`' for c in choices)}) was run alone, everything else at the defaults, "
-            "through the same claims engine (`snakemake multiverse`, docs/multiverse.md). For the time budget every "
+            "through the same claims engine (`snakemake multiverse`, docs/multiverse.md).")
+    if not joint.empty:
+        text += f" Jointly: {joint['source'].iloc[0]}, counted as alternatives."
+    text += (" For the time budget every "
             "universe runs a **reduced grid** (`multiverse.base`: fewer repetitions, fewer ε, m and data sets), so the "
             "comparison's default is that reduced grid rerun, not the main tables above.")
     summary = claim_summary(table)
@@ -97,7 +101,7 @@ def intro(table: pd.DataFrame) -> str:
 def coverage_paragraph(table: pd.DataFrame) -> str:
     """The alternatives that reached nothing: those whose run reran no job (no key of the reduced
     grid read) and those that change no cell of any claim ('' when every alternative reached one)."""
-    alts = table[table["kind"] == "choice"]
+    alts = table[table["kind"] != "reseed"]
     no_key = [uid for uid, g in alts.groupby("universe", sort=False) if g["reads_no_key"].all()]
     no_cell = [uid for uid, g in alts.groupby("universe", sort=False)
                if uid not in no_key and (g["assessment"] == "changes no cell").all()]

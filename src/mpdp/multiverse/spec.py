@@ -13,17 +13,21 @@ without its ``multiverse`` section, with the base and then the one alternative s
 ``multiverse.reseeds`` (issue 48) lists reseeded defaults: each maps seed keys (``root_seed``,
 ``split.seed``) to other values, and runs as a universe of its own (choice :data:`RESEED`). They
 are the reseeding baseline: a verdict change under a choice is fragile only beyond what
-reseeding alone does (:mod:`.collect`).
+reseeding alone does (:mod:`.collect`). ``multiverse.joint`` names choices to vary together: a
+random sample of their combinations runs as universes of kind ``joint`` (:func:`joint_sample`).
 """
 
 from __future__ import annotations
 
 import copy
+import itertools
 import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
+
+import numpy as np
 
 from mpdp.errors import ConfigError
 
@@ -49,6 +53,10 @@ CURVES_PDF = "reports/figures/multiverse_curves.pdf"
 FIGURES = (FIGURE_PNG, FIGURE_PDF, CURVES_PNG, CURVES_PDF)
 #: the ``choice`` of a reseeded default universe (issue 48: the reseeding baseline)
 RESEED = "reseed"
+#: the ``choice`` of a universe that varies several choices at once (issue 48: ``multiverse.joint``)
+JOINT = "joint"
+#: universe kinds whose ``value`` maps dotted keys to values (several keys at once)
+MULTI_KEY = (RESEED, JOINT)
 
 
 @dataclass(frozen=True)
@@ -69,23 +77,26 @@ class Universe:
 
     @property
     def kind(self) -> str:
-        """``default``, ``reseed`` (the reseeding baseline) or ``choice`` (an alternative)."""
-        return "default" if self.choice is None else "reseed" if self.choice == RESEED else "choice"
+        """``default``, ``reseed`` (the reseeding baseline), ``joint`` (several choices at once) or
+        ``choice`` (one alternative)."""
+        if self.choice is None:
+            return "default"
+        return str(self.choice) if self.choice in MULTI_KEY else "choice"
 
     @property
     def settings(self) -> dict[str, Any]:
         """Dotted key -> value this universe sets over the default (empty for the default)."""
         if self.choice is None:
             return {}
-        return dict(self.value) if self.kind == "reseed" else {str(self.key): self.value}
+        return dict(self.value) if self.kind in MULTI_KEY else {str(self.key): self.value}
 
     @property
     def value_label(self) -> str:
         """The value as the table and the report show it (JSON, so lists and booleans are exact;
-        a reseed as ``key = value`` pairs)."""
+        a reseed or joint universe as ``key = value`` pairs)."""
         if self.choice is None:
             return "default"
-        if self.kind == "reseed":
+        if self.kind in MULTI_KEY:
             return ", ".join(f"{k} = {json.dumps(v)}" for k, v in self.value.items())
         return json.dumps(self.value)
 
@@ -122,18 +133,50 @@ def universes(cfg: Mapping[str, Any]) -> list[Universe]:
             out.append(Universe(RESEED, ", ".join(seeds), seeds, "the default with other random streams "
                                 "(the reseeding baseline)", i))
     for i, ch in enumerate(section(cfg).get("choices", [])):
-        if ch["choice"] == RESEED:
-            raise ConfigError(f"config key 'multiverse.choices.{i}.choice': {RESEED!r} names the reseeded defaults "
-                              "(multiverse.reseeds); give the choice another name")
+        if ch["choice"] in MULTI_KEY:
+            raise ConfigError(f"config key 'multiverse.choices.{i}.choice': {ch['choice']!r} names the reseeded "
+                              "defaults or the joint sample (multiverse.reseeds, multiverse.joint); give the choice "
+                              "another name")
         if switched_off(cfg, ch["key"]):
             continue
         out += [Universe(ch["choice"], ch["key"], v, ch["source"], i) for v in ch["values"]]
+    combos, total = joint_sample(cfg)
+    names = ", ".join(section(cfg).get("joint", {}).get("choices", []))
+    out += [Universe(JOINT, ", ".join(c), c, f"joint variation of {names}: a random sample of {len(combos)} of the "
+                     f"{total} combinations that vary two or more of them (Steegen et al. 2016)", j)
+            for j, c in enumerate(combos)]
     ids = [u.id for u in out]
     dup = sorted({i for i in ids if ids.count(i) > 1})
     if dup:
         raise ConfigError(f"config key 'multiverse.choices': universes {dup} declared twice; "
                           "give each choice a unique name and each of its values once")
     return out
+
+
+def joint_sample(cfg: Mapping[str, Any]) -> tuple[list[dict[str, Any]], int]:
+    """``multiverse.joint`` (issue 48): the combinations of the named choices' values (each choice
+    at its default or one of its alternatives) that vary at least two of them, and a random sample
+    of ``sample`` of them (``seed``; without replacement, in enumeration order). Returns the
+    sample, each as its non-default settings, and the number of combinations it was drawn from."""
+    joint = section(cfg).get("joint")
+    if not joint:
+        return [], 0
+    by_name = {ch["choice"]: ch for ch in section(cfg).get("choices", [])}
+    unknown = [n for n in joint["choices"] if n not in by_name]
+    if unknown:
+        raise ConfigError(f"config key 'multiverse.joint.choices': {unknown} are not choices of "
+                          "multiverse.choices; name declared choices")
+    chosen = [by_name[n] for n in joint["choices"] if not switched_off(cfg, by_name[n]["key"])]
+    default = universe_config(cfg, Universe(None, None, None, ""))
+    options = [[None, *ch["values"]] for ch in chosen]  # None: the key at its default
+    combos = []
+    for pick in itertools.product(*(range(len(o)) for o in options)):
+        setting = {ch["key"]: opts[k] for ch, opts, k in zip(chosen, options, pick, strict=True) if k > 0}
+        if len(setting) >= 2 and not all(_same(get(default, key), v) for key, v in setting.items()):
+            combos.append(setting)
+    rng = np.random.default_rng(joint.get("seed", 0))
+    picked = sorted(rng.choice(len(combos), size=min(joint["sample"], len(combos)), replace=False).tolist())
+    return [combos[i] for i in picked], len(combos)
 
 
 def get(cfg: Mapping[str, Any], key: str) -> Any:
@@ -167,11 +210,12 @@ def universe_config(cfg: Mapping[str, Any], universe: Universe) -> dict[str, Any
             continue
         _check_key(out, key, f"config key 'multiverse.base.{key}'")
         put(out, key, value)
-    if universe.kind == "reseed":
+    if universe.kind in MULTI_KEY:
         for key, value in universe.settings.items():
-            where = f"config key 'multiverse.reseeds.{universe.index}.{key}'"
+            where = (f"config key 'multiverse.reseeds.{universe.index}.{key}'" if universe.kind == "reseed"
+                     else f"config key 'multiverse.joint' ({key})")
             _check_key(out, key, where)
-            _check_alternative(out, Universe(RESEED, key, value, universe.source, universe.index), where)
+            _check_alternative(out, Universe(universe.choice, key, value, universe.source, universe.index), where)
             put(out, key, value)
     elif universe.key is not None:
         where = f"config key 'multiverse.choices.{universe.index}.key' (choice {universe.choice!r})"

@@ -81,6 +81,8 @@ def check_multiverse(cfg: Mapping[str, Any], available: list[str], cards: Cards)
         where = ("config key 'multiverse.base'" if universe.kind == "default" else
                  f"config key 'multiverse.reseeds.{universe.index}' ({universe.value_label})"
                  if universe.kind == "reseed" else
+                 f"config key 'multiverse.joint' ({universe.value_label})"
+                 if universe.kind == "joint" else
                  f"config key 'multiverse.choices.{universe.index}' (choice {universe.choice!r}, "
                  f"{universe.key} = {universe.value_label})")
         ucfg = multiverse_spec.universe_config(cfg, universe)  # raises for a key not in the config
