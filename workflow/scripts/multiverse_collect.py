@@ -1,4 +1,5 @@
 """Snakemake script: data/results/claims/multiverse.parquet and its figures (mpdp.multiverse)."""
+from mpdp import config
 from mpdp.claims import tables
 from mpdp.multiverse import collect, curves, figure, spec, universe
 from mpdp.pipeline.runner import run_step
@@ -7,7 +8,7 @@ sm = snakemake  # noqa: F821  (injected by Snakemake)
 
 
 def step(log):
-    by_id = {u.id: u for u in spec.universes(sm.config)}
+    by_id = {u.id: u for u in spec.universes(config.validate(dict(sm.config)))}  # defaults filled (reseeds)
     results = [universe.load(by_id[uid], path) for uid, path in zip(sm.params.universes, sm.input.status, strict=True)]
     results += [collect.Result(by_id[uid], None, "equals the default: not run", skipped=True) for uid in sm.params.skipped]
     headline = cells = None
