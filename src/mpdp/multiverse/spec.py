@@ -157,16 +157,15 @@ def joint_sample(cfg: Mapping[str, Any]) -> tuple[list[dict[str, Any]], int]:
     """``multiverse.joint`` (issue 48): the combinations of the named choices' values (each choice
     at its default or one of its alternatives) that vary at least two of them, and a random sample
     of ``sample`` of them (``seed``; without replacement, in enumeration order). Returns the
-    sample, each as its non-default settings, and the number of combinations it was drawn from."""
+    sample, each as its non-default settings, and the number of combinations it was drawn from.
+    A named choice that ``multiverse.choices`` does not declare (e.g. a config that replaces the
+    choices list) is left out with a planning warning (:func:`joint_warnings`), like a choice of a
+    study switched off."""
     joint = section(cfg).get("joint")
     if not joint:
         return [], 0
     by_name = {ch["choice"]: ch for ch in section(cfg).get("choices", [])}
-    unknown = [n for n in joint["choices"] if n not in by_name]
-    if unknown:
-        raise ConfigError(f"config key 'multiverse.joint.choices': {unknown} are not choices of "
-                          "multiverse.choices; name declared choices")
-    chosen = [by_name[n] for n in joint["choices"] if not switched_off(cfg, by_name[n]["key"])]
+    chosen = [by_name[n] for n in joint["choices"] if n in by_name and not switched_off(cfg, by_name[n]["key"])]
     default = universe_config(cfg, Universe(None, None, None, ""))
     options = [[None, *ch["values"]] for ch in chosen]  # None: the key at its default
     combos = []
@@ -249,6 +248,25 @@ def repeats_default(cfg: Mapping[str, Any], universe: Universe) -> bool:
 def to_run(cfg: Mapping[str, Any]) -> list[Universe]:
     """The universes that run: every one of :func:`universes` except those that repeat the default."""
     return [u for u in universes(cfg) if not repeats_default(cfg, u)]
+
+
+def joint_warnings(cfg: Mapping[str, Any]) -> list[str]:
+    """Planning warnings of ``multiverse.joint``: named choices not declared in ``multiverse.choices``."""
+    joint = section(cfg).get("joint")
+    if not joint:
+        return []
+    declared = {ch["choice"] for ch in section(cfg).get("choices", [])}
+    unknown = [n for n in joint["choices"] if n not in declared]
+    if not unknown:
+        return []
+    return [f"multiverse.joint.choices: {unknown} are not declared in multiverse.choices, so the joint sample "
+            f"leaves them out (it varies {len(joint['choices']) - len(unknown)} choices jointly; with fewer than two "
+            "it has no universe); name declared choices"]
+
+
+def planning_warnings(cfg: Mapping[str, Any]) -> list[str]:
+    """The multiverse's planning warnings: :func:`repeated_defaults` and :func:`joint_warnings`."""
+    return [*repeated_defaults(cfg), *joint_warnings(cfg)]
 
 
 def repeated_defaults(cfg: Mapping[str, Any]) -> list[str]:

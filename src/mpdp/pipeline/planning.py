@@ -118,7 +118,7 @@ def warnings(cfg: Mapping[str, Any], available: list[str], cards: Cards) -> list
     (:mod:`mpdp.pipeline.planning_budgets`)."""
     sizes = _sizes(cfg, available, cards)
     return [*(line for study in STUDIES for line in study.warnings(cfg, available, sizes)), *audit_warnings(cfg),
-            *planning_budgets.warnings(cfg), *(multiverse_spec.repeated_defaults(cfg) if "multiverse" in cfg else [])]
+            *planning_budgets.warnings(cfg), *(multiverse_spec.planning_warnings(cfg) if "multiverse" in cfg else [])]
 
 
 def data_size(cfg: Mapping[str, Any], dataset: str, card: str | Path | None) -> Size | None:
