@@ -122,9 +122,14 @@ def test_robust_needs_an_alternative_that_reaches_the_claim():
 def test_a_nested_run_that_started_no_job_reads_no_key(tmp_path):
     from mpdp.multiverse import universe
 
-    out = "Building DAG of jobs...\nlocalrule claims:\n    input: x\nNothing to be done\n"
+    # a seeded universe redraws the claims figures (reports/ is not copied) and runs the target rule
+    out = ("Building DAG of jobs...\n[Fri Nov 27 22:37:36 2026]\nlocalrule claims_forest:\n    input: "
+           "data/results/claims/cells.parquet\n    output: reports/figures/forest_ls\n    jobid: 29\n\n"
+           "localrule claims:\n    input: data/results/claims/cells.parquet, reports/figures/forest_ls\n    jobid: 0\n")
     assert universe.jobs_run(out) == 0
-    assert universe.jobs_run("rule train_job:\n    wildcards: a\nlocalrule claims:\nrule optimum:\n") == 2
+    ran = out + ("rule train_job:\n    input: data/processed/x.npy\n    output: data/results/wddp/runs/a.parquet\n"
+                 "localrule optimum:\n    output: reports/x.png, data/results/wddp/optimum/a.npz\n")
+    assert universe.jobs_run(ran) == 2
 
 
 def test_specification_curves_sort_every_universe_and_mark_the_baselines(tmp_path):
@@ -139,6 +144,16 @@ def test_specification_curves_sort_every_universe_and_mark_the_baselines(tmp_pat
     fig = curves.draw(table)
     assert check.check(fig).problems == []
     assert sum(ax.get_visible() for ax in fig.axes) == len(BASE)
+    # a claim without an informative cell anywhere gets a readable panel saying so (long titles not cut)
+    long = [("wddp", "C6b", "per_round", "UNINFORMATIVE", 0), *BASE]
+    dead = _cells(long).assign(informative=lambda c: c["claim_id"] != "C6b")
+    bare = collect.collect(Result(DEFAULT, _verdicts(long), cells=dead),
+                           [Result(_alt("x", "a.b", 1), _verdicts(long), cells=dead)])
+    assert curves.points(bare)[("wddp", "C6b", "per_round")].empty
+    fig = curves.draw(bare)
+    assert check.check(fig).problems == []
+    assert any("no informative cell" in t.get_text() for ax in fig.axes for t in ax.texts)
+    assert check.check(figure.draw(table)).problems == []
     curves.write(table, tmp_path / "c.png", tmp_path / "c.pdf")
     assert (tmp_path / "c.png").stat().st_size > 0 and (tmp_path / "c.pdf").stat().st_size > 0
 

@@ -67,7 +67,8 @@ def draw(table: pd.DataFrame) -> Figure:
     for ax, (key, frame) in zip(axes, curves.items(), strict=False):
         title = _title(key, str(verdicts[key]))
         if frame.empty:
-            message_panel(ax, title, "no informative cell in any universe", width=30)
+            message_panel(ax, "", "no informative cell in any universe", width=30)
+            ax.set_title(title, fontsize=FONT)
             continue
         x = np.arange(len(frame))
         for kind, (colour, marker, _) in MARKS.items():

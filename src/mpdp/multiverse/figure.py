@@ -71,15 +71,15 @@ def draw(table: pd.DataFrame) -> Figure:
     m = matrix(table)
     names = list(STYLE)
     codes = m.apply(lambda col: col.map(names.index)).astype(float)
-    fig = Figure(figsize=(max(6.0, 0.42 * m.shape[1] + 4.0), max(3.0, 0.3 * m.shape[0] + 2.6)))
+    fig = Figure(figsize=(max(7.0, 0.42 * m.shape[1] + 4.5), max(3.0, 0.3 * m.shape[0] + 2.6)))
     ax = fig.add_subplot()
     sns.heatmap(codes, ax=ax, cmap=ListedColormap([STYLE[n][0] for n in names]), vmin=-0.5,
                 vmax=len(names) - 0.5, cbar=False, linewidths=0.5, linecolor="white",
                 annot=m.map(lambda o: STYLE[o][1] if isinstance(o, str) else "").to_numpy(),
                 fmt="", annot_kws={"fontsize": 8, "color": "black"})
-    ax.set_xlabel("reseeded default, then each alternative (one at a time, everything else at the multiverse's defaults)")
+    ax.set_xlabel("universe: the reseeded defaults, then one alternative each")
     ax.set_ylabel("claim (default verdict)")
-    ax.set_xticklabels(ax.get_xticklabels(), rotation=60, ha="right", fontsize=8)
+    ax.set_xticklabels(ax.get_xticklabels(), rotation=90, ha="center", fontsize=8)
     ax.set_yticklabels(ax.get_yticklabels(), rotation=0, fontsize=8)
     present = [n for n in names if (m == n).to_numpy().any()]
     ax.legend(handles=[Patch(facecolor=STYLE[n][0], label=f"{STYLE[n][1]} {n}") for n in present],

@@ -137,14 +137,26 @@ def planning_warnings(output: str) -> list[str]:
 
 
 #: a job's header in Snakemake's output (``rule train_job:``, ``localrule claims:``)
-_JOB = re.compile(r"^\s*(?:local)?(?:rule|checkpoint) ([A-Za-z0-9_]+):\s*$", re.MULTILINE)
+_JOB = re.compile(r"^\s*(?:local)?(?:rule|checkpoint) [A-Za-z0-9_]+:\s*$")
+#: the output line of a job's block
+_OUTPUT = re.compile(r"^\s+output:\s*(.*)$")
 
 
 def jobs_run(output: str) -> int:
-    """How many jobs a nested run started besides the :data:`TARGET` rule itself (which has no
-    output, so it runs every time); issue 48: a universe seeded from the default whose run
-    starts none reads no key of the grid."""
-    return sum(name != TARGET for name in _JOB.findall(output))
+    """How many jobs of a nested run wrote results (an output under ``data/``); issue 48: a
+    universe seeded from the default whose run wrote none reads no key of the grid. Not counted:
+    the :data:`TARGET` rule (no output, it runs every time) and the claims figures under
+    ``reports/``, which every seeded universe draws again (the seed copies ``data/`` only)."""
+    count, in_job = 0, False
+    for line in output.splitlines():
+        if _JOB.match(line):
+            in_job = True
+        elif in_job and (m := _OUTPUT.match(line)):
+            count += any(p.strip().startswith("data/") for p in m.group(1).split(","))
+            in_job = False
+        elif not line.strip():
+            in_job = False
+    return count
 
 
 def _reason(tail: str, returncode: int) -> str:
