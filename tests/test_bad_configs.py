@@ -211,7 +211,7 @@ SCHEMA_CASES: dict[str, Any] = {
     "benchmark.selection.trials.shape": -1, "benchmark.selection.trials.mean": 0.5,
     "multiverse.base": 5, "multiverse.choices.0.choice": "Bad Name", "multiverse.choices.0.key": "no spaces",
     "multiverse.choices.0.values": [], "multiverse.choices.0.source": "", "multiverse.reseeds": [{}],
-    "multiverse.joint.sample": 0,
+    "multiverse.joint.sample": 0, "multiverse.joint.choices": ["only_one"], "multiverse.joint.seed": -1,
 }
 
 ALL_CASES = CASES + [(f"out of schema: {key}", {key: value}, err(key), ()) for key, value in SCHEMA_CASES.items()]
