@@ -80,12 +80,16 @@ def test_a_choice_that_does_not_change_the_data_leaves_every_verdict_unchanged(t
         pd.testing.assert_frame_equal(read(work / spec.ROOT / lam / path), read(scratch / path))
 
 
-def _report_inputs(work, mirror) -> str:
-    """The inputs of rule report_html in a dry run of the documented report command."""
-    proc = run_snakemake(work, "-n", "--cores", "1", "reports/report.html", "--configfile", "config/smoke.yaml",
-                         env={"MPDP_DATA_MIRROR": str(mirror)})
-    job = proc.stdout.split("rule report_html:", 1)[1].split("\n\n", 1)[0]
+def _inputs(stdout: str, rule: str) -> str:
+    """The inputs of ``rule``'s job in a dry run's output."""
+    job = stdout.split(f"rule {rule}:", 1)[1].split("\n\n", 1)[0]
     return job.split("input:", 1)[1].split("output:", 1)[0]
+
+
+def _report_run(work, mirror) -> str:
+    """A dry run of the documented report command (its output)."""
+    return run_snakemake(work, "-n", "--cores", "1", "reports/report.html", "--configfile", "config/smoke.yaml",
+                         env={"MPDP_DATA_MIRROR": str(mirror)}).stdout
 
 
 @pytest.mark.slow
@@ -95,8 +99,13 @@ def test_the_report_depends_on_the_robustness_table_once_it_exists(tmp_path):
     table exists (so a newer table reruns the report), and does not ask for them before."""
     mirror = require_mirror()
     work = workflow_dir(tmp_path)
-    assert spec.TABLE_PATH not in _report_inputs(work, mirror)
+    assert spec.TABLE_PATH not in _inputs(_report_run(work, mirror), "report_html")
     (work / spec.TABLE_PATH).parent.mkdir(parents=True)
-    (work / spec.TABLE_PATH).write_bytes(b"")
-    inputs = _report_inputs(work, mirror)
+    for path in (spec.TABLE_PATH, tables.VERDICTS_PATH, tables.CELLS_PATH):
+        (work / path).write_bytes(b"")
+    out = _report_run(work, mirror)
+    inputs = _inputs(out, "report_html")
     assert spec.TABLE_PATH in inputs and spec.CURVES_PNG in inputs and spec.FIGURE_PNG in inputs
+    # the collection reads the main build's claims tables (the headline) once they exist
+    collected = _inputs(out, "multiverse")
+    assert tables.VERDICTS_PATH in collected and tables.CELLS_PATH in collected

@@ -12,7 +12,8 @@ change (:func:`outcome`) and what it means (:func:`assess`):
   *fragile* only when no reseeded default already gives the same verdict or a change of the
   estimate at least as large (else *within reseeding variation*);
 * **coverage**: an alternative that changes no cell of a claim has not tested it, and one whose
-  nested run ran no job (seeded from the default) reads no key of the reduced grid; neither counts.
+  nested run (seeded from the default) reran no job that writes results reads no key of the
+  reduced grid; neither counts.
 
 A claim the default judges but an alternative leaves without a row (the alternative makes it
 undefined) counts as UNINFORMATIVE there; a universe whose run failed gives ``failed`` rows,
@@ -54,7 +55,8 @@ ASSESSMENTS: dict[str, str] = {
     "within reseeding variation": "a verdict change that a reseeded default already produces (the same "
                                   "verdict, or a change of the estimate at least as large)",
     "changes no cell": "the alternative changes none of the claim's cells: it did not test the claim",
-    "reads no key": "the alternative's run reran no job: no data set or study of the reduced grid reads its key",
+    "reads no key": "the alternative's run reran no job that writes results: no data set or study of the reduced "
+                    "grid reads its key",
     "equals the default": "the alternative's value is the default's: not run, not counted",
     **{k: v for k, v in OUTCOMES.items() if k not in FRAGILE},
     **{f"reseed: {k}": f"a reseeded default: {v}" for k, v in OUTCOMES.items() if k not in ("failed", "skipped")},
@@ -74,8 +76,8 @@ KEYS = effect.KEYS
 COLUMNS = ["kind", "choice", "key", "value", "universe", "source", "study", "claim_id", "reading", "claim",
            "verdict", "n_informative", "default_verdict", "default_n_informative", "headline_verdict",
            "outcome", "assessment", "class_change", "estimate", "lo", "hi", "default_estimate", "default_lo",
-           "default_hi", "headline_estimate", "headline_lo", "headline_hi", "estimate_change", "informative_change", "n_cells_changed", "reads_no_key", "note",
-           "warnings", "default_warnings"]
+           "default_hi", "headline_estimate", "headline_lo", "headline_hi", "estimate_change",
+           "informative_change", "n_cells_changed", "reads_no_key", "note", "warnings", "default_warnings"]
 #: separates a universe's planning warnings in the ``warnings`` and ``default_warnings`` cells
 WARNING_SEP = "\n"
 
@@ -102,7 +104,7 @@ class Result:
     error: str = ""
     warnings: tuple[str, ...] = ()  # its run's planning warnings (issue 47), from its status file
     cells: pd.DataFrame | None = None  # its cells.parquet (None: not read; no estimates, no changed cells)
-    reads_no_key: bool = False  # seeded from the default, its nested run reran no job (issue 48)
+    reads_no_key: bool = False  # seeded from the default, its nested run wrote no result (issue 48)
     skipped: bool = False  # equal to the default: not run (spec.repeats_default)
 
 

@@ -87,9 +87,10 @@ def intro(table: pd.DataFrame) -> str:
         text += (" No reseeded default ran (`multiverse.reseeds` is empty), so a verdict change cannot be told from "
                  "the random streams' own variation.")
     else:
+        verb = "reruns" if len(reseeds) == 1 else "rerun"
         text += (f" {_count(len(reseeds), 'reseeded default')} ({'; '.join(f'`{v}`' for v in reseeds['value'])}) "
-                 f"{'reruns' if len(reseeds) == 1 else 'rerun'} the default with other random streams: a verdict change under a choice is **fragile** only "
-                 "when no reseeded default already gives the same verdict or a change of the estimate at least as "
+                 f"{verb} the default with other random streams: a verdict change under a choice is **fragile** "
+                 "only when no reseeded default already gives the same verdict or a change of the estimate at least as "
                  "large; otherwise it is **within reseeding variation**.")
     text += (" A decisive verdict is **robust** only when every alternative gives it again and at least one of them "
              "changes one of its cells; an alternative that changes no cell of a claim did not test it.")
@@ -99,7 +100,7 @@ def intro(table: pd.DataFrame) -> str:
 
 
 def coverage_paragraph(table: pd.DataFrame) -> str:
-    """The alternatives that reached nothing: those whose run reran no job (no key of the reduced
+    """The alternatives that reached nothing: those whose run reran no job that writes results (no key of the reduced
     grid read) and those that change no cell of any claim ('' when every alternative reached one)."""
     alts = table[table["kind"] != "reseed"]
     no_key = [uid for uid, g in alts.groupby("universe", sort=False) if g["reads_no_key"].all()]
@@ -111,7 +112,8 @@ def coverage_paragraph(table: pd.DataFrame) -> str:
         parts.append("equal to the default, so not run (a planning warning; not counted): "
                      + ", ".join(f"`{u}`" for u in repeated))
     if no_key:
-        parts.append("reran no job, so no data set or study of the reduced grid reads its key (not counted): "
+        parts.append("reran no job that writes results, so no data set or study of the reduced grid reads its key "
+                     "(not counted): "
                      + ", ".join(f"`{u}`" for u in no_key))
     if no_cell:
         parts.append("changes no cell of any claim: " + ", ".join(f"`{u}`" for u in no_cell))

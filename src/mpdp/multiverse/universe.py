@@ -173,7 +173,7 @@ def _reason(tail: str, returncode: int) -> str:
 def load(universe: Universe, status_path: str | Path) -> Result:
     """A universe's verdicts and cells from its status file (read through the claims engine's
     readers; the cells lie beside the verdicts in the universe's folder). ``reads_no_key``: the
-    universe was seeded from the default and its nested run started no job (issue 48)."""
+    universe was seeded from the default and its nested run wrote no result (:func:`jobs_run`, issue 48)."""
     status = read_json(status_path, "universe status file")
     warnings = tuple(status.get("warnings", []))
     if not status["ok"]:
