@@ -132,3 +132,20 @@ def test_every_directional_claim_has_a_practical_margin():
     assert Claim("t", "G", "a drifts less", "test", "g_drift", ("a", "b"), "compare", "less",
                  practical_margin=0.02).delta == 0.02
     assert ACC.delta == 0.01  # a difference of accuracies: one point
+
+
+def test_an_underpowered_bound_says_how_many_draws_would_decide_it():
+    """A bound claim whose draws never exceed the bound but are too few: the reason names the
+    interval's reach and the draws needed, which do put the Clopper–Pearson interval below the
+    allowed share (and one fewer does not)."""
+    from mpdp.claims.intervals import binomial_interval
+
+    claim = Claim(study="s", claim_id="B", text="t", source="seed", kind="bound", metric="accuracy",
+                  methods=("a",), direction="less", margin=0.05)
+    hi = binomial_interval(0, 10)[2]
+    cells = pd.DataFrame({"cell_verdict": ["underpowered"] * 2, "n_reps": [10, 10], "reps_needed": [np.nan] * 2,
+                          "mde": [np.nan] * 2, "hi": [hi, hi], "slack": [0.0, 0.0]})
+    verdict, reason = engine.claim_outcome(claim, cells)
+    n = engine.bound_draws_needed(0.05)
+    assert verdict == "UNDERPOWERED" and f"up to {hi:.2g}" in reason and f"about {n} are needed" in reason
+    assert binomial_interval(0, n)[2] < 0.05 <= binomial_interval(0, n - 1)[2]

@@ -52,7 +52,7 @@ from mpdp.claims.declare import (
     RESOLUTION_COLUMN,
     Claim,
 )
-from mpdp.claims.intervals import fitted_change
+from mpdp.claims.intervals import CONFIDENCE, fitted_change
 
 _NAN = float("nan")
 
@@ -487,7 +487,18 @@ def claim_outcome(claim: Claim, cells: pd.DataFrame) -> tuple[str, str]:
     if need.size:
         return "UNDERPOWERED", (f"underpowered: {reps} repetitions resolve ±{float(scored['mde'].median()):.2g} "
                                 f"(median mde), about {int(np.median(need))} needed for ±{claim.delta:g}")
+    if claim.kind == "bound" and 0 < claim.margin < 1:
+        return "UNDERPOWERED", (f"underpowered: {reps} draws put the {CONFIDENCE:.0%} interval of the share above "
+                                f"the bound up to {float(scored['hi'].median()):.2g} (median), above the allowed "
+                                f"{claim.margin:g}; with none above it, about {bound_draws_needed(claim.margin)} "
+                                "are needed")
     return "UNDERPOWERED", f"underpowered: {reps} repetition(s), too few for an interval"
+
+
+def bound_draws_needed(allowed: float, confidence: float = CONFIDENCE) -> int:
+    """The fewest draws whose Clopper–Pearson interval (:func:`mpdp.claims.intervals.binomial_interval`)
+    ends below the ``allowed`` share when none of them exceeds the bound: ``(α/2)^(1/n) > 1 − allowed``."""
+    return int(np.floor(np.log((1.0 - confidence) / 2.0) / np.log1p(-allowed))) + 1
 
 
 def claim_verdict(claim: Claim, cells: pd.DataFrame) -> str:

@@ -409,6 +409,22 @@ def accounted_note(rows: pd.DataFrame) -> str:
         f"{style.mechanism_short(m)} {r:.3g}×" for m, r in ratios.items())
 
 
+def spaced_log_ticks(xs: np.ndarray, min_decades: float = 0.25) -> list[float]:
+    """The grid values to label on a narrow log axis: from the smallest up, each at least
+    ``min_decades`` above the last one kept, the largest always kept (the one before it dropped
+    when too close), so written ε values never overlap (0.1, 0.15, 0.2, 0.25 → 0.1, 0.25)."""
+    kept: list[float] = []
+    for x in sorted(float(v) for v in xs if v > 0):
+        if not kept or np.log10(x) - np.log10(kept[-1]) >= min_decades:
+            kept.append(x)
+    top = float(max(xs)) if len(xs) else None
+    if top is not None and top > 0 and kept[-1] != top:
+        while kept and np.log10(top) - np.log10(kept[-1]) < min_decades:
+            kept.pop()
+        kept.append(top)
+    return kept
+
+
 def _format_axes(ax: Axes, spec: FigureSpec, rows: pd.DataFrame, note: str = "") -> None:
     ax.set_xlabel(X_LABELS[spec.x] + (f"\n{note}" if note else ""))
     ax.set_ylabel(Y_LABELS[spec.metric])
@@ -762,7 +778,7 @@ def render_noise_diagnostics(
             _sigma_panel(axes[0], eps_rows, X_LABELS["epsilon"], look)
             axes[0].set_xscale("log")
             if not eps_rows.empty:  # ticks at the grid's ε, written plainly (no 6×10⁻² over 10⁻¹)
-                xs = np.unique(eps_rows["x"].to_numpy(dtype=float))
+                xs = spaced_log_ticks(np.unique(eps_rows["x"].to_numpy(dtype=float)))
                 axes[0].set_xticks(xs, [f"{x:g}" for x in xs])
                 axes[0].xaxis.set_minor_locator(NullLocator())
             _sigma_panel(axes[1], u_rows, X_LABELS["u"], look)
