@@ -117,6 +117,7 @@ def test_cannot_tell_is_split_into_no_effect_and_underpowered():
     cells, verdict = _run(ACC, noisy, _baseline("accuracy", 0.5))
     assert verdict["verdict"] == "UNDERPOWERED" and cells["mde"].iloc[0] > 0.01
     assert verdict["reps_needed"] > 3 and "needed" in verdict["reason"]
+    assert f"{int(verdict['reps_needed'])} in every cell" in verdict["reason"]  # the matrix's count, named
     # the repetitions the statement asks for do power the test: the mde at that count is ≤ δ (same spread)
     piv = noisy.pivot_table(index="rep", columns="method", values="value")
     sd = float((piv["a"] - piv["b"]).std(ddof=1))

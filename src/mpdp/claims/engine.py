@@ -486,7 +486,8 @@ def claim_outcome(claim: Claim, cells: pd.DataFrame) -> tuple[str, str]:
     reps = int(scored["n_reps"].max())
     if need.size:
         return "UNDERPOWERED", (f"underpowered: {reps} repetitions resolve ±{float(scored['mde'].median()):.2g} "
-                                f"(median mde), about {int(np.median(need))} needed for ±{claim.delta:g}")
+                                f"(median mde); about {int(np.median(need))} needed for ±{claim.delta:g} in the median "
+                                f"cell, {int(need.max())} in every cell")
     if claim.kind == "bound" and 0 < claim.margin < 1:
         return "UNDERPOWERED", (f"underpowered: {reps} draws put the {CONFIDENCE:.0%} interval of the share above "
                                 f"the bound up to {float(scored['hi'].median()):.2g} (median), above the allowed "
