@@ -22,12 +22,12 @@ matplotlib.use("Agg")
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 import seaborn as sns  # noqa: E402
-from matplotlib.backends.backend_agg import FigureCanvasAgg  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 from matplotlib.lines import Line2D  # noqa: E402
 
 from mpdp.claims.tables import reading_label  # noqa: E402
 from mpdp.figures import style  # noqa: E402
+from mpdp.figures.check import renderer_of  # noqa: E402
 from mpdp.figures.plot import save_figure  # noqa: E402
 
 #: drawn cell verdict -> (colour, marker, legend text); the map's colours (mpdp.claims.maps), the
@@ -166,9 +166,7 @@ def figure(cells: pd.DataFrame, verdict: pd.Series) -> Figure:
 
 def _legend(fig: Figure, handles: list[Line2D], labels: list[str]) -> None:
     """The legend below the panels in as many columns (at most five) as fit the figure's width."""
-    if not hasattr(fig.canvas, "get_renderer"):  # a Figure made without pyplot: give it Agg's canvas
-        FigureCanvasAgg(fig)
-    renderer = fig.canvas.get_renderer()
+    renderer = renderer_of(fig)
     for ncol in range(min(len(labels), 5), 0, -1):
         legend = fig.legend(handles, labels, loc="outside lower center", ncol=ncol, frameon=False)
         if ncol == 1 or legend.get_window_extent(renderer).width <= 0.97 * fig.bbox.width:

@@ -30,6 +30,7 @@ from pathlib import Path
 
 import numpy as np
 from matplotlib.axes import Axes
+from matplotlib.backend_bases import RendererBase
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
@@ -171,15 +172,20 @@ def _overlapping_labels(fig: Figure, renderer) -> list[tuple[str, str]]:
     return found
 
 
+def renderer_of(fig: Figure) -> RendererBase:
+    """The renderer that measures ``fig``'s artists; a Figure made without pyplot gets Agg's canvas."""
+    if not hasattr(fig.canvas, "get_renderer"):
+        FigureCanvasAgg(fig)
+    return fig.canvas.get_renderer()
+
+
 def check(fig: Figure, name: str = "figure") -> Layout:
     """The :class:`Layout` of ``fig`` as saved (see the module docstring)."""
     from mpdp.figures import style
 
     fig.set_dpi(style.DPI)
-    if not hasattr(fig.canvas, "get_renderer"):  # a Figure made without pyplot: give it Agg's canvas
-        FigureCanvasAgg(fig)
+    renderer = renderer_of(fig)
     fig.canvas.draw()
-    renderer = fig.canvas.get_renderer()
     width = fig.get_figwidth() * style.DPI
     height = fig.get_figheight() * style.DPI
     texts = _texts(fig)
