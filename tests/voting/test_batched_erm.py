@@ -93,6 +93,7 @@ def test_merged_duplicates_are_numpy_uniques_rows_in_its_order():
     gen = np.random.default_rng(7)
     x = gen.integers(0, 3, size=(300, 6)) / 2.0  # few distinct values: many duplicates, ties in every column
     x[::7, 0] = -0.0  # -0.0 equals 0.0 for both
+    x[:, 3] = 0.5  # a constant column (left out of the sort keys)
     t = np.eye(4)[gen.integers(0, 4, 300)]
     xm, tm, w = batched_erm._merge_duplicates(x, t)
     _, first, counts = np.unique(np.hstack([x, t]), axis=0, return_index=True, return_counts=True)
@@ -100,6 +101,9 @@ def test_merged_duplicates_are_numpy_uniques_rows_in_its_order():
     np.testing.assert_array_equal(tm, t[first])
     np.testing.assert_array_equal(w, counts / len(x))
     assert len(xm) < len(x)
+    xs, ts, ws = batched_erm._merge_duplicates(np.ones((5, 3)), np.zeros(5))  # one row, five times
+    assert xs.shape == (1, 3) and ts.shape == (1,)
+    np.testing.assert_array_equal(ws, [1.0])
 
 
 def test_predict_class_is_each_models_argmax_with_ties_to_the_smallest_class():
