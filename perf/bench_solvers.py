@@ -15,6 +15,10 @@
     iterations, and the flops of its Hessian blocks (``K(K+1)/2`` products of 2nd'² flops, d'
     the problem's non-zero features) plus its ``(d'K)³/3`` Cholesky-sized solve, against the
     GEMM throughput of one Hessian block and LAPACK's solve of that size.
+(e) The voting study's class predictions (``mpdp.models.batched_erm.predict_class``): ``--models``
+    local models of ``--softmax-d`` features and ``--classes`` classes labelling ``--aux-rows``
+    auxiliary rows (the votes of a KDDCup99 5-class partition), against the one GEMM
+    ``X (n, d) @ W (d, models·K)`` it performs and against NumPy's ``einsum`` (the former path).
 
 CPU seconds (``time.process_time``) everywhere, one BLAS thread, best of ``--repeats``; the
 machine is named on the first line. Data: the first ``--rows`` records of
@@ -130,6 +134,8 @@ def main() -> None:
     parser.add_argument("--softmax-d", type=int, default=120)
     parser.add_argument("--classes", type=int, default=5)
     parser.add_argument("--softmax-lambda", type=float, default=1e-3)
+    parser.add_argument("--models", type=int, default=100, help="local models voting in (e)")
+    parser.add_argument("--aux-rows", type=int, default=5600, help="auxiliary rows labelled in (e)")
     args = parser.parse_args()
     print(f"machine: {cpu_name()}; BLAS: {blas_description()}; one BLAS thread, CPU seconds, best of "
           f"{args.repeats}")
@@ -178,6 +184,18 @@ def main() -> None:
         print(f"(d)   bound: {K * (K + 1) // 2} GEMMs {dp}x{n}x{dp} ({2 * n * dp * dp / block / 1e9:.1f} GFLOP/s) and "
               f"one {dp * K}x{dp * K} solve per iteration = {bound_time * 1e3:.1f} ms per problem -> solver at "
               f"{bound_time / (t_soft / args.softmax_problems):.0%} of it")
+        rng = np.random.default_rng(2)
+        Xa = rng.normal(size=(args.aux_rows, args.softmax_d))
+        W = rng.normal(size=(args.models, args.softmax_d, args.classes))
+        flops = 2.0 * args.aux_rows * args.softmax_d * args.models * args.classes
+        t_pred = best_cpu(lambda: batched_erm.predict_class(W, Xa), args.repeats)
+        flat = np.ascontiguousarray(np.moveaxis(W, 1, 0).reshape(args.softmax_d, -1))
+        t_gemm = best_cpu(lambda: Xa @ flat, args.repeats)
+        t_einsum = best_cpu(lambda: np.argmax(np.einsum("nd,...dk->...nk", Xa, W), axis=-1), args.repeats)
+        print(f"(e) voting predictions: {args.models} models x {args.classes} classes on {args.aux_rows} rows x "
+              f"d = {args.softmax_d}: {t_pred * 1e3:.1f} ms ({flops / t_pred / 1e9:.1f} GFLOP/s); the GEMM alone "
+              f"{t_gemm * 1e3:.1f} ms ({flops / t_gemm / 1e9:.1f} GFLOP/s) -> {t_gemm / t_pred:.0%} of the bound; "
+              f"einsum (former path) {t_einsum * 1e3:.1f} ms ({t_einsum / t_pred:.1f}x slower)")
 
 
 if __name__ == "__main__":

@@ -28,7 +28,8 @@ def test_reports_the_solvers_against_their_bounds(bench, monkeypatch, capsys, tm
     monkeypatch.setattr(bench, "ADULT", tmp_path)  # no Adult: the synthetic problem
     monkeypatch.setattr(sys, "argv", ["bench_solvers.py", "--rows", "120", "--m", "2", "4", "--reps", "2",
                                       "--k", "3", "--repeats", "1", "--softmax-problems", "1",
-                                      "--softmax-rows", "40", "--softmax-d", "12", "--classes", "3"])
+                                      "--softmax-rows", "40", "--softmax-d", "12", "--classes", "3",
+                                      "--models", "4", "--aux-rows", "50"])
     bench.main()
     out = capsys.readouterr().out
     assert out.startswith("machine: ")
@@ -37,6 +38,8 @@ def test_reports_the_solvers_against_their_bounds(bench, monkeypatch, capsys, tm
     ratios = [float(x) for x in re.findall(r"solver at (\d+)% of it", out)]
     assert len(ratios) == 3 and all(r > 0 for r in ratios)
     assert re.search(r"\(d\) voting softmax Newton: 1 problems of 40 rows x d' = 12, K = 3", out)
+    assert re.search(r"^\(e\) voting predictions: 4 models x 3 classes on 50 rows x d = 12: .* of the bound; "
+                     r"einsum \(former path\)", out, re.M)
 
 
 def test_admm_problems_are_the_cells_partitions(bench, tmp_path, monkeypatch):

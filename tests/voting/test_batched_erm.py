@@ -85,3 +85,38 @@ def test_backtrack_still_rejects_a_resolvable_increase():
     step = np.array([[-4.0]])  # overshoots the minimum of J(w) = (w − 1)²/2 at 1: J(4) > J(0)
     new = batched_erm._backtrack(lambda V: 0.5 * (V[:, 0] - 1.0) ** 2, W, step, g)
     assert 0.0 < new[0, 0] <= 2.0
+
+
+def test_merged_duplicates_are_numpy_uniques_rows_in_its_order():
+    """The lexsort merge returns exactly ``np.unique(axis=0)``'s rows, first occurrences and counts
+    (so the stacked problems, hence every solve, are the same as before the faster merge)."""
+    gen = np.random.default_rng(7)
+    x = gen.integers(0, 3, size=(300, 6)) / 2.0  # few distinct values: many duplicates, ties in every column
+    x[::7, 0] = -0.0  # -0.0 equals 0.0 for both
+    x[:, 3] = 0.5  # a constant column (left out of the sort keys)
+    t = np.eye(4)[gen.integers(0, 4, 300)]
+    xm, tm, w = batched_erm._merge_duplicates(x, t)
+    _, first, counts = np.unique(np.hstack([x, t]), axis=0, return_index=True, return_counts=True)
+    np.testing.assert_array_equal(xm, x[first])
+    np.testing.assert_array_equal(tm, t[first])
+    np.testing.assert_array_equal(w, counts / len(x))
+    assert len(xm) < len(x)
+    xs, ts, ws = batched_erm._merge_duplicates(np.ones((5, 3)), np.zeros(5))  # one row, five times
+    assert xs.shape == (1, 3) and ts.shape == (1,)
+    np.testing.assert_array_equal(ws, [1.0])
+
+
+def test_predict_class_is_each_models_argmax_with_ties_to_the_smallest_class():
+    gen = np.random.default_rng(8)
+    X = gen.normal(size=(50, 4))
+    X[:5] = 0.0  # all scores 0: a tie, resolved to class 0
+    W = gen.normal(size=(3, 2, 4, 5))
+    W[0, 0, :, 3] = W[0, 0, :, 1]  # two equal classes: class 1 wins their ties
+    pred = batched_erm.predict_class(W, X)
+    assert pred.shape == (3, 2, 50) and pred.flags.c_contiguous
+    for i in range(3):
+        for j in range(2):
+            scores = np.array([[X[n] @ W[i, j, :, k] for k in range(5)] for n in range(50)])
+            np.testing.assert_array_equal(pred[i, j], scores.argmax(axis=1))
+    assert not np.any(pred[0, 0] == 3) and np.all(pred[:, :, :5] == 0)
+    np.testing.assert_array_equal(batched_erm.predict_class(W[1, 1], X), pred[1, 1])

@@ -91,12 +91,13 @@ def fit_logistic_batch(
         if not active.any():
             return W
         idx = np.flatnonzero(active)
-        s = c[idx] * p[idx] * (1.0 - p[idx])
-        Xa = X[idx]
+        # every problem still active (the common case): no copies of its rows
+        Xa, ca, ta, pa = (X, c, t, p) if active.all() else (X[idx], c[idx], t[idx], p[idx])
+        s = ca * pa * (1.0 - pa)
         H = np.matmul((Xa * s[..., None]).transpose(0, 2, 1), Xa) + lam * eye
         step = np.linalg.solve(H, g[idx][..., None])[..., 0]
         W[idx] = _backtrack(
-            lambda V, i=idx: logistic_objective(V, X[i], c[i], t[i], lam), W[idx], step, g[idx]
+            lambda V, Xa=Xa, ca=ca, ta=ta: logistic_objective(V, Xa, ca, ta, lam), W[idx], step, g[idx]
         )
     raise NotConvergedError(
         f"batched logistic Newton: gradient norm {float(gnorm.max()):.2e} > {tol:.0e} "
@@ -143,15 +144,15 @@ def _backtrack(objective, W: np.ndarray, step: np.ndarray, g: np.ndarray) -> np.
 
 def softmax_objective(W: np.ndarray, X: np.ndarray, c: np.ndarray, T: np.ndarray, lam: float) -> np.ndarray:
     """``J_b(W_b)`` of the soft-target softmax objective; ``W`` is ``(B, d, K)``, ``T`` ``(B, n, K)``."""
-    Z = np.einsum("bnd,bdk->bnk", X, W)
+    Z = np.matmul(X, W)
     data = c * (logsumexp(Z, axis=2) - np.einsum("bnk,bnk->bn", T, Z))
     return data.sum(axis=1) + 0.5 * lam * np.einsum("bdk,bdk->b", W, W)
 
 
 def softmax_gradient(W: np.ndarray, X: np.ndarray, c: np.ndarray, T: np.ndarray, lam: float) -> np.ndarray:
     """∇J_b = Σ_i c_i x_i (softmax(z_i) − T_i)ᵀ + λ W_b, shape ``(B, d, K)``."""
-    P = softmax(np.einsum("bnd,bdk->bnk", X, W), axis=2)
-    return np.einsum("bnd,bnk->bdk", X, c[..., None] * (P - T)) + lam * W
+    P = softmax(np.matmul(X, W), axis=2)
+    return np.matmul(X.transpose(0, 2, 1), c[..., None] * (P - T)) + lam * W
 
 
 def fit_softmax_batch(
@@ -201,14 +202,14 @@ def _fit_softmax_chunk(X, c, T, lam, tol, max_iter, W) -> np.ndarray:
     W = W.copy()
     eye = np.eye(d * K)
     for _ in range(max_iter):
-        P = softmax(np.einsum("bnd,bdk->bnk", X, W), axis=2)
-        G = np.einsum("bnd,bnk->bdk", X, c[..., None] * (P - T)) + lam * W
+        P = softmax(np.matmul(X, W), axis=2)
+        G = np.matmul(X.transpose(0, 2, 1), c[..., None] * (P - T)) + lam * W
         gnorm = np.linalg.norm(G.reshape(B, -1), axis=1)
         active = gnorm > tol
         if not active.any():
             return W
         idx = np.flatnonzero(active)
-        Xa, ca, Pa = X[idx], c[idx], P[idx]
+        Xa, ca, Pa, Ta = (X, c, P, T) if active.all() else (X[idx], c[idx], P[idx], T[idx])
         H = np.empty((len(idx), K, d, K, d))
         for k in range(K):
             for m in range(k, K):
@@ -220,9 +221,7 @@ def _fit_softmax_chunk(X, c, T, lam, tol, max_iter, W) -> np.ndarray:
         H = H.reshape(len(idx), K * d, K * d) + lam * eye
         g_vec = G[idx].transpose(0, 2, 1).reshape(len(idx), K * d)  # class-major vec(W)
         step = np.linalg.solve(H, g_vec[..., None])[..., 0].reshape(len(idx), K, d).transpose(0, 2, 1)
-        W[idx] = _backtrack(
-            lambda V, i=idx: softmax_objective(V, X[i], c[i], T[i], lam), W[idx], step, G[idx]
-        )
+        W[idx] = _backtrack(lambda V, Xa=Xa, ca=ca, Ta=Ta: softmax_objective(V, Xa, ca, Ta, lam), W[idx], step, G[idx])
     raise NotConvergedError(
         f"batched softmax Newton: gradient norm {float(gnorm.max()):.2e} > {tol:.0e} "
         f"after {max_iter} iterations"
@@ -261,9 +260,22 @@ def stack_problems(
 
 
 def _merge_duplicates(x: np.ndarray, t: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Unique (row, target) pairs of one problem with weights count/n (exact for the objective)."""
+    """Unique (row, target) pairs of one problem with weights count/n (exact for the objective).
+
+    The pairs come in ``np.unique(joined, axis=0)``'s order (lexicographic by column, each at
+    its first occurrence) from one stable ``lexsort`` over the columns that vary within the
+    problem (a constant column changes neither the order nor which rows are equal; one-hot
+    parties have few varying ones): the same output, several times faster than ``np.unique``'s
+    sort of structured rows.
+    """
     joined = np.hstack([x, t.reshape(len(t), -1)])
-    _, first, counts = np.unique(joined, axis=0, return_index=True, return_counts=True)
+    keys = joined[:, np.any(joined != joined[:1], axis=0)]
+    if keys.shape[1] == 0:  # every row the same
+        return x[:1], t[:1], np.ones(1)
+    order = np.lexsort(keys.T[::-1])  # the last key (the first varying column) sorts first
+    ranked = keys[order]
+    starts = np.flatnonzero(np.append(True, np.any(ranked[1:] != ranked[:-1], axis=1)))
+    first, counts = order[starts], np.diff(np.append(starts, len(ranked)))
     return x[first], t[first], counts / len(x)
 
 
@@ -274,4 +286,7 @@ def predict_binary(W: np.ndarray, X: np.ndarray) -> np.ndarray:
 
 def predict_class(W: np.ndarray, X: np.ndarray) -> np.ndarray:
     """argmax_k w_kᵀx (ties → smallest k) for ``W`` of shape ``(..., d, K)``: ``(..., n)``."""
-    return np.argmax(np.einsum("nd,...dk->...nk", X, W), axis=-1).astype(np.int8)
+    d, K = W.shape[-2:]
+    flat = np.moveaxis(W, -2, 0).reshape(d, -1)  # every model's K columns side by side: one GEMM
+    scores = (X @ flat).reshape(X.shape[0], *W.shape[:-2], K)
+    return np.moveaxis(np.argmax(scores, axis=-1), 0, -1).astype(np.int8, order="C")

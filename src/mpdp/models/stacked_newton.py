@@ -192,15 +192,15 @@ def _product(A: np.ndarray, B: np.ndarray, flops: list[float]) -> np.ndarray:
 
 
 def _grad(X: np.ndarray, yw: np.ndarray, z: np.ndarray, th: np.ndarray, s: np.ndarray, q: np.ndarray,
-          b: np.ndarray, flops: list[float]) -> np.ndarray:
-    """∇F at margins ``z = y ∘ Xθ``, (S, d, K) (:func:`mpdp.models.newton._grad`, stacked)."""
-    r = expit(-z)
-    r *= -yw[:, :, None]
-    g = _product(X.transpose(0, 2, 1), r, flops)
+          b: np.ndarray, flops: list[float]) -> tuple[np.ndarray, np.ndarray]:
+    """∇F at margins ``z = y ∘ Xθ``, (S, d, K), and σ(−z) for the next curvature
+    (:func:`mpdp.models.newton._grad`, stacked)."""
+    sig = expit(-z)
+    g = _product(X.transpose(0, 2, 1), sig * -yw[:, :, None], flops)
     g *= s[:, None, :]
     g += q[:, None, :] * th
     g += b
-    return g
+    return g, sig
 
 
 def _solve_bucket(bk: _Bucket, s: np.ndarray, q: np.ndarray, b: np.ndarray, theta: np.ndarray, gtol: float,
@@ -214,7 +214,7 @@ def _solve_bucket(bk: _Bucket, s: np.ndarray, q: np.ndarray, b: np.ndarray, thet
     th, ss, qq, bb = theta, s, q, b
     flops = [0.0]
     z = y[:, :, None] * _product(X, th, flops)
-    g = _grad(X, y * w, z, th, ss, qq, bb, flops)
+    g, sig = _grad(X, y * w, z, th, ss, qq, bb, flops)
     gn = np.linalg.norm(g, axis=1)
     its = np.zeros((S, K), dtype=np.int64)
     products = 0
@@ -229,27 +229,27 @@ def _solve_bucket(bk: _Bucket, s: np.ndarray, q: np.ndarray, b: np.ndarray, thet
             rows, order, valid = _Packing.select(act)
             pack = pack.narrow(rows, order, valid)
             X, y, w = X[rows], y[rows], w[rows]
-            th, z, g, gn, its = (_take(a, rows, order) for a in (th, z, g, gn, its))
+            th, z, g, gn, its, sig = (_take(a, rows, order) for a in (th, z, g, gn, its, sig))
             ss, qq, bb = (_take(a, rows, order) for a in (ss, qq, bb))
             act = valid
-        curv = expit(-z)
-        curv *= 1.0 - curv
+        curv = sig  # σ(−z) of the current margins, from the gradient that accepted them
+        curv *= 1.0 - sig
         curv *= w[:, :, None] * ss[:, None, :]
         step, used = _cg(X, curv, qq, -g, np.minimum(0.5, np.sqrt(gn)) * gn, act, max_cg, flops)
         products += used
-        th, z, g, gn = _backtrack(X, y, y * w, th, z, g, gn, step, ss, qq, bb, act, flops)
+        th, z, g, gn, sig = _backtrack(X, y, y * w, th, z, g, gn, step, ss, qq, bb, act, flops)
         its = its + act
     return theta, grad_norm, iterations, products, flops[0]
 
 
 def _backtrack(X: np.ndarray, y: np.ndarray, yw: np.ndarray, th: np.ndarray, z: np.ndarray, g: np.ndarray,
                gn: np.ndarray, step: np.ndarray, s: np.ndarray, q: np.ndarray, b: np.ndarray, act: np.ndarray,
-               flops: list[float]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+               flops: list[float]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """:func:`mpdp.models.newton._backtrack` per active slot; the others keep their values."""
     dz = y[:, :, None] * _product(X, step, flops)
     t = np.ones(gn.shape)
     new_th, new_z = th + step, z + dz
-    new_g = _grad(X, yw, new_z, new_th, s, q, b, flops)
+    new_g, new_sig = _grad(X, yw, new_z, new_th, s, q, b, flops)
     new_gn = np.linalg.norm(new_g, axis=1)
     bad = act & (new_gn > (1.0 - 1e-4 * t) * gn)
     for _ in range(30):
@@ -260,21 +260,22 @@ def _backtrack(X: np.ndarray, y: np.ndarray, yw: np.ndarray, th: np.ndarray, z: 
         tb = t[rows][:, None, :]
         cand_th = th[rows] + tb * step[rows]
         cand_z = z[rows] + tb * dz[rows]
-        cand_g = _grad(X[rows], yw[rows], cand_z, cand_th, s[rows], q[rows], b[rows], flops)
+        cand_g, cand_sig = _grad(X[rows], yw[rows], cand_z, cand_th, s[rows], q[rows], b[rows], flops)
         cand_gn = np.linalg.norm(cand_g, axis=1)
         sel = bad[rows]
         sel3 = sel[:, None, :]
         new_th[rows] = np.where(sel3, cand_th, new_th[rows])
         new_z[rows] = np.where(sel3, cand_z, new_z[rows])
         new_g[rows] = np.where(sel3, cand_g, new_g[rows])
+        new_sig[rows] = np.where(sel3, cand_sig, new_sig[rows])
         new_gn[rows] = np.where(sel, cand_gn, new_gn[rows])
         bad = bad & (new_gn > (1.0 - 1e-4 * t) * gn)
     if act.all():
-        return new_th, new_z, new_g, new_gn
+        return new_th, new_z, new_g, new_gn, new_sig
     keep = ~act
     keep3 = keep[:, None, :]
     return (np.where(keep3, th, new_th), np.where(keep3, z, new_z), np.where(keep3, g, new_g),
-            np.where(keep, gn, new_gn))
+            np.where(keep, gn, new_gn), new_sig)
 
 
 def _cg(X: np.ndarray, curv: np.ndarray, q: np.ndarray, rhs: np.ndarray, tol: np.ndarray, live: np.ndarray,

@@ -56,7 +56,7 @@ def objective(W: np.ndarray, X: np.ndarray, t: np.ndarray, lam: float, n_classes
         z = W @ X.T
         data = -(t * log_expit(z) + (1.0 - t) * log_expit(-z)).mean(axis=-1)
         return data + 0.5 * lam * np.sum(W * W, axis=-1)
-    Z = np.einsum("nd,...dk->...nk", X, W)
+    Z = np.matmul(X, W)
     data = (logsumexp(Z, axis=-1) - np.einsum("nk,...nk->...n", t, Z)).mean(axis=-1)
     return data + 0.5 * lam * np.sum(W * W, axis=(-2, -1))
 
