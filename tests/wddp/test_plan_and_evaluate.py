@@ -259,7 +259,7 @@ def test_cv_per_setting_selects_eta_per_training_setting(problem):
             if r.mechanism == "nonprivate":
                 continue
             want = chosen[(r.mechanism, r.mode, ("eps_sweep", r.m, r.epsilon, None))]
-            assert r.eta == want
+            assert r.eta == want and r.eta_source == "cv_per_setting"
             differs |= want != etas[(r.mechanism, r.mode)][0]
     for job in plan.jobs(cfg, "toy"):
         if job.experiment == "u_sweep":

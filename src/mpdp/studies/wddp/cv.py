@@ -225,9 +225,10 @@ def eta_lookup(table: dict[str, Any]) -> dict[tuple[Any, ...], tuple[float, str]
     for c in [*table["chosen"], *table.get("chosen_per_setting", [])]:
         value = (float(c["eta"]), table["source"])
         where: tuple[Any, ...] = ()
-        if c.get("setting") is not None:
+        if c.get("setting") is not None:  # recorded in the runs' eta_source as the setting's own selection
             experiment, m, eps, u = c["setting"]
             where = (experiment, None if m is None else int(m), float(eps), None if u is None else int(u))
+            value = (float(c["eta"]), f"{table['source']}_per_setting")
         acc = c.get("accountant")
         if acc is not None:
             out[(c["mechanism"], c["mode"], acc, *where)] = value
