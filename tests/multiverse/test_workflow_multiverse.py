@@ -147,3 +147,44 @@ def test_the_slurm_route_runs_the_full_grid_multiverse_as_an_array(tmp_path):
     profile = yaml.safe_load((workflow_helpers.REPO_ROOT / "profiles" / "slurm" / "config.yaml").read_text())
     assert profile["slurm-array-jobs"] == "multiverse_universe" and "array_jobs" in ExecutorSettings.__dataclass_fields__
     assert "runtime" not in profile["set-resources"]["multiverse_universe"]  # the rule's, per grid
+
+
+FULL_GRID_CONFIG = """
+datasets: [breast_cancer]
+voting: {datasets: [breast_cancer], multiclass_datasets: []}
+benchmark: {datasets: [breast_cancer]}
+multiverse:
+  full_grid: true
+  reseeds: []
+  choices:
+    - {choice: audit_beta, key: audit.beta, values: [0.1],
+       source: "the audit's failure probability: no claim of the claims target reads it"}
+    - {choice: wddp_lambda, key: wddp.lambda, values: [0.0], source: "E7 #4"}
+"""
+
+
+@pytest.mark.slow
+def test_on_the_full_grid_the_default_universe_is_the_main_build(tmp_path):
+    """Issue 48: with multiverse.full_grid `snakemake multiverse` builds the main build's claims, takes
+    them as the default universe (no nested run) and seeds every alternative from the main build, which
+    then reruns only what its key touches; the table's default verdicts are the headline's."""
+    mirror = require_mirror()
+    work = workflow_dir(tmp_path)
+    (work / "full.yaml").write_text(FULL_GRID_CONFIG)
+    run_snakemake(work, "--cores", "2", "multiverse", "--configfile", "config/smoke.yaml", "full.yaml",
+                  env={"MPDP_DATA_MIRROR": str(mirror)})
+    status = json.loads((work / spec.ROOT / "default" / "status.json").read_text())
+    assert status["ok"] and status["main_build"] == str(work.resolve())
+    assert status["verdicts"] == str((work / tables.VERDICTS_PATH).resolve())
+    assert not (work / spec.ROOT / "default" / "data").exists()  # no nested run
+    table = pd.read_parquet(work / spec.TABLE_PATH)
+    assert (table["grid"] == "full").all() and (table["default_verdict"] == table["headline_verdict"]).all()
+    main = tables.read_verdicts(work / tables.VERDICTS_PATH)
+    beta = json.loads((work / spec.ROOT / "audit_beta=0.1" / "status.json").read_text())
+    assert beta["seeded"] and beta["jobs_run"] == 0  # seeded from the main build: nothing to redo
+    pd.testing.assert_frame_equal(tables.read_verdicts(work / spec.ROOT / "audit_beta=0.1" / tables.VERDICTS_PATH), main)
+    lam = "wddp_lambda=0.0"
+    assert json.loads((work / spec.ROOT / lam / "status.json").read_text())["seeded"]
+    ran = (work / "logs" / "multiverse" / f"{lam}.snakemake.log").read_text()
+    assert "rule train_job:" in ran and "rule prepare:" not in ran and "rule voting_train:" not in ran
+    assert not (work / spec.ROOT / lam / "data" / "multiverse").exists()

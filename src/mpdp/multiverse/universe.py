@@ -23,6 +23,7 @@ a run's identity), which ``tests/multiverse`` checks against a universe run from
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -87,9 +88,17 @@ def seed(folder: Path, base: Path) -> bool:
                     ignore=lambda d, names: ["raw", "multiverse"] if Path(d) == data else [])
     partial = metadata.with_name("metadata.seeding")
     shutil.rmtree(partial, ignore_errors=True)
-    shutil.copytree(base / ".snakemake" / "metadata", partial)
+    # the main build as the base (multiverse.full_grid): its Snakemake writes the records of the
+    # universe jobs that finish meanwhile; a record that vanishes while listed is not one of `claims`
+    shutil.copytree(base / ".snakemake" / "metadata", partial, copy_function=_copy_if_present)
     partial.rename(metadata)
     return True
+
+
+def _copy_if_present(src: str, dst: str) -> None:
+    """``shutil.copy2``, skipping a file removed since its folder was listed."""
+    with contextlib.suppress(FileNotFoundError):
+        shutil.copy2(src, dst)
 
 
 def seed_source(base_status: list[str]) -> Path | None:
