@@ -189,3 +189,25 @@ def test_save_and_load_round_trip(tmp_path: Path) -> None:
     path.write_bytes(b"not an npz")
     with pytest.raises(InputDataError, match="unreadable"):
         load_partition(path, 4, 1)
+
+
+def test_small_group_fraction_sets_the_group_counts():
+    """E7 #12: small_group_frac * m parties of size a, the rest of size u a, a = n // (s + (m - s) u)."""
+    sizes = two_group_sizes(1000, 8, 3, small_frac=0.25)
+    a = 1000 // (2 + 6 * 3)
+    assert sizes.tolist() == [a] * 2 + [3 * a] * 6
+    assert 1000 / (8 * sizes.min()) > (1 + 3) / 2  # fewer small parties: a larger n/(m n_(1))
+    # the default is the paper's m/2 and m/2, a = n // ((m/2)(1+u)), bit for bit
+    assert np.array_equal(two_group_sizes(1000, 8, 3), two_group_sizes(1000, 8, 3, small_frac=0.5))
+    assert two_group_sizes(1000, 8, 3).tolist() == [1000 // (4 * 4)] * 4 + [3 * (1000 // (4 * 4))] * 4
+    full = two_group_sizes(1000, 8, 3, "large_group", small_frac=0.75)
+    assert full.sum() == 1000 and full[:6].tolist() == [1000 // (6 + 2 * 3)] * 6
+    part = make_partitions(1000, "two_group", 8, 3, 2, 0, "toy", small_frac=0.25)
+    assert part.sizes[0].tolist() == sizes.tolist()
+    _check_disjoint_cover(part, 1000)
+
+
+@pytest.mark.parametrize("frac", [0.3, 1 / 16])
+def test_small_group_fraction_must_give_whole_nonempty_groups(frac):
+    with pytest.raises(ConfigError, match="small_group_frac"):
+        two_group_sizes(1000, 8, 3, small_frac=frac)

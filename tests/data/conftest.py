@@ -32,6 +32,8 @@ def base_cfg(**preprocess: Any) -> dict[str, Any]:
     """The config keys that prepare reads, with the defaults of config/config.yaml."""
     pre = {
         "intercept": True,
+        "row_scaling": "per_row",
+        "scaling_bounds": "full_data",
         "kdd_sample_size": 70000,
         "bank_keep_duration": True,
         "breast_cancer_missing": "median",

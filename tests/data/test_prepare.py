@@ -201,3 +201,68 @@ def test_card_is_written_last_and_removed_first(
         prep.prepare("breast_cancer", raw, out, cfg, synthetic=True)
     with pytest.raises(InputDataError, match="interrupted"):
         prep.load(out)
+
+
+def test_global_max_scaling_keeps_norms_below_one_on_every_split(
+    synthetic_raw: Writer, tmp_path: Path, cfg: dict[str, Any]
+) -> None:
+    """E7 #8's alternative: every row divided by the largest row norm of the prepared data."""
+    raw = synthetic_raw("adult", 600)
+    _, per_row = _prepare(raw, tmp_path / "per_row", cfg, "adult")
+    cfg["preprocess"]["row_scaling"] = "global_max"
+    card, data = _prepare(raw, tmp_path / "global", cfg, "adult")
+    assert card["preprocessing"]["row_scaling"]["value"] == "global_max"
+    for split in (data.X_train, data.X_test):
+        assert np.linalg.norm(split, axis=1).max() <= 1.0 + 1e-12
+    features = _rows(data)[:, :-1] * math.sqrt(2)  # without the intercept column
+    norms = np.linalg.norm(features, axis=1)
+    assert math.isclose(norms.max(), 1.0, rel_tol=1e-12)  # the largest row reaches norm 1
+    assert norms.min() < 0.99  # the others keep their relative lengths (not all unit)
+    # the same directions as the per-row default: only the lengths differ
+    unit = features / norms[:, None]
+    assert np.allclose(unit, _rows(per_row)[:, :-1] * math.sqrt(2))
+    assert not np.allclose(_rows(data), _rows(per_row))
+
+
+def test_training_split_bounds_clip_the_test_rows(
+    synthetic_raw: Writer, tmp_path: Path, cfg: dict[str, Any]
+) -> None:
+    """E7 #9's alternative: the min-max bounds come from the training split only."""
+    cfg["preprocess"]["credit_card_normals"] = 40  # continuous columns: extremes are single rows
+    raw = synthetic_raw("credit_card", 400)
+    full_card, full = _prepare(raw, tmp_path / "full", cfg, "credit_card")
+    cfg["preprocess"]["scaling_bounds"] = "train_split"
+    card, data = _prepare(raw, tmp_path / "train", cfg, "credit_card")
+    assert card["preprocessing"]["scaling_bounds"]["value"] == "train_split"
+    assert "training split" in card["preprocessing"]["numeric_scaling"]["value"]
+    assert np.array_equal(data.y_train, full.y_train)  # the split itself is unchanged
+    narrower = [c for c, (lo, hi) in card["numeric_ranges"].items()
+                if (lo, hi) != tuple(full_card["numeric_ranges"][c])]
+    assert narrower, "the training split's bounds equal the full data's: the fixture tests nothing"
+    for c in narrower:
+        lo, hi = card["numeric_ranges"][c]
+        full_lo, full_hi = full_card["numeric_ranges"][c]
+        assert full_lo <= lo <= hi <= full_hi
+    assert not np.allclose(data.X_train, full.X_train)
+    assert np.all(_rows(data) >= 0) and np.linalg.norm(_rows(data), axis=1).max() <= 1.0 + 1e-12
+
+
+def test_default_scaling_is_per_row_over_full_data_bounds(
+    synthetic_raw: Writer, tmp_path: Path, cfg: dict[str, Any]
+) -> None:
+    """The defaults of E7 #8/#9 are E1.3 as before: bounds of the full parsed data, rows of norm 1."""
+    raw = synthetic_raw("breast_cancer", 300)
+    card, data = _prepare(raw, tmp_path / "out", cfg, "breast_cancer")
+    pre = card["preprocessing"]
+    assert pre["row_scaling"]["value"] == "per_row" and pre["scaling_bounds"]["value"] == "full_data"
+    parsed = prep.parse("breast_cancer", {p.name: p for p in raw}, cfg["preprocess"])
+    expected = {c: [float(parsed.features[c].min()), float(parsed.features[c].max())]
+                for c in parsed.numeric_columns}
+    assert card["numeric_ranges"] == expected
+    norms = np.linalg.norm(_rows(data), axis=1)
+    assert np.allclose(norms, 1.0)
+
+
+def test_unknown_row_scaling_is_a_config_error() -> None:
+    with pytest.raises(prep.ConfigError, match="preprocess.row_scaling"):
+        prep.normalise_rows(np.ones((2, 2)), True, "per_column")

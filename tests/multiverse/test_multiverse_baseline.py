@@ -59,8 +59,21 @@ def test_a_reduced_default_that_differs_from_the_headline_is_not_tested():
     assert "C3 (paper reading) (headline MIXED, reduced default FAILS)" in text
     assert "The reduced default gives the headline's verdict for 3 of 4 claim verdicts" in text
     assert "| wddp C3 (paper reading) | MIXED | FAILS | not tested |" in text
-    assert "reduced grid" in text
+    assert "reduced grid" in text and (table["grid"] == "reduced").all()
     assert "headline MIXED: not tested" in figure.matrix(table).index[1]
+
+
+def test_on_the_full_grid_the_default_is_the_main_build():
+    """multiverse.full_grid (issue 48): the default universe's tables are the headline's, so no claim is
+    'not tested' and the section says the universes ran the headline's own grid."""
+    table = collect.collect(_result(DEFAULT, BASE), [_result(_alt("x", "a.b", 1), _rows(C3="HOLDS"), {"C3": 1.0})],
+                            headline=_verdicts(BASE), headline_cells=_cells(BASE), grid="full")
+    assert (table["grid"] == "full").all()
+    assert "not tested" not in set(collect.claim_summary(table)["status"])
+    text = section.markdown(table)
+    assert "headline's own grid" in text and "reduced grid" not in text and "reduced default gives" not in text
+    with pytest.raises(ValueError, match="grid"):
+        collect.collect(_result(DEFAULT, BASE), [], grid="half")
 
 
 def test_a_verdict_change_is_fragile_only_beyond_what_reseeding_produces():

@@ -39,6 +39,12 @@ def test_the_shipped_multiverse_plans_and_covers_ten_choices(name):
             "preprocess.bank_keep_duration", "preprocess.breast_cancer_missing", "admm.main_topology",
             "admm.P", "admm.tune_alpha", "voting.lambda_grid", "voting.val_frac"} <= keys
     assert any(k.startswith("wddp.cv.") for k in keys)
+    # issue 48: the E7 alternatives that have a config key now (#8, #9, #12, #23)
+    assert {"preprocess.row_scaling", "preprocess.scaling_bounds", "wddp.small_group_frac", "voting.tie_break"} <= keys
+    if name == "config.yaml":  # the CV scope (#15; smoke fixes η, no CV) and KDDCup99 in the set
+        assert "wddp.cv.scope" in keys and "preprocess.kdd_sample_size" in keys
+        default = spec.universe_config(cfg, spec.universes(cfg)[0])
+        assert "kddcup99" in default["datasets"] and "kddcup99" in default["voting"]["multiclass_datasets"]
     assert set(spec.SELECTION_KNOBS) <= keys  # issue 43: the private selections' knobs
     # the reseeding baseline (issue 48): the default with another root seed, and with another split seed
     assert [u.settings for u in spec.universes(cfg) if u.kind == "reseed"] == [{"root_seed": 1}, {"split.seed": 1}]
@@ -150,3 +156,17 @@ def test_a_study_switched_off_is_not_varied_and_its_base_keys_are_skipped():
     cfg["multiverse"]["base"] = {"wddp.nope": 1}
     with pytest.raises(ConfigError, match="multiverse.base.wddp.nope"):
         planning.check_multiverse(cfg, AVAILABLE, {})
+
+
+def test_the_full_grid_runs_every_universe_on_the_main_config():
+    """multiverse.full_grid (issue 48): no base, so the default universe's config is the main config
+    (the main build) and an alternative differs from it in its key alone."""
+    cfg = _cfg(choices=[{"choice": "lam", "key": "wddp.lambda", "values": [0.0], "source": "E7 #4"}],
+               base={"wddp.reps": 3})
+    cfg["multiverse"]["full_grid"] = True
+    main = {k: v for k, v in cfg.items() if k != "multiverse"}
+    default, *_, lam0 = (spec.universe_config(cfg, u) for u in spec.universes(cfg))
+    assert default == main and default["wddp"]["reps"] != 3
+    assert lam0["wddp"] == {**main["wddp"], "lambda": 0.0} and {k for k in lam0 if lam0[k] != main[k]} == {"wddp"}
+    cfg["multiverse"]["full_grid"] = False
+    assert spec.universe_config(cfg, spec.universes(cfg)[0])["wddp"]["reps"] == 3

@@ -3,7 +3,7 @@
 import json
 import os
 
-from mpdp.multiverse import universe
+from mpdp.multiverse import spec, universe
 
 
 def _base(tmp_path):
@@ -52,3 +52,22 @@ def test_an_interrupted_seed_is_redone_and_a_failed_default_seeds_nothing(tmp_pa
     empty = tmp_path / "empty"
     (empty / "data").mkdir(parents=True)
     assert not universe.seed(tmp_path / "alt2", empty)
+
+
+def test_the_main_build_is_the_default_universe_of_the_full_grid(tmp_path):
+    """multiverse.full_grid (issue 48): the default universe's status names the main build's claims
+    tables and its folder, and the alternatives are seeded from the main build, without its raw
+    data and without the universes it holds."""
+    main = _base(tmp_path)
+    (main / "data" / "multiverse" / "default").mkdir(parents=True)
+    (main / "data" / "multiverse" / "default" / "status.json").write_text("{}")
+    verdicts = main / "data" / "results" / "claims" / "verdicts.parquet"
+    status_path = tmp_path / "status.json"
+    status = universe.adopt_main_build(spec.universes({})[0], status_path, main, verdicts)
+    assert json.loads(status_path.read_text()) == status
+    assert status["ok"] and status["verdicts"] == str(verdicts.resolve()) and status["jobs_run"] == 0
+    assert universe.seed_source([str(status_path)]) == main.resolve()
+    alt = tmp_path / "alt"
+    assert universe.seed(alt, universe.seed_source([str(status_path)]))
+    assert (alt / "data" / "results" / "table.csv").is_file()
+    assert not (alt / "data" / "multiverse").exists() and not (alt / "data" / "raw").exists()

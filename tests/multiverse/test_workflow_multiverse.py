@@ -8,9 +8,11 @@ import json
 
 import pandas as pd
 import pytest
+import workflow_helpers
 import yaml
 from workflow_helpers import require_mirror, run_snakemake, workflow_dir
 
+from mpdp import config
 from mpdp.claims import tables
 from mpdp.multiverse import spec, universe
 
@@ -109,3 +111,80 @@ def test_the_report_depends_on_the_robustness_table_once_it_exists(tmp_path):
     # the collection reads the main build's claims tables (the headline) once they exist
     collected = _inputs(out, "multiverse")
     assert tables.VERDICTS_PATH in collected and tables.CELLS_PATH in collected
+
+
+def _jobs(stdout: str, rule: str) -> list[str]:
+    """Every job block of ``rule`` in a dry run's output."""
+    return [block.split("\n\n", 1)[0] for block in stdout.split(f"rule {rule}:")[1:]]
+
+
+@pytest.mark.slow
+def test_the_slurm_route_runs_the_full_grid_multiverse_as_an_array(tmp_path):
+    """Issue 48: `multiverse.full_grid: true` with the Slurm profile plans the main build (its claims
+    tables are the default universe's input: the default universe *is* the main build), one universe
+    job per alternative and reseed, each with the full grid's time limit and 2 CPUs, and the profile
+    submits the universe jobs as one Slurm array (the installed executor plugin's --slurm-array-jobs)."""
+    pytest.importorskip("snakemake_executor_plugin_slurm")
+    from snakemake_executor_plugin_slurm import ExecutorSettings
+
+    mirror = require_mirror()
+    work = workflow_dir(tmp_path)
+    (work / "profiles").symlink_to(workflow_helpers.REPO_ROOT / "profiles")
+    (work / "full.yaml").write_text("multiverse:\n  full_grid: true\n")
+    out = run_snakemake(work, "-n", "--workflow-profile", "profiles/slurm", "multiverse", "--configfile",
+                        "config/config.yaml", "full.yaml", env={"MPDP_DATA_MIRROR": str(mirror)}).stdout
+    cfg = config.load(workflow_helpers.REPO_ROOT / "config" / "config.yaml")
+    cfg["multiverse"]["full_grid"] = True
+    universes = _jobs(out, "multiverse_universe")
+    assert len(universes) == len(spec.to_run(cfg)) > 30
+    default = next(j for j in universes if "output: data/multiverse/default/status.json" in j)
+    assert tables.VERDICTS_PATH in default and tables.CELLS_PATH in default and "runtime=10," in default
+    assert "rule claims_tables:" in out  # the main build's claims, built first
+    for job in universes:
+        if job is not default:
+            assert "data/multiverse/default/status.json" in job.split("output:", 1)[0]  # seeded after it
+            assert "runtime=600," in job and "cpus_per_task=2" in job and "mem_mb=4000" in job
+    profile = yaml.safe_load((workflow_helpers.REPO_ROOT / "profiles" / "slurm" / "config.yaml").read_text())
+    assert profile["slurm-array-jobs"] == "multiverse_universe" and "array_jobs" in ExecutorSettings.__dataclass_fields__
+    assert "runtime" not in profile["set-resources"]["multiverse_universe"]  # the rule's, per grid
+
+
+FULL_GRID_CONFIG = """
+datasets: [breast_cancer]
+voting: {datasets: [breast_cancer], multiclass_datasets: []}
+benchmark: {datasets: [breast_cancer]}
+multiverse:
+  full_grid: true
+  reseeds: []
+  choices:
+    - {choice: audit_beta, key: audit.beta, values: [0.1],
+       source: "the audit's failure probability: no claim of the claims target reads it"}
+    - {choice: wddp_lambda, key: wddp.lambda, values: [0.0], source: "E7 #4"}
+"""
+
+
+@pytest.mark.slow
+def test_on_the_full_grid_the_default_universe_is_the_main_build(tmp_path):
+    """Issue 48: with multiverse.full_grid `snakemake multiverse` builds the main build's claims, takes
+    them as the default universe (no nested run) and seeds every alternative from the main build, which
+    then reruns only what its key touches; the table's default verdicts are the headline's."""
+    mirror = require_mirror()
+    work = workflow_dir(tmp_path)
+    (work / "full.yaml").write_text(FULL_GRID_CONFIG)
+    run_snakemake(work, "--cores", "2", "multiverse", "--configfile", "config/smoke.yaml", "full.yaml",
+                  env={"MPDP_DATA_MIRROR": str(mirror)})
+    status = json.loads((work / spec.ROOT / "default" / "status.json").read_text())
+    assert status["ok"] and status["main_build"] == str(work.resolve())
+    assert status["verdicts"] == str((work / tables.VERDICTS_PATH).resolve())
+    assert not (work / spec.ROOT / "default" / "data").exists()  # no nested run
+    table = pd.read_parquet(work / spec.TABLE_PATH)
+    assert (table["grid"] == "full").all() and (table["default_verdict"] == table["headline_verdict"]).all()
+    main = tables.read_verdicts(work / tables.VERDICTS_PATH)
+    beta = json.loads((work / spec.ROOT / "audit_beta=0.1" / "status.json").read_text())
+    assert beta["seeded"] and beta["jobs_run"] == 0  # seeded from the main build: nothing to redo
+    pd.testing.assert_frame_equal(tables.read_verdicts(work / spec.ROOT / "audit_beta=0.1" / tables.VERDICTS_PATH), main)
+    lam = "wddp_lambda=0.0"
+    assert json.loads((work / spec.ROOT / lam / "status.json").read_text())["seeded"]
+    ran = (work / "logs" / "multiverse" / f"{lam}.snakemake.log").read_text()
+    assert "rule train_job:" in ran and "rule prepare:" not in ran and "rule voting_train:" not in ran
+    assert not (work / spec.ROOT / lam / "data" / "multiverse").exists()

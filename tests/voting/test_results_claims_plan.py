@@ -145,3 +145,35 @@ def test_below_majority_of_the_report_table():
 
     assert report.below_majority(np.array([0.1, 0.11, 0.12]), 0.2)
     assert not report.below_majority(np.array([0.1, 0.3, 0.12]), 0.2)  # interval reaches the majority rate
+
+
+def test_random_tie_break_draws_from_its_stream():
+    """E7 #23's alternative: a tie goes to a tied class at random; untied votes are unchanged."""
+    preds = np.tile(np.array([[1], [-1]]), (1, 400))  # every column a binary tie
+    preds = np.hstack([preds, np.array([[1, -1], [1, -1]])])  # two untied columns
+    vote, alpha = train.vote_targets(preds, 2, np.random.default_rng(0))
+    assert 150 < vote[:400].sum() < 250  # both outcomes, about half each (not always +1)
+    np.testing.assert_array_equal(vote[400:], [1.0, 0.0])
+    np.testing.assert_allclose(alpha, train.vote_targets(preds, 2)[1])
+    again, _ = train.vote_targets(preds, 2, np.random.default_rng(0))
+    np.testing.assert_array_equal(vote, again)  # reproducible from the stream
+    multi = np.tile(np.array([[0], [2], [1]]), (1, 300))  # a three-way tie
+    winners = train.vote_targets(multi, 3, np.random.default_rng(1))[0].argmax(1)
+    assert set(np.unique(winners)) == {0, 1, 2}
+    assert (train.vote_targets(np.array([[0, 2], [1, 2], [1, 0]]), 3, np.random.default_rng(1))[0].argmax(1)
+            == [1, 2]).all()  # a clear majority stays
+
+
+def test_tie_break_key_changes_only_tied_votes(synthetic_dir, voting_cfg):
+    """voting.tie_break: fixed is today's rule (no stream drawn); random changes the vote tables only
+    through tied votes, drawing from its own named stream."""
+    fixed = results.to_frame(train.table_rows(voting_cfg, "kddcup99", synthetic_dir, _NullLog()), plan.EXTRA_COLUMNS)
+    voting_cfg["voting"]["tie_break"] = "random"
+    rand = results.to_frame(train.table_rows(voting_cfg, "kddcup99", synthetic_dir, _NullLog()), plan.EXTRA_COLUMNS)
+    assert len(fixed) == len(rand)
+    key = ["mechanism", "M", "rep", "epsilon", "experiment"]
+    merged = fixed.merge(rand, on=[k for k in key if k in fixed.columns], suffixes=("", "_r"))
+    vote_based = merged["mechanism"].isin(["ensemble", "hamm_vote", "hamm_vote_np"])
+    changed = merged["test_error"].ne(merged["test_error_r"])
+    assert changed[vote_based].any(), "random tie-breaking changed no vote-based error"
+    assert not changed[merged["mechanism"].isin(["pooled_lr", "local_mean"])].any()

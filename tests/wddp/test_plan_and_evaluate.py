@@ -12,8 +12,9 @@ from mpdp import config, mechanisms, results
 from mpdp.data.partition import PartitionSet
 from mpdp.mechanisms.gradient_batch import train_batch
 from mpdp.models import logistic
+from mpdp.pipeline import rule_keys
 from mpdp.studies.wddp import plan
-from mpdp.studies.wddp.cv import cross_validate, eta_lookup, one_se_choice
+from mpdp.studies.wddp.cv import cross_validate, cv_settings, eta_lookup, one_se_choice
 from mpdp.studies.wddp.evaluate import (
     compute_optimum,
     lambda_sensitivity,
@@ -226,3 +227,47 @@ def test_shared_noise_has_no_per_party_equal_privacy_runs():
         assert "exact_per_party" not in plan.accountants_for(cfg, mech, mode)
     assert "exact" in plan.accountants_for(cfg, "wyx", "central")  # the reading's centralised runs stay
     assert any("noise_sharing: shared" in w for w in wddp_figure_warnings(cfg))
+
+
+def test_cv_per_setting_selects_eta_per_training_setting(problem):
+    """E7 #15's alternative (cv.scope: per_setting): one selection per (m, ε) and (m, ε, u) beside the
+    reference one; every training run takes its own setting's η, and the default scope none."""
+    X, y = problem
+    cfg = config.load(ROOT / "config" / "smoke.yaml")
+    cfg["wddp"].update(T=10, eta=None, eta_grid=[0.01, 1.0], m_grid=[2], eps_grid=[0.05, 1.0],
+                       u_settings=[{"m": 4, "eps": 0.5}], u_grid={"toy": [1, 3]})
+    cfg["wddp"]["cv"].update(folds=2, seeds=1, ref_m=2, per_accountant=False)
+    reference = cross_validate(cfg, "toy", X, y)
+    assert "chosen_per_setting" not in reference
+    cfg["wddp"]["cv"]["scope"] = "per_setting"
+    # the CV job sees only the keys rule learning_rates declares (an undeclared read fails)
+    declared = rule_keys.keys_for("learning_rates", cfg)
+    assert "wddp.u_grid" in declared and "wddp.small_group_frac" in declared
+    table = cross_validate(config.restrict(cfg, declared, owner="rule 'learning_rates'"), "toy", X, y)
+    assert table["chosen"] == reference["chosen"]  # the reference selection, bit for bit
+    settings = {tuple(c["setting"]) for c in table["chosen_per_setting"]}
+    assert settings == set(cv_settings(cfg, "toy")) == {
+        ("eps_sweep", None, 0.05, None), ("eps_sweep", None, 1.0, None), ("eps_sweep", 2, 0.05, None),
+        ("eps_sweep", 2, 1.0, None), ("u_sweep", 4, 0.5, 1), ("u_sweep", 4, 0.5, 3)}
+    central = [c for c in table["chosen_per_setting"] if c["setting"][1] is None]
+    assert {(c["mechanism"], c["mode"]) for c in central} == {("wyx", "central"), ("wddp", "per_round")}
+    etas = eta_lookup(table)
+    chosen = {(c["mechanism"], c["mode"], tuple(c["setting"])): c["eta"] for c in table["chosen_per_setting"]}
+    differs = False
+    for job_id in ("eps_central", "eps_m2"):
+        for r in plan.runs_for_job(cfg, plan.parse_job_id("toy", job_id), etas):
+            if r.mechanism == "nonprivate":
+                continue
+            want = chosen[(r.mechanism, r.mode, ("eps_sweep", r.m, r.epsilon, None))]
+            assert r.eta == want and r.eta_source == "cv_per_setting"
+            differs |= want != etas[(r.mechanism, r.mode)][0]
+    for job in plan.jobs(cfg, "toy"):
+        if job.experiment == "u_sweep":
+            for r in plan.runs_for_job(cfg, job, etas):
+                if r.mechanism != "nonprivate":
+                    assert r.eta == chosen[(r.mechanism, r.mode, ("u_sweep", job.m, r.epsilon, r.u))]
+    assert differs, "no setting chose another η than the reference: the test cannot tell the scopes apart"
+    every = sum(row["n"] for row in table["scores"])
+    wyx = sum(row["n"] for row in table["scores"] if row["mechanism"] == "wyx")
+    # the reference, 4 settings with parties (2 ε × m = 2, 2 u), 2 centralised ones (the WYX group only)
+    assert cv_run_count(cfg, "toy") == every + 4 * every + 2 * wyx

@@ -261,9 +261,30 @@ def multiverse_base(wildcards):
 
 def multiverse_headline():
     """The main build's claims verdicts and cells (the headline the reduced default is compared
-    with, issue 48) when this checkout has built them; nothing otherwise."""
+    with, issue 48) when this checkout has built them; nothing otherwise. With
+    `multiverse.full_grid` always: the default universe is the main build, built first."""
     paths = [claims_tables_mod.VERDICTS_PATH, claims_tables_mod.CELLS_PATH]
+    if "multiverse" in CFG and multiverse_spec.full_grid(CFG):
+        return paths
     return paths if all(Path(p).is_file() for p in paths) else []
+
+
+def multiverse_main(wildcards):
+    """The main build's claims tables, which the default universe of `multiverse.full_grid` is
+    (issue 48); nothing for any other universe or on the reduced grid."""
+    if wildcards.universe != multiverse_spec.DEFAULT or not multiverse_spec.full_grid(CFG):
+        return []
+    return [claims_tables_mod.VERDICTS_PATH, claims_tables_mod.CELLS_PATH]
+
+
+def multiverse_runtime(wildcards):
+    """Minutes a universe job may run (a Slurm time limit; docs/multiverse.md): the reduced base
+    about 4 min per universe from scratch, the full grid a whole pipeline run (~51 min on 2 cores,
+    README), each with ~10x headroom like the other jobs' requests; the main build as the default
+    universe only writes its status."""
+    if multiverse_spec.full_grid(CFG):
+        return 10 if wildcards.universe == multiverse_spec.DEFAULT else 600
+    return 60
 
 
 def multiverse_report_files():

@@ -1,6 +1,7 @@
 # Robustness of the claims' verdicts to the reconstructed choices (issue 38; docs/multiverse.md):
 # the `claims` target once per universe (the base config, then each alternative of
-# `multiverse.choices` alone, and the reseeded defaults of `multiverse.reseeds`), each in its own
+# `multiverse.choices` alone, and the reseeded defaults of `multiverse.reseeds`; with
+# `multiverse.full_grid` no base, and the default universe is the main build), each in its own
 # folder data/multiverse/<universe>/ by a nested Snakemake; then one table (beside the main build's
 # verdicts, when it has them) and its figures. Not part of `all`: run `snakemake multiverse`.
 # Logic in src/mpdp/multiverse; every universe was validated at planning (common.smk).
@@ -37,6 +38,8 @@ rule multiverse_universe:
         raw=multiverse_raw,
         # an alternative starts from the default universe's results (mpdp.multiverse.universe.seed)
         base=multiverse_base,
+        # multiverse.full_grid: the default universe is the main build's claims tables (issue 48)
+        main=multiverse_main,
     output:
         status="data/multiverse/{universe}/status.json",
     log:
@@ -45,6 +48,9 @@ rule multiverse_universe:
         universe="|".join(re.escape(u) for u in MULTIVERSE),
     # cores of the nested run (fewer when snakemake is given fewer)
     threads: 2
+    resources:
+        # minutes (a Slurm time limit): the reduced base or the full grid (multiverse.full_grid)
+        runtime=multiverse_runtime,
     params:
         # a hash of the universe's whole config: any change of it reruns the universe (one short
         # line as the rerun reason; the script rebuilds the config itself)

@@ -8,7 +8,8 @@ sm = snakemake  # noqa: F821  (injected by Snakemake)
 
 
 def step(log):
-    by_id = {u.id: u for u in spec.universes(config.validate(dict(sm.config)))}  # defaults filled (reseeds)
+    cfg = config.validate(dict(sm.config))
+    by_id = {u.id: u for u in spec.universes(cfg)}  # defaults filled (reseeds)
     results = [universe.load(by_id[uid], path) for uid, path in zip(sm.params.universes, sm.input.status, strict=True)]
     results += [collect.Result(by_id[uid], None, "equals the default: not run", skipped=True) for uid in sm.params.skipped]
     headline = cells = None
@@ -16,7 +17,7 @@ def step(log):
         headline, cells = tables.read_verdicts(sm.input.headline[0]), tables.read_cells(sm.input.headline[1])
     else:
         log.warning("no main build's claims tables (%s): the headline verdicts are not shown", tables.VERDICTS_PATH)
-    table = collect.collect_results(results, headline, cells)
+    table = collect.collect_results(results, headline, cells, "full" if spec.full_grid(cfg) else "reduced")
     tables.write(table, sm.output.table)
     figure.write(table, sm.output.png, sm.output.pdf)
     curves.write(table, sm.output.curves_png, sm.output.curves_pdf)

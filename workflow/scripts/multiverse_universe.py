@@ -12,6 +12,10 @@ def step(log):
     cfg = config.validate(dict(sm.config))
     u = {x.id: x for x in spec.universes(cfg)}[sm.wildcards.universe]
     status_path = Path(sm.output.status)
+    if u.choice is None and spec.full_grid(cfg):  # the default universe is the main build (issue 48)
+        universe.adopt_main_build(u, status_path, Path.cwd(), Path(sm.input.main[0]))
+        log.info("universe %s: the main build's claims tables (multiverse.full_grid)", u.id)
+        return
     base = universe.seed_source([str(f) for f in sm.input.base])  # the default universe, if it ran
     status = universe.run(u, status_path.parent, Path(sm.params.root), spec.universe_config(cfg, u), sm.threads,
                           status_path, Path(sm.log[0]).with_suffix(".snakemake.log"), base=base)

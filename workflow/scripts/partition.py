@@ -15,7 +15,8 @@ def step(log):
     sets = {}
     for m, u in sm.params.layouts:  # plan.partition_settings, computed when the DAG is built
         ps = partition.make_partitions(n, design, m, u, cfg["wddp"]["reps"], cfg["root_seed"], ds,
-                                       cfg["wddp"]["tau_frac"], cfg["wddp"]["leftover"])
+                                       cfg["wddp"]["tau_frac"], cfg["wddp"]["leftover"],
+                                       cfg["wddp"]["small_group_frac"])
         sets[(m, u)] = ps
         log.info("%s m=%d u=%s: n_eff=%d, n_(1) in [%d, %d], n/(m n_(1)) up to %.2f", experiment, m, u,
                  ps.n_eff, ps.n_min.min(), ps.n_min.max(), (ps.n_eff / (m * ps.n_min)).max())

@@ -5,7 +5,8 @@ Two designs:
 * ``random`` (spec E2.1, ε-sweeps): sizes are ``tau`` plus a multinomial split of the
   remainder with Dirichlet(1) shares, so every party holds at least ``tau`` records;
 * ``two_group`` (spec E2.2, u-sweeps): m/2 parties of size ``a`` and m/2 of size ``u a``
-  with ``a = floor(n / ((m/2)(1+u)))``; the leftover records are dropped for all methods
+  with ``a = floor(n / ((m/2)(1+u)))`` (another small-group fraction with
+  ``wddp.small_group_frac``, spec E7 #12); the leftover records are dropped for all methods
   (``leftover="drop"``, the default) or dealt round-robin to the large group
   (``leftover="large_group"``, spec E7 #13's alternative).
 
@@ -53,35 +54,57 @@ def random_sizes(n: int, m: int, tau: int, gen: np.random.Generator) -> np.ndarr
     return (tau + extra).astype(np.int64)
 
 
-def two_group_sizes(n: int, m: int, u: int, leftover: str = "drop") -> np.ndarray:
-    """m/2 parties of size a, then m/2 of size u a, ``a = floor(n / ((m/2)(1+u)))`` (spec E2.2).
+def small_group_count(m: int, small_frac: float = 0.5) -> int:
+    """Parties in the small group of the two-group design: ``small_frac * m`` (spec E2.2, E7 #12).
 
-    ``leftover="large_group"`` (spec E7 #13's alternative) deals the ``n - (m/2)(1+u)a``
-    leftover records round-robin to the large group (one more to its first parties), so the
-    sizes sum to n and the smallest party keeps ``a``; ``"drop"`` leaves them out.
+    The default 1/2 is the paper's reading (m/2 and m/2, so m must be even); another fraction
+    must give a whole number of parties and leave both groups non-empty.
+    """
+    if m < 2:
+        raise ConfigError(f"the two-group design needs m >= 2 parties, got m = {m}")
+    s = small_frac * m
+    if abs(s - round(s)) > 1e-9 or not 1 <= round(s) <= m - 1:
+        need = "an even number of parties m >= 2" if small_frac == 0.5 else (
+            f"m with small_group_frac * m a whole number in [1, m - 1] (small_group_frac = {small_frac:g})")
+        raise ConfigError(f"the two-group design needs {need}, got m = {m} "
+                          f"(config keys wddp.u_settings, wddp.small_group_frac)")
+    return int(round(s))
+
+
+def two_group_sizes(n: int, m: int, u: int, leftover: str = "drop", small_frac: float = 0.5) -> np.ndarray:
+    """s parties of size a, then m - s of size u a, ``a = floor(n / (s + (m - s) u))`` (spec E2.2).
+
+    ``s = small_frac * m`` (:func:`small_group_count`; spec E7 #12, default m/2 and m/2, so
+    ``a = floor(n / ((m/2)(1+u)))``). ``leftover="large_group"`` (spec E7 #13's alternative)
+    deals the ``n - (s + (m - s) u) a`` leftover records round-robin to the large group (one
+    more to its first parties), so the sizes sum to n and the smallest party keeps ``a``;
+    ``"drop"`` leaves them out.
     """
     if leftover not in LEFTOVERS:
         raise ConfigError(f"config key 'wddp.leftover' must be one of {LEFTOVERS}, got {leftover!r}")
-    if m < 2 or m % 2:
-        raise ConfigError(
-            f"the two-group design needs an even number of parties m >= 2, got m = {m}"
-        )
+    small = small_group_count(m, small_frac)
     if u < 1:
         raise ConfigError(f"the two-group design needs u = n_max/n_min >= 1, got u = {u}")
-    half = m // 2
-    a = n // (half * (1 + u))
+    large = m - small
+    a = n // (small + large * u)
     if a < 1:
         raise ConfigError(
             f"two-group design: n = {n} training records are too few for m = {m} parties with "
             f"u = {u} (the small parties would be empty); lower m or u (config keys "
             f"wddp.u_settings, wddp.u_grid) or raise max_records"
         )
-    sizes = np.array([a] * half + [u * a] * half, dtype=np.int64)
+    sizes = np.array([a] * small + [u * a] * large, dtype=np.int64)
     if leftover == "large_group":
-        extra, first = divmod(n - int(sizes.sum()), half)
-        sizes[half:] += extra
-        sizes[half:half + first] += 1
+        extra, first = divmod(n - int(sizes.sum()), large)
+        sizes[small:] += extra
+        sizes[small:small + first] += 1
     return sizes
+
+
+def two_group_records(m: int, u: int, small_frac: float = 0.5) -> int:
+    """Training records the two-group design needs for non-empty parties: ``s + (m - s) u``."""
+    s = small_frac * m
+    return int(math.ceil(s + (m - s) * u))
 
 
 @dataclass(frozen=True)
@@ -164,11 +187,12 @@ def make_partitions(
     dataset: str,
     tau_frac: float = 0.2,
     leftover: str = "drop",
+    small_frac: float = 0.5,
 ) -> PartitionSet:
     """The partitions of ``n`` training rows for repetitions 0..reps-1 (spec E2).
 
     ``design`` is ``"random"`` (u must be None; tau from :func:`default_tau`) or
-    ``"two_group"`` (``leftover``: see :func:`two_group_sizes`). Repetition r uses
+    ``"two_group"`` (``leftover``, ``small_frac``: see :func:`two_group_sizes`). Repetition r uses
     ``rng(root_seed, "partition", dataset, design, m, u, r)``.
     """
     if design not in DESIGNS:
@@ -182,7 +206,7 @@ def make_partitions(
             sizes = random_sizes(n, m, default_tau(n, m, tau_frac), gen)
             order = gen.permutation(n)
         else:
-            sizes = two_group_sizes(n, m, u_key, leftover)
+            sizes = two_group_sizes(n, m, u_key, leftover, small_frac)
             order = gen.permutation(n)[: int(sizes.sum())]
         orders.append(order)
         all_sizes.append(sizes)

@@ -23,7 +23,7 @@ import pandas as pd
 from mpdp.data.fetch import sha256_file
 from mpdp.data.parsers import Parsed, parse
 from mpdp.data.registry import DatasetInfo, get, multiclass
-from mpdp.errors import ChecksumMismatchError, InputDataError
+from mpdp.errors import ChecksumMismatchError, ConfigError, InputDataError
 from mpdp.io import load_npy, read_json, rebuild_hint, save_npy, write_json
 from mpdp.seeding import rng
 
@@ -43,15 +43,20 @@ class Encoding:
     columns: list[str]
     ranges: dict[str, tuple[float, float]]
     categories: dict[str, list[str]]
+    #: clip scaled numerics to [0, 1] (bounds fitted on fewer rows than are transformed)
+    clip: bool = False
 
     @classmethod
-    def fit(cls, parsed: Parsed) -> Encoding:
+    def fit(cls, parsed: Parsed, bound_rows: np.ndarray | None = None) -> Encoding:
+        """Fit on the full parsed data; ``bound_rows`` (row positions): take the min-max bounds of
+        those rows only (spec E7 #9's ``scaling_bounds: train_split``), clipping the others."""
         frame = parsed.features
-        ranges = {c: (float(frame[c].min()), float(frame[c].max())) for c in parsed.numeric_columns}
+        bounds = frame if bound_rows is None else frame.iloc[bound_rows]
+        ranges = {c: (float(bounds[c].min()), float(bounds[c].max())) for c in parsed.numeric_columns}
         categories = {
             c: [str(v) for v in frame[c].cat.categories] for c in parsed.categorical_columns
         }
-        return cls(list(frame.columns), ranges, categories)
+        return cls(list(frame.columns), ranges, categories, clip=bound_rows is not None)
 
     @property
     def feature_names(self) -> list[str]:
@@ -77,12 +82,33 @@ class Encoding:
         scaled = (
             (values.to_numpy(np.float64) - lo) / (hi - lo) if hi > lo else np.zeros(len(values))
         )
+        if self.clip:
+            scaled = np.clip(scaled, 0.0, 1.0)
         return scaled[:, None]
 
 
-def normalise_rows(x_tilde: np.ndarray, intercept: bool) -> np.ndarray:
-    """x = [x~/||x~||; 1]/sqrt(2), or x~/||x~|| without intercept; zero rows stay zero (spec E1.3 step 3)."""
-    norms = np.linalg.norm(x_tilde, axis=1, keepdims=True)
+#: how the encoded rows are scaled to norm <= 1 (spec E7 #8): per_row = x~/||x~|| (E1.3 step 3);
+#: global_max = x~/max_i ||x~_i|| over every row of the prepared data (train and test together)
+ROW_SCALINGS = ("per_row", "global_max")
+#: where the numeric min-max bounds come from (spec E7 #9): the full parsed data, or the
+#: training split only (test values outside them clipped to [0, 1])
+SCALING_BOUNDS = ("full_data", "train_split")
+
+
+def normalise_rows(x_tilde: np.ndarray, intercept: bool, scaling: str = "per_row") -> np.ndarray:
+    """x = [s(x~); 1]/sqrt(2), or s(x~) without intercept (spec E1.3 step 3, E7 #8).
+
+    ``scaling="per_row"``: s(x~) = x~/||x~||, all-zero rows stay zero (every row has norm 1 or 0).
+    ``"global_max"``: s(x~) = x~ / max_i ||x~_i|| over all rows given (the full prepared data, so
+    ||s(x~)|| <= 1 on every split; rows keep their relative lengths).
+    """
+    if scaling not in ROW_SCALINGS:
+        raise ConfigError(f"config key 'preprocess.row_scaling' must be one of {ROW_SCALINGS}, got {scaling!r}")
+    if scaling == "global_max":
+        top = float(np.linalg.norm(x_tilde, axis=1).max()) if len(x_tilde) else 0.0
+        norms = np.full((len(x_tilde), 1), top)
+    else:
+        norms = np.linalg.norm(x_tilde, axis=1, keepdims=True)
     unit = np.divide(x_tilde, norms, out=np.zeros_like(x_tilde), where=norms > 0)
     if not intercept:
         return unit
@@ -191,14 +217,23 @@ def preprocessing(dataset_id: str, cfg: Mapping[str, Any]) -> dict[str, dict[str
         ),
         "numeric_scaling": _choice(
             "min-max to [0,1] with min/max of the full parsed raw data (before any subsample); "
-            "constant columns -> 0",
+            "constant columns -> 0"
+            if pre["scaling_bounds"] == "full_data" else
+            "min-max to [0,1] with min/max of the training split's rows only; other values clipped "
+            "to [0,1]; constant columns -> 0",
             "REC",
             "E1.3 step 2, E7 #9",
         ),
         "row_normalisation": _choice(
-            "x~ / ||x~||_2; all-zero rows stay zero", "REC", "E1.3 step 3, E7 #8"
+            "x~ / ||x~||_2; all-zero rows stay zero"
+            if pre["row_scaling"] == "per_row" else
+            "x~ / max_i ||x~_i||_2 over every prepared row (train and test): ||x|| <= 1 on every split",
+            "REC",
+            "E1.3 step 3, E7 #8",
         ),
         "intercept": _choice(pre["intercept"], "REC", "E1.3 step 3"),
+        "row_scaling": _choice(pre["row_scaling"], "REC", "E7 #8"),
+        "scaling_bounds": _choice(pre["scaling_bounds"], "REC", "E7 #9"),
         "split": _choice(
             {
                 "stratified": True,
@@ -252,14 +287,19 @@ def prepare(
     hashes = _raw_hashes(info, paths, synthetic)
     # a data set added by its own module brings its parser (mpdp.data.info.DatasetInfo.parse)
     parsed = info.parse(paths, cfg["preprocess"]) if info.parse else parse(dataset_id, paths, cfg["preprocess"])
-    encoding = Encoding.fit(parsed)
+    pre = cfg["preprocess"]
     rows = _select_rows(dataset_id, parsed.labels, cfg)
-    x = normalise_rows(
-        encoding.transform(parsed.features.iloc[rows]), cfg["preprocess"]["intercept"]
-    )
     y = parsed.labels[rows]
+    # the split depends on the labels only, so the scaling bounds can come from its training part
     train, test = stratified_split(
         y, cfg["split"]["test_frac"], rng(cfg["split"]["seed"], "split", dataset_id)
+    )
+    if pre["scaling_bounds"] not in SCALING_BOUNDS:
+        raise ConfigError(f"config key 'preprocess.scaling_bounds' must be one of {SCALING_BOUNDS}, "
+                          f"got {pre['scaling_bounds']!r}")
+    encoding = Encoding.fit(parsed, rows[train] if pre["scaling_bounds"] == "train_split" else None)
+    x = normalise_rows(
+        encoding.transform(parsed.features.iloc[rows]), pre["intercept"], pre["row_scaling"]
     )
     out_dir = Path(out_dir)
     (out_dir / CARD).unlink(missing_ok=True)

@@ -61,19 +61,32 @@ def objective(W: np.ndarray, X: np.ndarray, t: np.ndarray, lam: float, n_classes
     return data + 0.5 * lam * np.sum(W * W, axis=(-2, -1))
 
 
-def vote_targets(preds: np.ndarray, n_classes: int) -> tuple[np.ndarray, np.ndarray]:
+def vote_targets(preds: np.ndarray, n_classes: int,
+                 tie_rng: np.random.Generator | None = None) -> tuple[np.ndarray, np.ndarray]:
     """(majority-vote targets, soft-vote targets) from local predictions ``preds`` of shape (M, N).
 
     Binary (M11, M12): v = sign(Σ_j h_j) with ties → +1, α = fraction voting +1.
     Multiclass (M13): v = argmax of the vote counts (ties → smallest class), α^k = count_k/M.
+    ``tie_rng`` (spec E7 #23's alternative, ``voting.tie_break: random``): a tie goes to one of
+    the tied classes uniformly at random instead, one draw per record from ``tie_rng``
+    (``random(N)`` for every record, tied or not, so the draws do not depend on which tie).
     """
     M = preds.shape[0]
     if n_classes == 2:
         alpha = (preds == 1).mean(axis=0)
-        vote = np.where(preds.sum(axis=0) >= 0, 1.0, 0.0)
+        total = preds.sum(axis=0)
+        vote = np.where(total >= 0, 1.0, 0.0)
+        if tie_rng is not None:
+            coin = tie_rng.random(preds.shape[1])
+            vote = np.where(total == 0, (coin < 0.5).astype(float), vote)
         return vote, alpha
     counts = np.stack([(preds == k).sum(axis=0) for k in range(n_classes)], axis=1)
-    return np.eye(n_classes)[np.argmax(counts, axis=1)], counts / M
+    if tie_rng is None:
+        winner = np.argmax(counts, axis=1)
+    else:  # uniform among the tied maxima: the tied class whose uniform key is smallest
+        keys = tie_rng.random(counts.shape)
+        winner = np.argmin(np.where(counts == counts.max(axis=1, keepdims=True), keys, np.inf), axis=1)
+    return np.eye(n_classes)[winner], counts / M
 
 
 def error(pred: np.ndarray, labels: np.ndarray) -> np.ndarray:

@@ -77,7 +77,10 @@ COLUMNS = ["kind", "choice", "key", "value", "universe", "source", "study", "cla
            "verdict", "n_informative", "default_verdict", "default_n_informative", "headline_verdict",
            "outcome", "assessment", "class_change", "estimate", "lo", "hi", "default_estimate", "default_lo",
            "default_hi", "headline_estimate", "headline_lo", "headline_hi", "estimate_change",
-           "informative_change", "n_cells_changed", "reads_no_key", "note", "warnings", "default_warnings"]
+           "informative_change", "n_cells_changed", "reads_no_key", "note", "warnings", "default_warnings", "grid"]
+#: the ``grid`` column: every universe on the reduced ``multiverse.base`` or on the headline's own
+#: grid (``multiverse.full_grid``, issue 48: the default universe is then the main build)
+GRIDS = ("reduced", "full")
 #: separates a universe's planning warnings in the ``warnings`` and ``default_warnings`` cells
 WARNING_SEP = "\n"
 
@@ -198,10 +201,13 @@ def assess(table: pd.DataFrame) -> pd.Series:
 
 
 def collect(default: Result, results: Sequence[Result], headline: pd.DataFrame | None = None,
-            headline_cells: pd.DataFrame | None = None) -> pd.DataFrame:
+            headline_cells: pd.DataFrame | None = None, grid: str = "reduced") -> pd.DataFrame:
     """The multiverse table: :func:`compare` for every reseeded default and alternative, in
     declaration order, with the headline verdict and estimate (``headline``, ``headline_cells``:
-    the main build's claims tables; None when there are none) and each row's :func:`assess` label."""
+    the main build's claims tables; None when there are none), each row's :func:`assess` label
+    and the universes' ``grid`` (:data:`GRIDS`)."""
+    if grid not in GRIDS:
+        raise ValueError(f"grid must be one of {GRIDS}, got {grid!r}")
     frames = [compare(default, r) for r in results]
     if not frames:
         return pd.DataFrame({c: pd.Series(dtype="object") for c in COLUMNS})
@@ -223,6 +229,7 @@ def collect(default: Result, results: Sequence[Result], headline: pd.DataFrame |
                 "headline_estimate", "headline_lo", "headline_hi"):
         out[col] = out[col].astype(float)
     out["reads_no_key"] = out["reads_no_key"].astype(bool)
+    out["grid"] = grid
     out["assessment"] = assess(out)
     # the report's paper order: the default verdicts table's (the claims build goes study by study in the
     # registry's order); this shared layer names no study
@@ -294,7 +301,7 @@ def claim_summary(table: pd.DataFrame) -> pd.DataFrame:
 
 
 def collect_results(results: Sequence[Result], headline: pd.DataFrame | None = None,
-                    headline_cells: pd.DataFrame | None = None) -> pd.DataFrame:
+                    headline_cells: pd.DataFrame | None = None, grid: str = "reduced") -> pd.DataFrame:
     """:func:`collect` from every universe's :class:`Result`, the default's among them; raises
     :class:`InputDataError` when the default run failed (nothing to compare against)."""
     default = [r for r in results if r.universe.choice is None]
@@ -303,4 +310,4 @@ def collect_results(results: Sequence[Result], headline: pd.DataFrame | None = N
     if default[0].verdicts is None:
         raise InputDataError(f"the multiverse's default run failed, so no alternative can be compared: "
                              f"{default[0].error}")
-    return collect(default[0], [r for r in results if r.universe.choice is not None], headline, headline_cells)
+    return collect(default[0], [r for r in results if r.universe.choice is not None], headline, headline_cells, grid)

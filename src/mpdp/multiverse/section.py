@@ -71,15 +71,20 @@ def intro(table: pd.DataFrame) -> str:
             "through the same claims engine (`snakemake multiverse`, docs/multiverse.md).")
     if not joint.empty:
         text += f" Jointly: {joint['source'].iloc[0]}, counted as alternatives."
-    text += (" For the time budget every "
-            "universe runs a **reduced grid** (`multiverse.base`: fewer repetitions, fewer ε, m and data sets), so the "
-            "comparison's default is that reduced grid rerun, not the main tables above.")
+    full = "grid" in table.columns and (table["grid"] == "full").any()  # a table from before issue 48 has none
+    if full:
+        text += (" Every universe runs the headline's own grid (`multiverse.full_grid`): the default universe is the "
+                 "main build itself, its tables the main tables above.")
+    else:
+        text += (" For the time budget every "
+                 "universe runs a **reduced grid** (`multiverse.base`: fewer repetitions, fewer ε, m and data sets), so "
+                 "the comparison's default is that reduced grid rerun, not the main tables above.")
     summary = claim_summary(table)
     head = summary[summary["headline_verdict"].notna()]
-    if head.empty:
+    if not full and head.empty:
         text += (" The main build's verdicts were not there when the table was collected, so the reduced default "
                  "is not compared with the headline.")
-    else:
+    elif not full:
         same = int((head["headline_verdict"] == head["default_verdict"]).sum())
         text += (f" The reduced default gives the headline's verdict for {same} of {_count(len(head), 'claim verdict')}; "
                  "a claim where they differ is **not tested by the robustness run** (both verdicts are shown below).")

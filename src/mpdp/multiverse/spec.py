@@ -124,9 +124,17 @@ def section(cfg: Mapping[str, Any]) -> Mapping[str, Any]:
     return cfg.get("multiverse") or {}
 
 
+def full_grid(cfg: Mapping[str, Any]) -> bool:
+    """``multiverse.full_grid`` (issue 48): every universe on the headline's own grid, without
+    ``multiverse.base``; the default universe is then the main build itself (its config is the
+    main config), so it is not rerun (:func:`mpdp.multiverse.universe.adopt_main_build`)."""
+    return bool(section(cfg).get("full_grid", False))
+
+
 def universes(cfg: Mapping[str, Any]) -> list[Universe]:
     """The default universe, then one per (choice, value) in declaration order."""
-    out = [Universe(None, None, None, "the pipeline's defaults with multiverse.base")]
+    out = [Universe(None, None, None, "the main build (multiverse.full_grid)" if full_grid(cfg)
+                    else "the pipeline's defaults with multiverse.base")]
     for i, seeds in enumerate(section(cfg).get("reseeds", [])):
         seeds = {k: v for k, v in seeds.items() if not switched_off(cfg, k)}
         if seeds:
@@ -204,7 +212,7 @@ def universe_config(cfg: Mapping[str, Any], universe: Universe) -> dict[str, Any
     the choice when a key is not in it (a typo, or a study switched off in this config).
     """
     out = {k: copy.deepcopy(v) for k, v in cfg.items() if k != "multiverse"}
-    for key, value in section(cfg).get("base", {}).items():
+    for key, value in ({} if full_grid(cfg) else section(cfg).get("base", {})).items():
         if switched_off(out, key):
             continue
         _check_key(out, key, f"config key 'multiverse.base.{key}'")

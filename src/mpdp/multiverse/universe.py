@@ -8,6 +8,9 @@ own rerun rules). The run's outcome goes to ``status.json``; a failed run is rec
 the end of its log, never raised, so one impossible universe cannot stop the others or the
 collection.
 
+With ``multiverse.full_grid`` the default universe is the main build itself (:func:`adopt_main_build`)
+and the alternatives start from the main build's results instead.
+
 An alternative universe starts from a copy of the default universe's results (:func:`seed`):
 its ``data/`` (time stamps kept) and Snakemake's job records ``.snakemake/metadata``. Every
 rule's ``settings`` param is the hash of exactly the config keys its job reads
@@ -20,6 +23,7 @@ a run's identity), which ``tests/multiverse`` checks against a universe run from
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -79,13 +83,22 @@ def seed(folder: Path, base: Path) -> bool:
     if metadata.exists() or not (base / ".snakemake" / "metadata").is_dir():
         return False
     data = base / "data"
+    # the main build as the base (multiverse.full_grid) also holds the universes themselves
     shutil.copytree(data, folder / "data", symlinks=True, dirs_exist_ok=True,  # copy2: time stamps kept
-                    ignore=lambda d, names: ["raw"] if Path(d) == data else [])
+                    ignore=lambda d, names: ["raw", "multiverse"] if Path(d) == data else [])
     partial = metadata.with_name("metadata.seeding")
     shutil.rmtree(partial, ignore_errors=True)
-    shutil.copytree(base / ".snakemake" / "metadata", partial)
+    # the main build as the base (multiverse.full_grid): its Snakemake writes the records of the
+    # universe jobs that finish meanwhile; a record that vanishes while listed is not one of `claims`
+    shutil.copytree(base / ".snakemake" / "metadata", partial, copy_function=_copy_if_present)
     partial.rename(metadata)
     return True
+
+
+def _copy_if_present(src: str, dst: str) -> None:
+    """``shutil.copy2``, skipping a file removed since its folder was listed."""
+    with contextlib.suppress(FileNotFoundError):
+        shutil.copy2(src, dst)
 
 
 def seed_source(base_status: list[str]) -> Path | None:
@@ -94,7 +107,23 @@ def seed_source(base_status: list[str]) -> Path | None:
     if not base_status:
         return None
     path = Path(base_status[0])
-    return path.parent if read_json(path, "universe status file").get("ok") else None
+    status = read_json(path, "universe status file")
+    if not status.get("ok"):
+        return None
+    return Path(status["main_build"]) if status.get("main_build") else path.parent
+
+
+def adopt_main_build(universe: Universe, status_path: Path, root: Path, verdicts: Path) -> dict[str, Any]:
+    """The default universe of ``multiverse.full_grid`` (issue 48): the main build itself. Its
+    config is the main config (no ``multiverse.base``), so its claims tables are the main build's
+    (``verdicts``, the rule's input: Snakemake builds them first); no nested run. The status names
+    the main build's folder ``root``, from which the alternatives are seeded (:func:`seed_source`)."""
+    status = {"universe": universe.id, "choice": None, "key": None, "value": None, "ok": True, "returncode": 0,
+              "verdicts": str(Path(verdicts).resolve()), "log": "", "seeded": False, "error": "",
+              "warnings": [], "jobs_run": 0, "main_build": str(Path(root).resolve())}
+    with atomic_path(status_path) as tmp:
+        Path(tmp).write_text(json.dumps(status, indent=1, sort_keys=True) + "\n")
+    return status
 
 
 def command(cores: int) -> list[str]:

@@ -49,9 +49,10 @@ _LS_COMMON = ("delta", "eps_grid", "t_grid", "draws", "reps", "calibration", "ep
 #: rule (or rule variant) -> the config keys its job reads
 RULE_KEYS: dict[str, tuple[str, ...]] = {
     # data stage (spec E1); plus the data set's own key of DATASET_KEYS
-    "prepare": ("root_seed", "max_records", "split", "preprocess.intercept"),
+    "prepare": ("root_seed", "max_records", "split", "preprocess.intercept", "preprocess.row_scaling",
+                "preprocess.scaling_bounds"),
     # spec E2; the (m, u) layouts come as the param ``layouts`` (plan.partition_settings)
-    "partition": ("root_seed", "wddp.reps", "wddp.tau_frac", "wddp.leftover"),
+    "partition": ("root_seed", "wddp.reps", "wddp.tau_frac", "wddp.leftover", "wddp.small_group_frac"),
     "optimum": ("wddp.lambda",),
     # η fixed by the config: no cross-validation
     "learning_rates:fixed": ("wddp.eta", "wddp.modes"),
@@ -130,6 +131,10 @@ def keys_for(rule: str, cfg: Mapping[str, Any], dataset: str | None = None,
         keys = (*keys, "benchmark.delta", "benchmark.mechanisms", "benchmark.reference", "benchmark.dpsgd")
     if rule == "claims_tables":
         keys = (*keys, *(k for section, ks in _CLAIMS_KEYS.items() if cfg.get(section) for k in ks))
+    if rule == "learning_rates:cv" and cfg["wddp"]["cv"]["scope"] == "per_setting":
+        # one selection per training setting (mpdp.studies.wddp.cv.cv_settings)
+        keys = (*keys, "wddp.eps_grid", "wddp.m_grid", "wddp.u_settings", "wddp.u_grid",
+                "wddp.leftover", "wddp.small_group_frac")
     if rule == "prepare":
         if dataset is None:
             raise ValueError("prepare keys depend on the data set")

@@ -56,7 +56,9 @@ DEVIATIONS: tuple[tuple[str, str, str], ...] = (
     ("averaging baselines", "REC", "param_avg, pathak, jayaraman_output (and B.1) release the mean of local "
      "classifiers (the pooled classifier) fitted with their own tuned λ, so their sensitivities use that λ; "
      "the local classifiers that vote keep lambda_local."),
-    ("ties", "E7 #23", "binary votes tie → +1; multiclass ties → smallest class index."),
+    ("ties", "E7 #23", "voting.tie_break: fixed (default): binary votes tie → +1; multiclass ties → smallest "
+     "class index; random: a tied vote goes to one of the tied classes uniformly at random (stream "
+     "voting/tie_break, per table, M, repetition and pool)."),
     ("Theorem 4", "REC", "held-out pool = the test inputs labelled by the ensemble's α (no true labels); "
      "w_0 = w_s(λ) on that pool (one candidate of B6's minimisation)."),
     ("B5 for softmax", "DER", "smoothness L_J = 1/2 + λ for the softmax objective (1/4 + λ binary)."),

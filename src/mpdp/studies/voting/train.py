@@ -147,12 +147,15 @@ class Pooled:
 class Partition:
     """The released minimisers of one partition of the private pool, solved once per λ they need."""
 
-    def __init__(self, task: Task, parts: list[np.ndarray], lam_loc: float, pooled: Pooled) -> None:
+    def __init__(self, task: Task, parts: list[np.ndarray], lam_loc: float, pooled: Pooled,
+                 tie_rng: np.random.Generator | None = None) -> None:
         self.task, self.parts, self.pooled = task, parts, pooled
         self.n_min = int(min(len(p) for p in parts))
         self.W_loc = local_models(task.X_priv, task.y_priv, parts, lam_loc, task.n_classes,
                                   pooled.model(lam_loc))  # votes: λ_loc
-        self.vote_t, self.soft_t = vote_targets(predict(self.W_loc, task.X_aux, task.n_classes), task.n_classes)
+        # the auxiliary pool's vote labels; ties as voting.tie_break says (tie_rng: random, E7 #23)
+        self.vote_t, self.soft_t = vote_targets(predict(self.W_loc, task.X_aux, task.n_classes), task.n_classes,
+                                                tie_rng)
         self._avg = {lam_loc: self.W_loc.mean(axis=0)}
         self._curator: dict[float, np.ndarray] = {}
 
@@ -213,7 +216,8 @@ def select_lambdas(cfg: Mapping[str, Any], table: str, task: Task, M: int, poole
                 for m in mechs for e in eps_all}
     dataset, _ = dataset_of(table)
     models = _partition(solved, ("tuning", M), task, lam_loc, pooled,
-                        lambda: split_parts(len(task.X_priv), M, streams.tuning_rng(*partition_key(dataset, M))))
+                        lambda: split_parts(len(task.X_priv), M, streams.tuning_rng(*partition_key(dataset, M))),
+                        lambda: tie_stream(cfg, streams, "tuning", table, M, "aux"))
     grid = sorted(float(x) for x in v["lambda_grid"])
     choice: Choice = {}
     if protocol == "private":  # the party-level mechanisms select per repetition (_setting_rows)
@@ -243,8 +247,20 @@ def select_lambdas(cfg: Mapping[str, Any], table: str, task: Task, M: int, poole
     return choice
 
 
+def tie_stream(cfg: Mapping[str, Any], streams: Streams, *key: Any) -> np.random.Generator | None:
+    """The random tie-breaking stream of a vote (``voting.tie_break: random``, spec E7 #23), keyed
+    ``("voting", "tie_break", *key)`` (a tuning stream for a tuning partition); None for the fixed
+    rule (+1 / smallest class)."""
+    if cfg["voting"]["tie_break"] != "random":
+        return None
+    if key and key[0] == "tuning":
+        return streams.tuning_rng("voting", "tie_break", *key[1:])
+    return streams.rng("voting", "tie_break", *key)
+
+
 def _partition(solved: dict[Any, Partition] | None, key: Any, task: Task, lam_loc: float, pooled: Pooled,
-               parts: Callable[[], list[np.ndarray]]) -> Partition:
+               parts: Callable[[], list[np.ndarray]],
+               tie_rng: Callable[[], np.random.Generator | None] = lambda: None) -> Partition:
     """The :class:`Partition` of ``key`` (the tuning partition of an M, or an evaluated (M, rep)),
     from ``solved`` when another protocol built it already, else built from ``parts()``.
 
@@ -256,7 +272,7 @@ def _partition(solved: dict[Any, Partition] | None, key: Any, task: Task, lam_lo
     """
     if solved is not None and key in solved:
         return solved[key]
-    models = Partition(task, parts(), lam_loc, pooled)
+    models = Partition(task, parts(), lam_loc, pooled, tie_rng())
     if solved is not None:
         solved[key] = models
     return models
@@ -372,10 +388,11 @@ def _setting_rows(cfg, table: str, task: Task, M: int, rep: int, choice: Choice,
     lam_loc = float(v["lambda_local"])
     start = time.perf_counter()
     models = _partition(solved, (M, rep), task, lam_loc, pooled,
-                        lambda: split_parts(len(task.X_priv), M, streams.rng(*partition_key(dataset, M, rep))))
+                        lambda: split_parts(len(task.X_priv), M, streams.rng(*partition_key(dataset, M, rep))),
+                        lambda: tie_stream(cfg, streams, table, M, rep, "aux"))
     sizes = np.array([len(p) for p in models.parts])
     H_test = predict(models.W_loc, task.X_test, K)
-    ens_vote, ens_alpha = vote_targets(H_test, K)
+    ens_vote, ens_alpha = vote_targets(H_test, K, tie_stream(cfg, streams, table, M, rep, "test"))
     ens_pred = (2 * ens_vote - 1).astype(np.int8) if K == 2 else np.argmax(ens_vote, axis=1)
     setting = {**base, "m": M, "M": M, "rep": rep, "n_min": int(sizes.min()), "n_max": int(sizes.max()),
                "size_ratio": float(sizes.sum() / (M * sizes.min()))}

@@ -12,6 +12,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from mpdp.data.partition import small_group_count, two_group_records
 from mpdp.errors import ConfigError
 from mpdp.studies.interface import SizeLike
 from mpdp.studies.wddp import plan as wddp_plan
@@ -28,16 +29,17 @@ def wddp_needs(cfg: Mapping[str, Any], dataset: str) -> list[tuple[str, int, str
     m·τ ≤ n, i.e. n ≥ 2m. Two groups (spec E2.2): the small parties get ⌊n/((m/2)(1+u))⌋ ≥ 1.
     """
     w = cfg["wddp"]
+    frac = float(w["small_group_frac"])
     out = [("wddp.m_grid", 2 * int(m), f"m = {m} parties (random sizes of at least 2 records each)")
            for m in w["m_grid"]]
     grid = [int(u) for u in w["u_grid"].get(dataset, [])]
     for i, s in enumerate(w["u_settings"]):
         m = int(s["m"])
-        if grid and m // 2 * (1 + min(grid)) > 0:
-            out.append((f"wddp.u_settings.{i}.m", m // 2 * (1 + min(grid)),
+        if grid and two_group_records(m, min(grid), frac) > 0:
+            out.append((f"wddp.u_settings.{i}.m", two_group_records(m, min(grid), frac),
                         f"m = {m} parties of the u-sweep at ε = {s['eps']:g} (u = {min(grid)})"))
         for u in grid:
-            out.append((f"wddp.u_grid.{dataset}", m // 2 * (1 + u),
+            out.append((f"wddp.u_grid.{dataset}", two_group_records(m, u, frac),
                         f"u = {u} with m = {m} parties (two groups, the small parties non-empty)"))
     return out
 
@@ -53,6 +55,15 @@ def check_wddp(cfg: Mapping[str, Any], available: Sequence[str], sizes: Mapping[
             "empty panels; list their settings, e.g. [" + ", ".join(f"{{m: {m}, eps: {e:g}}}" for m, e in wanted)
             + "]"
         )
+    frac = float(w["small_group_frac"])
+    for i, setting in enumerate(w["u_settings"]):
+        m = int(setting["m"])
+        try:
+            small_group_count(m, frac)
+        except ConfigError:  # the schema keeps m even, so only another fraction gets here
+            raise ConfigError(f"config key 'wddp.small_group_frac': {frac:g} × m = {frac * m:g} small parties "
+                              f"for m = {m} (wddp.u_settings.{i}) is not a whole number in [1, {m - 1}]; "
+                              "use a multiple of 1/m for every u-setting's m, e.g. 0.25 for m = 8, 16, 32") from None
     split = cfg["split"]["test_frac"]
     for ds in available:
         size = sizes.get(ds)

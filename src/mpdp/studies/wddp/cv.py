@@ -1,4 +1,4 @@
-"""Learning-rate selection by cross-validation (spec E3.3, `cv_scope: per_method_dataset`).
+"""Learning-rate selection by cross-validation (spec E3.3, `cv_scope: per_method_dataset` or `per_setting`).
 
 5-fold stratified CV on the training split at the reference setting (m = 8, ε = 0.1, random
 sizes); inside each fold the fold's training part is partitioned with spec E2.1. As in the
@@ -33,12 +33,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from mpdp.data.partition import PartitionSet, random_sizes
+from mpdp.data.partition import PartitionSet, random_sizes, two_group_sizes
 from mpdp.mechanisms import RunSpec
 from mpdp.mechanisms.gradient_batch import initial_point, train_batch
 from mpdp.models import logistic
 from mpdp.seeding import tuning_rng
 from mpdp.studies.wddp.plan import (
+    Setting,
     method_keys,
     reference_accountant,
     selection_accountants,
@@ -69,34 +70,53 @@ def one_se_choice(scores: pd.DataFrame) -> pd.Series:
     return eligible.loc[eligible["eta"].idxmin()]
 
 
-def cross_validate(
-    cfg: dict[str, Any], dataset: str, X: np.ndarray, y: np.ndarray,
-    log: logging.Logger | None = None,
-) -> dict[str, Any]:
-    """Run the CV grid for every selection group of the config; return the η table."""
-    log = log or logging.getLogger(__name__)
+def cv_settings(cfg: dict[str, Any], dataset: str) -> list[Setting]:
+    """The settings of ``cv.scope: per_setting`` (spec E3.3, E7 #15): every (m, ε) of the
+    ε-sweep (and ε alone for its centralised runs), every (m, ε, u) of the u-sweep."""
+    w = cfg["wddp"]
+    eps = [float(e) for e in w["eps_grid"]]
+    out: list[Setting] = [("eps_sweep", None, e, None) for e in eps]
+    out += [("eps_sweep", int(m), e, None) for m in w["m_grid"] for e in eps]
+    out += [("u_sweep", int(s["m"]), float(s["eps"]), int(u))
+            for s in w["u_settings"] for u in w["u_grid"].get(dataset, [])]
+    return out
+
+
+def _fold_runs(
+    cfg: dict[str, Any], dataset: str, X: np.ndarray, y: np.ndarray, log: logging.Logger,
+    groups: dict[tuple[str, str], list[tuple[str, str]]], setting: Setting | None,
+) -> tuple[list[dict[str, Any]], float]:
+    """Validation accuracy of every (group, accountant, η, fold, seed) at the reference setting
+    (``setting`` None: m = cv.ref_m, ε = cv.ref_eps, random sizes) or at ``setting``."""
     w = cfg["wddp"]
     cv = w["cv"]
     root = cfg["root_seed"]
-    groups = selection_groups(cfg)
     split_seed = int(tuning_rng(root, "cv-folds", dataset).integers(2**31 - 1))
     # imported here: every training job imports this module, and only CV needs scikit-learn
     from sklearn.model_selection import StratifiedKFold
 
     folds = StratifiedKFold(n_splits=cv["folds"], shuffle=True, random_state=split_seed)
+    experiment, m_set, eps, u = setting if setting is not None else ("eps_sweep", cv["ref_m"], cv["ref_eps"], None)
+    m = cv["ref_m"] if m_set is None else m_set  # centralised runs ignore the partition
     records = []
     flops = 0.0
     for fold, (train_idx, val_idx) in enumerate(folds.split(X, y)):
-        n_f, m = len(train_idx), cv["ref_m"]
-        part_rng = tuning_rng(root, "cv-partition", dataset, fold)
-        tau = max(2, int(np.floor(w["tau_frac"] * n_f / m)))
-        sizes = random_sizes(n_f, m, tau, part_rng)
-        order = part_rng.permutation(train_idx).astype(np.int64)
+        n_f = len(train_idx)
+        if setting is None:
+            part_rng = tuning_rng(root, "cv-partition", dataset, fold)
+        else:
+            part_rng = tuning_rng(root, "cv-partition", dataset, fold, experiment, m, u)
+        if experiment == "u_sweep":
+            sizes = two_group_sizes(n_f, m, int(u), w["leftover"], w["small_group_frac"])
+        else:
+            tau = max(2, int(np.floor(w["tau_frac"] * n_f / m)))
+            sizes = random_sizes(n_f, m, tau, part_rng)
+        order = part_rng.permutation(train_idx).astype(np.int64)[: int(np.sum(sizes))]
         partition = PartitionSet(order=order[None, :], sizes=np.asarray(sizes, dtype=np.int64)[None, :])
         runs = [
             RunSpec(
                 dataset=dataset, experiment="cv", mechanism=mech, mode=mode, accountant=accountant,
-                epsilon=float(cv["ref_eps"]), delta=float(w["delta"]), rep=0, eta=float(eta),
+                epsilon=float(eps), delta=float(w["delta"]), rep=0, eta=float(eta),
                 T=int(w["T"]), lam=float(w["lambda"]), G=float(w["G"]),
                 m=None if mode == "central" else m,
                 noise_sharing=w["noise_sharing"] if mode == "local_then_aggregate" else "n/a",
@@ -116,7 +136,16 @@ def cross_validate(
              "fold": fold, "seed": r.seed, "accuracy": float(a)}
             for r, a in zip(runs, acc, strict=True)
         ]
-        log.info("cv %s: fold %d/%d done (%d runs)", dataset, fold + 1, cv["folds"], len(runs))
+        log.info("cv %s%s: fold %d/%d done (%d runs)", dataset, "" if setting is None else f" {setting}",
+                 fold + 1, cv["folds"], len(runs))
+    return records, flops
+
+
+def _choose(
+    records: list[dict[str, Any]], groups: dict[tuple[str, str], list[tuple[str, str]]],
+    dataset: str, log: logging.Logger, setting: Setting | None,
+) -> tuple[pd.DataFrame, list[dict[str, Any]]]:
+    """Scores per (group, accountant, η) and the one-SE choice of every group member."""
     scores = (
         pd.DataFrame(records).groupby(["mechanism", "mode", "accountant", "eta"], as_index=False)
         ["accuracy"].agg(mean="mean", std="std", n="count")
@@ -133,11 +162,33 @@ def cross_validate(
                 "se": float(pick["se"]), "best_eta": float(best["eta"]),
                 "best_mean_accuracy": float(best["mean"]), "best_se": float(best["se"]),
                 "selected_as": f"{mech}/{mode}",
+                **({} if setting is None else {"setting": list(setting)}),
             })
-        log.info("cv %s: %s/%s (%s) -> eta = %g (accuracy %.4f ± %.4f; best eta %g at %.4f ± %.4f)",
-                 dataset, mech, mode, accountant, pick["eta"], pick["mean"], pick["se"],
-                 best["eta"], best["mean"], best["se"])
-    return {
+        log.info("cv %s%s: %s/%s (%s) -> eta = %g (accuracy %.4f ± %.4f; best eta %g at %.4f ± %.4f)",
+                 dataset, "" if setting is None else f" {setting}", mech, mode, accountant, pick["eta"],
+                 pick["mean"], pick["se"], best["eta"], best["mean"], best["se"])
+    return scores, chosen
+
+
+def cross_validate(
+    cfg: dict[str, Any], dataset: str, X: np.ndarray, y: np.ndarray,
+    log: logging.Logger | None = None,
+) -> dict[str, Any]:
+    """Run the CV grid for every selection group of the config; return the η table.
+
+    ``cv.scope: per_method_dataset`` (default): one selection per (method, data set) at the
+    reference setting. ``per_setting`` (spec E3.3's alternative, E7 #15): that selection too (the
+    fallback and the report's η table), plus one per setting of :func:`cv_settings` under
+    ``chosen_per_setting`` (each row with its ``setting``), which the training jobs use; the
+    centralised settings select the Wang–Ye–Xu group only. It costs about |settings| times the
+    reference selection (every setting is a full CV grid).
+    """
+    log = log or logging.getLogger(__name__)
+    cv = cfg["wddp"]["cv"]
+    groups = selection_groups(cfg)
+    records, flops = _fold_runs(cfg, dataset, X, y, log, groups, None)
+    scores, chosen = _choose(records, groups, dataset, log, None)
+    table: dict[str, Any] = {
         "source": "cv",
         "reference": {"m": cv["ref_m"], "eps": cv["ref_eps"], "folds": cv["folds"],
                       "seeds": cv["seeds"], "rule": RULE, "criterion": "validation accuracy",
@@ -149,29 +200,38 @@ def cross_validate(
         "scores": scores.rename(columns={"mean": "mean_accuracy", "std": "std_accuracy"})
         .to_dict(orient="records"),
     }
+    if cv["scope"] == "per_setting":
+        per_setting: list[dict[str, Any]] = []
+        for setting in cv_settings(cfg, dataset):
+            wanted = groups if setting[1] is not None else {
+                rep: members for rep, members in groups.items() if ("wyx", "central") in members}
+            recs, fl = _fold_runs(cfg, dataset, X, y, log, wanted, setting)
+            per_setting += _choose(recs, wanted, dataset, log, setting)[1]
+            table["arithmetic_flops"] += fl
+        table["chosen_per_setting"] = per_setting
+    return table
 
 
-def eta_lookup(table: dict[str, Any]) -> dict[tuple[str, ...], tuple[float, str]]:
+def eta_lookup(table: dict[str, Any]) -> dict[tuple[Any, ...], tuple[float, str]]:
     """η and its source from a table written by this module.
 
     Keys are (mechanism, mode, accountant) for per-accountant selections and (mechanism,
     mode) for the selection every accountant falls back to (the reference accountant's, or
-    the config's η). Use :func:`eta_for` to look one up.
+    the config's η); a per-setting selection (``cv.scope: per_setting``) adds the same keys
+    followed by its :data:`Setting`. Use :func:`eta_for` to look one up.
     """
-    out: dict[tuple[str, ...], tuple[float, str]] = {}
+    out: dict[tuple[Any, ...], tuple[float, str]] = {}
     ref = table.get("reference", {}).get("accountant")
-    for c in table["chosen"]:
+    for c in [*table["chosen"], *table.get("chosen_per_setting", [])]:
         value = (float(c["eta"]), table["source"])
+        where: tuple[Any, ...] = ()
+        if c.get("setting") is not None:  # recorded in the runs' eta_source as the setting's own selection
+            experiment, m, eps, u = c["setting"]
+            where = (experiment, None if m is None else int(m), float(eps), None if u is None else int(u))
+            value = (float(c["eta"]), f"{table['source']}_per_setting")
         acc = c.get("accountant")
         if acc is not None:
-            out[(c["mechanism"], c["mode"], acc)] = value
+            out[(c["mechanism"], c["mode"], acc, *where)] = value
         if acc is None or acc == ref:
-            out[(c["mechanism"], c["mode"])] = value
+            out[(c["mechanism"], c["mode"], *where)] = value
     return out
-
-
-def eta_for(
-    etas: dict[tuple[str, ...], tuple[float, str]], mechanism: str, mode: str, accountant: str
-) -> tuple[float, str]:
-    """(η, source) of a (mechanism, mode) under ``accountant`` (falls back to its default)."""
-    return etas.get((mechanism, mode, accountant)) or etas[(mechanism, mode)]

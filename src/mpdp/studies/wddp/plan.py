@@ -136,8 +136,27 @@ def method_keys(cfg: dict[str, Any]) -> list[tuple[str, str]]:
     return [("wyx", "central")] + [(mech, mode) for mech in ("wddp", "jayaraman") for mode in modes]
 
 
-def runs_for_job(cfg: dict[str, Any], job: Job, etas: dict[tuple[str, ...], tuple[float, str]]) -> list[RunSpec]:
-    """The runs of ``job``; ``etas`` maps (mechanism, mode[, accountant]) to (η, source).
+#: a per-setting η selection's setting (``wddp.cv.scope: per_setting``, spec E3.3, E7 #15):
+#: (experiment, m, ε, u); m None = the centralised ε-sweep
+Setting = tuple[str, int | None, float, int | None]
+
+
+def eta_for(
+    etas: dict[tuple[Any, ...], tuple[float, str]], mechanism: str, mode: str, accountant: str,
+    setting: Setting | None = None,
+) -> tuple[float, str]:
+    """(η, source) of a (mechanism, mode) under ``accountant`` at ``setting`` (the per-setting
+    selection where there is one, else the (mechanism, mode)'s own, else its default)."""
+    if setting is not None:
+        found = etas.get((mechanism, mode, accountant, *setting)) or etas.get((mechanism, mode, *setting))
+        if found is not None:
+            return found
+    return etas.get((mechanism, mode, accountant)) or etas[(mechanism, mode)]
+
+
+def runs_for_job(cfg: dict[str, Any], job: Job, etas: dict[tuple[Any, ...], tuple[float, str]]) -> list[RunSpec]:
+    """The runs of ``job``; ``etas`` maps (mechanism, mode[, accountant][, setting]) to (η, source)
+    (:func:`mpdp.studies.wddp.cv.eta_lookup`; looked up by :func:`eta_for`).
 
     A u-sweep job's runs cover every u of its grid (``run.u``), u by u. Centralised jobs (the
     ε-sweep's and every u-sweep job, per u) also hold the non-private GD reference (spec M1b)
@@ -153,9 +172,10 @@ def runs_for_job(cfg: dict[str, Any], job: Job, etas: dict[tuple[str, ...], tupl
     for u in job_unevenness(cfg, job):
         for mechanism, mode in keys:
             for accountant in accountants_for(cfg, mechanism, mode):
-                # η selected for this accountant (cv.per_accountant), else the (mechanism, mode)
-                eta, source = etas.get((mechanism, mode, accountant)) or etas[(mechanism, mode)]
                 for eps in eps_values:
+                    # η selected at this setting (cv.scope per_setting), else for this accountant
+                    # (cv.per_accountant), else for the (mechanism, mode)
+                    eta, source = eta_for(etas, mechanism, mode, accountant, (job.experiment, job.m, float(eps), u))
                     runs += _repetitions(cfg, job, u, mechanism, mode, accountant, float(eps), eta,
                                          source)
         if w["nonprivate_reference"] and ("wyx", "central") in keys:
@@ -263,16 +283,27 @@ def selection_accountants(cfg: dict[str, Any], members: list[tuple[str, str]]) -
     return list(dict.fromkeys(accs))
 
 
-def cv_run_count(cfg: dict[str, Any]) -> int:
+def cv_run_count(cfg: dict[str, Any], dataset: str | None = None) -> int:
     """Training runs of one data set's CV (all folds, :mod:`mpdp.studies.wddp.cv`): for the grid-cost
-    projection."""
+    projection. ``cv.scope: per_setting`` adds one selection per setting of ``dataset``
+    (:func:`mpdp.studies.wddp.cv.cv_settings`: every group at a setting with parties, the
+    Wang–Ye–Xu group alone at a centralised one)."""
     w = cfg["wddp"]
     cv = w["cv"]
-    per_fold = sum(
-        len(selection_accountants(cfg, members)) * len(members) * cv["seeds"]
-        for members in selection_groups(cfg).values()
-    ) * len(w["eta_grid"])
-    return per_fold * cv["folds"]
+
+    def runs(groups: list[list[tuple[str, str]]]) -> int:
+        per_fold = sum(len(selection_accountants(cfg, members)) * len(members) * cv["seeds"]
+                       for members in groups) * len(w["eta_grid"])
+        return per_fold * cv["folds"]
+
+    groups = list(selection_groups(cfg).values())
+    total = runs(groups)
+    if cv["scope"] == "per_setting":
+        central = runs([members for members in groups if ("wyx", "central") in members])
+        u_grid = w["u_grid"].get(dataset, []) if dataset is not None else []
+        with_parties = len(w["m_grid"]) * len(w["eps_grid"]) + len(w["u_settings"]) * len(u_grid)
+        total += len(w["eps_grid"]) * central + with_parties * runs(groups)
+    return total
 
 
 def dataset_workload(cfg: dict[str, Any], dataset: str, n: int, p: int) -> tuple[float, float]:
@@ -285,7 +316,7 @@ def dataset_workload(cfg: dict[str, Any], dataset: str, n: int, p: int) -> tuple
         runs += count
         flops += job_flops
     if w["eta"] is None:
-        cv_runs = cv_run_count(cfg)
+        cv_runs = cv_run_count(cfg, dataset)
         runs += cv_runs
         flops += cv_runs * 4.0 * w["T"] * n * p * (1 - 1 / w["cv"]["folds"])
     return runs, flops

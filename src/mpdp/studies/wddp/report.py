@@ -619,6 +619,8 @@ CONFIG_CHOICES: dict[str, tuple[str, str]] = {
     "split.test_frac": ("E1.2, E7 #7 [REC]", "test fraction of the stratified split"),
     "split.seed": ("E1.2 [REC]", "seed of the split"),
     "preprocess.intercept": ("E1.3, E7 #8 [REC]", "row-normalise then append a constant intercept"),
+    "preprocess.row_scaling": ("E1.3, E7 #8 [REC]", "rows to norm ≤ 1: each by its own ℓ2 norm, or all by the largest"),
+    "preprocess.scaling_bounds": ("E1.3, E7 #9 [REC]", "numeric min–max bounds: full data or training split only"),
     "preprocess.kdd_sample_size": (
         "E1 (a) [REC law]",
         "KDDCup99 subsample size (sampled without replacement)",
@@ -642,6 +644,7 @@ CONFIG_CHOICES: dict[str, tuple[str, str]] = {
     "wddp.eta_grid": ("E3.3 [S-000]", "η candidates of the cross-validation"),
     "wddp.cv": ("E3.3, E7 #15 [REC]", "CV protocol for η"),
     "wddp.tau_frac": ("E7 #10 [REC]", "minimum party size τ = max(2, ⌊τ_frac·n/m⌋)"),
+    "wddp.small_group_frac": ("E7 #12 [REC]", "u-design: share of the m parties in the small group (0.5 = m/2 and m/2)"),
     "wddp.leftover": ("E7 #13 [REC]", "u-design leftover records: drop (for all methods) or give to the large group"),
     "wddp.init_std": ("E7 #14 [REC]", "θ₀ ~ N(0, init_std² I)"),
     "wddp.reference_step": (
