@@ -193,7 +193,7 @@ def winner_changes(ranking: pd.DataFrame) -> pd.DataFrame:
     key = [c for c in CELL if c != "dataset"]
     e2e = ranking[ranking["privacy_reading"] == "end_to_end"].set_index(["dataset", *key])
     fin = ranking[ranking["privacy_reading"] == "final_run"].set_index(["dataset", *key])
-    both = e2e.join(fin, how="inner", lsuffix="_e2e", rsuffix="_final")
+    both = e2e.merge(fin, how="inner", left_index=True, right_index=True, suffixes=("_e2e", "_final"))
     both["changed"] = both["best_mechanism_e2e"] != both["best_mechanism_final"]
     both["informative"] = ~(both["uninformative_e2e"] & both["uninformative_final"])
     out = both.reset_index().groupby("dataset").agg(
