@@ -32,7 +32,7 @@ from mpdp.audit.bugs import bug_name, planted
 from mpdp.audit.gdp import final_model_factor, gaussian_epsilon, gdp_epsilon_estimate
 from mpdp.audit.many_draws import many_draws_audit
 from mpdp.audit.one_run import DEFAULT_K_FRACTIONS, one_run_audit
-from mpdp.data.partition import PartitionSet, two_group_sizes
+from mpdp.data.partition import PartitionSet, two_group_records, two_group_sizes
 from mpdp.data.prepare import load as load_processed
 from mpdp.errors import ConfigError
 from mpdp.mechanisms import RunSpec
@@ -162,10 +162,10 @@ class GradientCanaryAdapter:
             if setting.get("m") is None or setting.get("u") is None:
                 raise ConfigError(f"audit setting {setting_label(setting)!r} needs m and u")
             m, u = int(setting["m"]), int(setting["u"])
-            if n_real // (m // 2 * (1 + u)) < 1:
+            if n_real < two_group_records(m, u):
                 raise ConfigError(
                     f"audit setting {setting_label(setting)!r} (config key 'audit.settings', its m): "
-                    f"m = {m} parties with u = {u} need at least {m // 2 * (1 + u)} training records, "
+                    f"m = {m} parties with u = {u} need at least {two_group_records(m, u)} training records, "
                     f"{setting['dataset']} has {n_real}; lower its m or u, or raise max_records"
                 )
             sizes = two_group_sizes(n_real, m, u)

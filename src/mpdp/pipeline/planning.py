@@ -29,6 +29,7 @@ from mpdp import io as mpdp_io
 from mpdp.audit.adapters import GradientCanaryAdapter, L2OutputPerturbationAdapter
 from mpdp.audit.registry import ADAPTERS
 from mpdp.data import prepare, registry
+from mpdp.data.partition import two_group_records
 from mpdp.errors import ConfigError, InputDataError, MpdpError
 from mpdp.multiverse import spec as multiverse_spec
 from mpdp.pipeline import planning_budgets
@@ -165,9 +166,9 @@ def _check_audit(cfg: Mapping[str, Any], available: list[str], sizes: Mapping[st
                                   "needs the party count m and the size ratio u of its two-group partition")
         size = sizes.get(ds)
         m, u = int(setting["m"]), int(setting["u"])
-        if ds in available and size is not None and size.n_train // (m // 2 * (1 + u)) < 1:
+        if ds in available and size is not None and size.n_train < two_group_records(m, u):
             raise ConfigError(
-                f"config key '{key}.m': m = {m} parties with u = {u} need at least {m // 2 * (1 + u)} "
+                f"config key '{key}.m': m = {m} parties with u = {u} need at least {two_group_records(m, u)} "
                 f"training records, {ds} has {size.describe()}; lower {key}.m or {key}.u, or raise max_records"
             )
 

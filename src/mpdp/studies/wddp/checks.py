@@ -26,7 +26,8 @@ def wddp_needs(cfg: Mapping[str, Any], dataset: str) -> list[tuple[str, int, str
     """(key, training records needed, what needs them) of every WD-DP layout of ``dataset``.
 
     Random sizes (spec E2.1): m parties of at least τ = max(2, ⌊tau_frac·n/m⌋) records need
-    m·τ ≤ n, i.e. n ≥ 2m. Two groups (spec E2.2): the small parties get ⌊n/((m/2)(1+u))⌋ ≥ 1.
+    m·τ ≤ n, i.e. n ≥ 2m. Two groups (spec E2.2, E7 #12): the small parties get
+    ⌊n/(s + (m − s)u)⌋ ≥ 1 with s = small_group_frac·m (:func:`mpdp.data.partition.two_group_records`).
     """
     w = cfg["wddp"]
     frac = float(w["small_group_frac"])
@@ -35,7 +36,7 @@ def wddp_needs(cfg: Mapping[str, Any], dataset: str) -> list[tuple[str, int, str
     grid = [int(u) for u in w["u_grid"].get(dataset, [])]
     for i, s in enumerate(w["u_settings"]):
         m = int(s["m"])
-        if grid and two_group_records(m, min(grid), frac) > 0:
+        if grid:
             out.append((f"wddp.u_settings.{i}.m", two_group_records(m, min(grid), frac),
                         f"m = {m} parties of the u-sweep at ε = {s['eps']:g} (u = {min(grid)})"))
         for u in grid:
