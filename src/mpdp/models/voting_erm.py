@@ -68,8 +68,9 @@ def vote_targets(preds: np.ndarray, n_classes: int,
     Binary (M11, M12): v = sign(Σ_j h_j) with ties → +1, α = fraction voting +1.
     Multiclass (M13): v = argmax of the vote counts (ties → smallest class), α^k = count_k/M.
     ``tie_rng`` (spec E7 #23's alternative, ``voting.tie_break: random``): a tie goes to one of
-    the tied classes uniformly at random instead, one draw per record from ``tie_rng``
-    (``random(N)`` for every record, tied or not, so the draws do not depend on which tie).
+    the tied classes uniformly at random instead, from ``tie_rng`` drawn for every record, tied
+    or not, so the draws do not depend on which records tie (binary: ``random(N)``, a coin per
+    record; multiclass: ``random((N, K))``, the tied class with the smallest key wins).
     """
     M = preds.shape[0]
     if n_classes == 2:
