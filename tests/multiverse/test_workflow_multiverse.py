@@ -60,6 +60,9 @@ def test_a_choice_that_does_not_change_the_data_leaves_every_verdict_unchanged(t
     assert (work / spec.FIGURE_PNG).stat().st_size > 0
     for u in ("default", "audit_beta=0.1"):  # the universes share the outer run's raw data, nothing else
         assert (work / spec.ROOT / u / "data" / "raw").resolve() == (work / "data" / "raw").resolve()
+        # issue 45: a universe builds the claims tables only, not the claims figures nothing reads
+        assert not list((work / spec.ROOT / u).glob("reports/figures/*")), u
+        assert "rule claims_forest:" not in (work / "logs" / "multiverse" / f"{u}.snakemake.log").read_text()
 
     # the λ universe started from the default's results: it retrained WD-DP, not the data
     lam = "wddp_lambda=0.0"

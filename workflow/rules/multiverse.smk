@@ -1,5 +1,5 @@
 # Robustness of the claims' verdicts to the reconstructed choices (issue 38; docs/multiverse.md):
-# the `claims` target once per universe (the base config, then each alternative of
+# the claims tables once per universe (the base config, then each alternative of
 # `multiverse.choices` alone, and the reseeded defaults of `multiverse.reseeds`; with
 # `multiverse.full_grid` no base, and the default universe is the main build), each in its own
 # folder data/multiverse/<universe>/ by a nested Snakemake; then one table (beside the main build's

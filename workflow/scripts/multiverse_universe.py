@@ -1,4 +1,4 @@
-"""Snakemake script: run one universe's `claims` target in its folder (mpdp.multiverse.universe)."""
+"""Snakemake script: build one universe's claims tables in its folder (mpdp.multiverse.universe)."""
 from pathlib import Path
 
 from mpdp import config

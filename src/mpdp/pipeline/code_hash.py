@@ -83,8 +83,7 @@ def import_graph(root: Path = PACKAGE_ROOT) -> dict[str, frozenset[str]]:
     the implicit ones to the packages above it: :func:`closure` adds those)."""
     known = modules(root)
     return {
-        name: frozenset(imports_of(ast.parse(path.read_text(), filename=str(path)), name,
-                                   path.name == "__init__.py", known))
+        name: frozenset(imports_of(_parsed(path), name, path.name == "__init__.py", known))
         for name, path in known.items()
     }
 
@@ -114,10 +113,18 @@ def script_modules(*scripts: str | Path, root: Path = PACKAGE_ROOT) -> set[str]:
     return closure(direct, root)
 
 
-def _named_files(path: Path, root: Path) -> set[Path]:
+@functools.cache
+def _parsed(path: Path) -> ast.AST:
+    """A module's syntax tree, parsed once per process (a Snakemake run hashes every rule's
+    script: without it each module was parsed again for every script that imports it)."""
+    return ast.parse(path.read_text(), filename=str(path))
+
+
+@functools.cache
+def _named_files(path: Path, root: Path) -> frozenset[Path]:
     """Files of the package that ``path`` names by a relative path in a string constant."""
     found = set()
-    for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+    for node in ast.walk(_parsed(path)):
         value = node.value if isinstance(node, ast.Constant) else None
         if (isinstance(value, str) and "/" in value and len(value) < 200 and not any(c.isspace() for c in value)
                 and not value.startswith(("/", "~")) and ".." not in value):
@@ -125,7 +132,7 @@ def _named_files(path: Path, root: Path) -> set[Path]:
                 candidate = base / value
                 if candidate.suffix and candidate.is_file():
                     found.add(candidate.resolve())
-    return found
+    return frozenset(found)
 
 
 def module_sources(names: Iterable[str], root: Path = PACKAGE_ROOT) -> list[Path]:
