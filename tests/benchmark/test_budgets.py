@@ -9,7 +9,9 @@ import json
 import pytest
 
 from mpdp.errors import InputDataError
-from mpdp.studies.benchmark import budgets, registry, selection
+from mpdp.privacy import pure_dp
+from mpdp.studies.benchmark import budgets, plan, registry, selection
+from mpdp.studies.benchmark import calibration as calib
 from mpdp.studies.benchmark.train import family_job
 
 
@@ -18,6 +20,7 @@ def fresh(monkeypatch):
     """No budget installed and an empty memo, before and after the test."""
     memo = selection._budget
     monkeypatch.setattr(selection, "_INSTALLED", {})
+    monkeypatch.setattr(calib, "_ADMM_ALPHAS", {})
     memo.cache_clear()
     yield
     memo.cache_clear()
@@ -46,6 +49,21 @@ def test_the_file_holds_every_mechanisms_budget_at_every_epsilon_as_computed_dir
     for (m, e), (bud, slk) in direct.items():
         assert selection.budget(bench_cfg, m, e) == bud, (m, e)  # every field, bit for bit
         assert selection.slack(bench_cfg, m, e) == slk, (m, e)
+
+    # issue 45: the ADMM family's per-step α of every ε its jobs calibrate a run to, bit for bit,
+    # without a bisection in the job
+    a = bench_cfg["benchmark"]["admm"]
+    args = (int(a["T"]), float(bench_cfg["benchmark"]["delta"]), a["accountant"])
+    needed = {*grid, plan.reference_cell(bench_cfg)[2]}
+    needed |= {x for m in ("dvp", "pvp") for e in grid for x in (direct[m, e][0].eps_trial, direct[m, e][0].eps_final)}
+    expected = {e: pure_dp.per_step_alpha(e, *args) for e in needed}
+
+    def no_bisection(*args, **kwargs):
+        raise AssertionError("calibration.per_step_alpha bisected again although the budgets file was installed")
+
+    monkeypatch.setattr(calib, "per_step_alpha", no_bisection)
+    assert {e: calib.admm_alpha(e, *args) for e in needed} == expected
+    assert len(stored["admm_alphas"]["alphas"]) == len(needed)
 
 
 def test_an_infeasible_budget_fails_the_job_that_uses_it_with_the_same_line(bench_cfg, tmp_path, fresh):

@@ -7,7 +7,8 @@ is a PLD composition, ≈ 20 CPU s per ε). It reads nothing but the ``benchmark
 ``benchmark_budgets`` computes it once (:func:`compute`, :func:`write`: every configured mechanism at
 every ε of the grid, with its :func:`~mpdp.studies.benchmark.selection.slack` record) into
 :data:`PATH`, and every ``benchmark_job`` loads that file (:func:`install`) instead of repeating the
-search in each data set's job. The file names the hash of the section it was made for
+search in each data set's job; likewise the ADMM family's per-step α at every ε its jobs calibrate to
+(:func:`admm_alphas`). The file names the hash of the section it was made for
 (:func:`section_hash`); a job of another section refuses it with one line. Floats go through JSON
 unchanged (shortest round-trip repr), so the tables are bit-identical to computing in the job.
 """
@@ -22,7 +23,9 @@ from typing import Any
 
 from mpdp import io
 from mpdp.errors import ConfigError, InputDataError
-from mpdp.studies.benchmark import registry, selection
+from mpdp.studies.benchmark import calibration as calib
+from mpdp.studies.benchmark import plan, registry, selection
+from mpdp.studies.benchmark.builtin import ADMMFamily
 
 #: where rule ``benchmark_budgets`` writes the budgets
 PATH = "data/results/benchmark/budgets.json"
@@ -60,7 +63,27 @@ def compute(cfg: Mapping[str, Any]) -> dict[str, Any]:
                     entries.append({"epsilon": eps, "error": str(exc)})
             mechanisms[mech.id] = entries
     return {"benchmark_section": section_hash(cfg), "protocol": selection.headline(cfg), "eps_grid": grid,
-            "mechanisms": mechanisms}
+            "mechanisms": mechanisms, "admm_alphas": admm_alphas(cfg, mechanisms)}
+
+
+def admm_alphas(cfg: Mapping[str, Any], mechanisms: Mapping[str, list[dict[str, Any]]]) -> dict[str, Any]:
+    """The per-step α (:func:`mpdp.studies.benchmark.calibration.admm_alpha`) of every ε an ADMM job
+    calibrates a run to: each ε of the grid and the reference cell's (papers' reading, public and
+    oracle protocols) and each private budget's trial and final ε. Each is a bisection of ~47 PLD
+    compositions of T steps, the same in every data set's job (issue 45), so it is computed here
+    once. Empty when no ADMM-family mechanism is configured."""
+    a, b = cfg["benchmark"]["admm"], cfg["benchmark"]
+    admm = [m.id for m in registry.configured(cfg) if isinstance(m, ADMMFamily)]
+    if not admm:
+        return {}
+    eps = {float(e) for e in b["eps_grid"]} | {plan.reference_cell(cfg)[2]}
+    for mech in admm:
+        for entry in mechanisms.get(mech, []):
+            if "budget" in entry:
+                eps |= {float(entry["budget"]["eps_trial"]), float(entry["budget"]["eps_final"])}
+    T, delta, method = int(a["T"]), float(b["delta"]), str(a["accountant"])
+    return {"T": T, "delta": delta, "accountant": method,
+            "alphas": [[e, calib.admm_alpha(e, T, delta, method)] for e in sorted(eps)]}
 
 
 def write(cfg: Mapping[str, Any], path: str | Path) -> None:
@@ -87,6 +110,12 @@ def install(cfg: Mapping[str, Any], path: str | Path) -> int:
                              f"run's is {section_hash(cfg)}); {io.rebuild_hint(path)}")
     for mech, eps, rec in installed:
         selection.install(cfg, mech, eps, rec)
+    if alphas := record.get("admm_alphas"):
+        try:
+            for eps, alpha in alphas["alphas"]:
+                calib.install_admm_alpha(eps, alphas["T"], alphas["delta"], alphas["accountant"], alpha)
+        except (TypeError, KeyError, ValueError) as exc:
+            raise io.unreadable(path, WHAT, ValueError(f"no valid ADMM α record: {exc!r}")) from None
     return len(installed)
 
 

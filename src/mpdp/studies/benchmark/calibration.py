@@ -110,8 +110,23 @@ def admm_alpha(epsilon: float, T: int, delta: float, method: str = "pld") -> flo
 
     Each record lives on one node, whose T releases (DVP: f_p(t+1); PVP: T − 1 perturbed primals
     and the final DVP step) compose; the other nodes' releases are post-processing of them.
+    An α installed by :func:`install_admm_alpha` (computed once by rule ``benchmark_budgets``,
+    the same function) is returned as it was computed.
     """
+    key = (float(epsilon), int(T), float(delta), str(method))
+    if (known := _ADMM_ALPHAS.get(key)) is not None:
+        return known
     return per_step_alpha(float(epsilon), int(T), float(delta), method)
+
+
+#: per-step α installed from rule ``benchmark_budgets``'s file: (ε, T, δ, method) -> α (issue 45:
+#: each bisection is ~47 PLD compositions of T steps, and every data set's ADMM job needed the same)
+_ADMM_ALPHAS: dict[tuple[float, int, float, str], float] = {}
+
+
+def install_admm_alpha(epsilon: float, T: int, delta: float, method: str, alpha: float) -> None:
+    """Make :func:`admm_alpha` (ε, T, δ, method) return ``alpha`` (:mod:`mpdp.studies.benchmark.budgets`)."""
+    _ADMM_ALPHAS[(float(epsilon), int(T), float(delta), str(method))] = float(alpha)
 
 
 def admm_ledger(epsilon: float, T: int, delta: float, method: str = "pld") -> Ledger:
