@@ -46,7 +46,7 @@ from mpdp.multiverse.spec import Universe
 LINKED = ("Snakefile", "workflow", "notebooks", "environment.yml")
 #: what a universe builds: the claims engine's two tables, all the collection reads. Not the
 #: ``claims`` target, whose forest plots and verdict maps (about 30 CPU s per study, redrawn in
-#: every seeded universe) nothing reads (issue 45: a fifth of a seeded universe's time)
+#: every seeded universe) nothing reads (issue 45: about a minute, a fifth to a third of a cheap seeded universe)
 TARGETS = (CELLS_PATH, VERDICTS_PATH)
 LOG_TAIL = 2000  # characters of a failed run's output kept in status.json
 

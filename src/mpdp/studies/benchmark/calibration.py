@@ -113,8 +113,7 @@ def admm_alpha(epsilon: float, T: int, delta: float, method: str = "pld") -> flo
     An α installed by :func:`install_admm_alpha` (computed once by rule ``benchmark_budgets``,
     the same function) is returned as it was computed.
     """
-    key = (float(epsilon), int(T), float(delta), str(method))
-    if (known := _ADMM_ALPHAS.get(key)) is not None:
+    if (known := _ADMM_ALPHAS.get(_alpha_key(epsilon, T, delta, method))) is not None:
         return known
     return per_step_alpha(float(epsilon), int(T), float(delta), method)
 
@@ -124,9 +123,13 @@ def admm_alpha(epsilon: float, T: int, delta: float, method: str = "pld") -> flo
 _ADMM_ALPHAS: dict[tuple[float, int, float, str], float] = {}
 
 
+def _alpha_key(epsilon: float, T: int, delta: float, method: str) -> tuple[float, int, float, str]:
+    return float(epsilon), int(T), float(delta), str(method)
+
+
 def install_admm_alpha(epsilon: float, T: int, delta: float, method: str, alpha: float) -> None:
     """Make :func:`admm_alpha` (ε, T, δ, method) return ``alpha`` (:mod:`mpdp.studies.benchmark.budgets`)."""
-    _ADMM_ALPHAS[(float(epsilon), int(T), float(delta), str(method))] = float(alpha)
+    _ADMM_ALPHAS[_alpha_key(epsilon, T, delta, method)] = float(alpha)
 
 
 def admm_ledger(epsilon: float, T: int, delta: float, method: str = "pld") -> Ledger:
