@@ -8,6 +8,7 @@ vanish from a green run without anyone noticing.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -15,6 +16,21 @@ from workflow_helpers import require_mirror
 
 from mpdp.engine import gd as engine
 from mpdp.engine import layout as engine_layout
+from mpdp.privacy import disk_memo
+
+
+@pytest.fixture(scope="session", autouse=True)
+def calibration_memo(tmp_path_factory: pytest.TempPathFactory):
+    """The calibration memo on disk (mpdp.privacy.disk_memo) of this test session: one fresh folder,
+    shared by the Snakemake runs the tests start, so that no test reads or fills the user's."""
+    folder = tmp_path_factory.mktemp("calibration-memo")
+    before = os.environ.get(disk_memo.ENV)
+    os.environ[disk_memo.ENV] = str(folder)
+    yield folder
+    if before is None:
+        os.environ.pop(disk_memo.ENV, None)
+    else:
+        os.environ[disk_memo.ENV] = before
 
 
 @pytest.fixture(scope="session")

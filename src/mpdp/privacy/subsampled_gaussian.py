@@ -54,6 +54,7 @@ from mpdp.privacy.calibration import (
     require_positive,
     require_steps,
 )
+from mpdp.privacy.disk_memo import persistent
 
 #: the benchmark's neighbouring relation, given to dp-accounting as is (module docstring)
 NEIGHBORING_RELATION = dp_accounting.NeighboringRelation.REPLACE_ONE
@@ -108,14 +109,15 @@ def epsilon_add_remove(q: float, sigma: float, T: int, delta: float) -> float:
                     require_delta(delta), dp_accounting.NeighboringRelation.ADD_OR_REMOVE_ONE.name)
 
 
-@functools.cache
+@persistent
 def calibrate_noise_multiplier(target_epsilon: float, q: float, T: int, delta: float) -> float:
     """The smallest noise multiplier σ with :func:`epsilon` (q, σ, T, δ) ≤ ``target_epsilon``.
 
     Bisection on σ: the bracket's upper end starts at the full-batch (q = 1) exact multiplier
     (subsampling never increases ε) and doubles until ε ≤ target; the lower end halves until
     ε > target. The returned value is the upper end once ``hi − lo ≤ CALIBRATION_RTOL · hi``:
-    ε(returned σ) ≤ target always (a test checks the round trip). Memoised per process.
+    ε(returned σ) ≤ target always (a test checks the round trip). Memoised on disk
+    (:mod:`mpdp.privacy.disk_memo`).
     """
     target = require_positive("target_epsilon", target_epsilon)
     q, T, delta = require_rate(q), require_steps(T), require_delta(delta)

@@ -24,7 +24,6 @@ and :mod:`mpdp.audit.dpsgd_adapter`; this module only states how the benchmark r
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -34,6 +33,7 @@ import numpy as np
 from mpdp.mechanisms import dpsgd
 from mpdp.privacy import private_selection as ps
 from mpdp.privacy import subsampled_gaussian as sg
+from mpdp.privacy.disk_memo import persistent
 from mpdp.studies.benchmark.calibration import Ledger
 from mpdp.studies.benchmark.interface import BatchMechanism, Run
 
@@ -44,7 +44,7 @@ def candidate(cfg: Mapping[str, Any], index: float) -> dict[str, float]:
     return {"q": float(c["q"]), "T": int(c["T"]), "eta": float(c["eta"])}
 
 
-@functools.cache
+@persistent
 def _rdp_curve(epsilon: float, delta: float, candidates: tuple[tuple[float, int], ...]) -> np.ndarray:
     return np.max(np.stack([ps.poisson_replace_one_rdp(q, sg.calibrate_noise_multiplier(epsilon, q, T, delta), T)
                             for q, T in candidates]), axis=0)
