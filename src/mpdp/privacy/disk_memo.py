@@ -19,13 +19,14 @@ raises (e.g. a :class:`~mpdp.privacy.calibration.PrivacyParameterError`) raises 
 
 Where: ``$MPDP_CALIBRATION_CACHE`` (a folder; ``off`` turns the memo off), else
 ``$XDG_CACHE_HOME/mpdp/calibrations`` (``~/.cache/mpdp/calibrations``). One small JSON file per
-entry, written to a temporary file and renamed, so that concurrent jobs never read half a file;
+entry, written atomically (:func:`mpdp.io.write_json`), so that concurrent jobs never read half a file;
 an unreadable or foreign entry is computed again and replaced, and a folder that cannot be
 written leaves the memo in memory only. Deleting the folder is always safe.
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import importlib.metadata
@@ -34,12 +35,14 @@ import json
 import math
 import os
 import sys
-import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
 import numpy as np
+
+from mpdp import io as mpdp_io
+from mpdp.errors import InputDataError
 
 #: environment variable naming the folder (or ``off``)
 ENV = "MPDP_CALIBRATION_CACHE"
@@ -113,27 +116,17 @@ def _key(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) 
 
 def _read(path: Path, key: str) -> Any | None:
     try:
-        stored = json.loads(path.read_text(encoding="utf-8"))
+        stored = mpdp_io.read_json(path, "calibration memo entry")
         if stored.get("key") != key:
             return None
         return _decode(stored["value"])
-    except (OSError, ValueError, KeyError, TypeError, AttributeError):
-        return None  # absent, half-written by a crashed writer or foreign: computed again
+    except (InputDataError, ValueError, KeyError, TypeError, AttributeError):
+        return None  # absent, damaged or foreign: computed again
 
 
 def _write(path: Path, key: str, value: Any, what: str) -> None:
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        handle, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".json")
-        try:
-            with os.fdopen(handle, "w", encoding="utf-8") as out:
-                json.dump({"key": key, "what": what, "value": _encode(value)}, out)
-            os.replace(tmp, path)
-        finally:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
-    except OSError:
-        pass  # a folder that cannot be written: the memo stays in this process
+    with contextlib.suppress(OSError):  # a folder that cannot be written: the memo stays in this process
+        mpdp_io.write_json({"key": key, "what": what, "value": _encode(value)}, path)
 
 
 def persistent(fn: F) -> F:
