@@ -22,8 +22,11 @@ from mpdp.privacy import disk_memo
 @pytest.fixture(scope="session", autouse=True)
 def calibration_memo(tmp_path_factory: pytest.TempPathFactory):
     """The calibration memo on disk (mpdp.privacy.disk_memo) of this test session: one fresh folder,
-    shared by the Snakemake runs the tests start, so that no test reads or fills the user's."""
-    folder = tmp_path_factory.mktemp("calibration-memo")
+    shared by the Snakemake runs the tests start and by the session's xdist workers (the memo's
+    writes are atomic), so that no test reads or fills the user's."""
+    base = tmp_path_factory.getbasetemp()
+    folder = (base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / "calibration-memo"
+    folder.mkdir(exist_ok=True)
     before = os.environ.get(disk_memo.ENV)
     os.environ[disk_memo.ENV] = str(folder)
     yield folder

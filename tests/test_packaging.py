@@ -65,7 +65,7 @@ def test_job_environment_has_the_runtime_dependencies_only():
     assert "name" not in env  # Snakemake names it by its hash
     python = next(d for d in env["dependencies"] if isinstance(d, str) and d.startswith("python"))
     assert Requirement(python).specifier == Requirement(f"python{PROJECT['requires-python']}").specifier
-    for dev in ("pytest", "ruff", "hypothesis", "snakemake"):
+    for dev in ("pytest", "pytest-xdist", "ruff", "hypothesis", "snakemake"):
         assert dev not in found
 
 

@@ -82,7 +82,11 @@ def test_fig02_dry_run_schedules_no_eps_sweep_training(workdir):
     assert all(j.startswith("u_m16_") for j in jobs), jobs
 
 
-def test_full_config_plans_quickly(workdir):
+def test_full_config_plans_quickly(workdir, calibration_memo):
+    # the first plan on a machine fills the calibration memo (mpdp.privacy.disk_memo: about 80 s
+    # of bisections on the full config); every later one reads it
+    _snakemake(workdir, "-n", "--cores", "2", "--quiet", "rules")
+    assert any(calibration_memo.rglob("*.json"))
     start = time.perf_counter()
     proc = _snakemake(workdir, "-n", "--cores", "2", "--quiet", "rules")
     seconds = time.perf_counter() - start
@@ -92,7 +96,7 @@ def test_full_config_plans_quickly(workdir):
     stats = dict(re.findall(r"^(\w+)\s+(\d+)$", proc.stdout + proc.stderr, re.M))
     assert int(stats["train_job"]) == sum(len(plan.jobs(cfg, ds)) for ds in available)
     assert int(stats["collect_results"]) == len(available)
-    assert seconds < 120, f"planning the full grid took {seconds:.0f} s"  # ~20 s on 2 busy cores
+    assert seconds < 90, f"planning the full grid took {seconds:.0f} s"  # ~20 s on 2 busy cores
 
 
 def test_multiclass_label_arrays_are_declared_outputs_and_inputs(workdir):
