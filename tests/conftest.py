@@ -9,6 +9,9 @@ vanish from a green run without anyone noticing.
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -34,6 +37,16 @@ def calibration_memo(tmp_path_factory: pytest.TempPathFactory):
         os.environ.pop(disk_memo.ENV, None)
     else:
         os.environ[disk_memo.ENV] = before
+
+
+@pytest.fixture
+def socket_dir() -> Iterator[Path]:
+    """A short folder for the warm renderer's sockets (mpdp.figures.warm): a Unix socket's name
+    holds at most ~100 bytes, and a test's tmp_path under an xdist worker can be longer, which
+    would silently turn the renderer off."""
+    folder = Path(tempfile.mkdtemp(prefix="mpdp-w", dir="/tmp" if Path("/tmp").is_dir() else None))
+    yield folder
+    shutil.rmtree(folder, ignore_errors=True)
 
 
 @pytest.fixture(scope="session")

@@ -139,7 +139,7 @@ def _processes_in(folder: Path) -> list[int]:
 
 @pytest.mark.slow
 @pytest.mark.skipif(not (LINUX and warm.enabled({})), reason="Linux /proc, fork and send_fds needed")
-def test_kill_9_of_a_backgrounded_run_leaves_no_output(tmp_path):
+def test_kill_9_of_a_backgrounded_run_leaves_no_output(tmp_path, socket_dir):
     """Issue 47: Snakemake started with ``&`` from a script (SIGINT ignored), killed with SIGKILL
     while a training job and a figure job drawn by the warm renderer run: neither output appears,
     then or later, and the jobs are gone."""
@@ -147,7 +147,7 @@ def test_kill_9_of_a_backgrounded_run_leaves_no_output(tmp_path):
     work.mkdir()
     for name, text in (("Snakefile", SNAKEFILE), ("train.py", TRAIN), ("fig.py", FIG)):
         (work / name).write_text(text)
-    env = {**os.environ, "PYTHONPATH": str(SRC), warm.DIR_ENV: str(tmp_path), warm.IDLE_ENV: "5",
+    env = {**os.environ, "PYTHONPATH": str(SRC), warm.DIR_ENV: str(socket_dir), warm.IDLE_ENV: "5",
            warm.ENABLE_ENV: "1", "SLURM_JOB_ID": ""}
     env.pop(io.RUN_ENV, None)
     script = (f"{sys.executable} -m snakemake --cores 2 --snakefile Snakefile --quiet > snakemake.out 2>&1 & "
@@ -174,6 +174,6 @@ def test_kill_9_of_a_backgrounded_run_leaves_no_output(tmp_path):
         assert [p for p in jobs if io.process_start(p) is not None] == []
         assert "the Snakemake run that started it is gone" in (work / "train.log").read_text()
     finally:
-        for pid in _processes_in(tmp_path):  # this test's own processes (renderer included)
+        for pid in {*_processes_in(tmp_path), *_processes_in(socket_dir)}:  # this test's own (renderer included)
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)

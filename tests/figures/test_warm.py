@@ -37,12 +37,12 @@ def _run(script: Path, cwd: Path, out: Path, code: int, **env: str) -> subproces
 
 
 @pytest.mark.skipif(not warm.enabled({}), reason="no fork or socket.send_fds here")
-def test_delegated_script_runs_in_one_warm_renderer_as_the_job(tmp_path: Path) -> None:
+def test_delegated_script_runs_in_one_warm_renderer_as_the_job(tmp_path: Path, socket_dir: Path) -> None:
     script = tmp_path / "script.py"
     script.write_text(SCRIPT)
     job = tmp_path / "job"
     job.mkdir()
-    env = {warm.DIR_ENV: str(tmp_path), warm.IDLE_ENV: "20", "SLURM_JOB_ID": "", warm.ENABLE_ENV: "1"}
+    env = {warm.DIR_ENV: str(socket_dir), warm.IDLE_ENV: "20", "SLURM_JOB_ID": "", warm.ENABLE_ENV: "1"}
     first = _run(script, job, tmp_path / "a.txt", 0, MPDP_JOB_VALUE="one", SECRET_TOKEN="s3cr3t", **env)
     second = _run(script, job, tmp_path / "b.txt", 3, MPDP_JOB_VALUE="two", SECRET_TOKEN="s3cr3t", **env)
     a = (tmp_path / "a.txt").read_text().split()
@@ -59,7 +59,8 @@ def test_delegated_script_runs_in_one_warm_renderer_as_the_job(tmp_path: Path) -
         assert "out of the script" in first.stdout and "err of the script" in first.stderr
         assert "out of the script" in second.stdout
     finally:
-        os.kill(int(a[1]), signal.SIGTERM)  # the renderer this test started
+        if a[2] == "1":  # a renderer's child: its parent is the renderer this test started
+            os.kill(int(a[1]), signal.SIGTERM)
 
     # switched off: the script runs in its own process
     off = _run(script, job, tmp_path / "c.txt", 0, **{**env, warm.ENABLE_ENV: "0"})
@@ -100,12 +101,12 @@ with plt.rc_context(style.RC):
 
 
 @pytest.mark.skipif(not warm.enabled({}), reason="no fork or socket.send_fds here")
-def test_a_figure_drawn_in_the_renderer_is_byte_identical(tmp_path: Path) -> None:
+def test_a_figure_drawn_in_the_renderer_is_byte_identical(tmp_path: Path, socket_dir: Path) -> None:
     # the renderer's child starts from a process that imported the plotting stack before: the
     # PNG and PDF bytes must equal those of a fresh process (issue 36: identical figures)
     script = tmp_path / "figure.py"
     script.write_text(FIGURE)
-    env = {warm.DIR_ENV: str(tmp_path), warm.IDLE_ENV: "20", "SLURM_JOB_ID": ""}
+    env = {warm.DIR_ENV: str(socket_dir), warm.IDLE_ENV: "20", "SLURM_JOB_ID": ""}
     fresh = _run(script, tmp_path, tmp_path / "fresh", 0, **env, **{warm.ENABLE_ENV: "0"})
     warm1 = _run(script, tmp_path, tmp_path / "warm1", 0, **env, **{warm.ENABLE_ENV: "1"})
     warm2 = _run(script, tmp_path, tmp_path / "warm2", 0, **env, **{warm.ENABLE_ENV: "1"})
@@ -116,7 +117,7 @@ def test_a_figure_drawn_in_the_renderer_is_byte_identical(tmp_path: Path) -> Non
             assert (tmp_path / f"warm1.{ext}").read_bytes() == ref
             assert (tmp_path / f"warm2.{ext}").read_bytes() == ref
     finally:
-        _stop_renderers(tmp_path)
+        _stop_renderers(socket_dir)
 
 
 def _stop_renderers(folder: Path) -> None:
