@@ -89,9 +89,10 @@ def claim_anchor(study: str, reading: str, claim_id: str) -> str:
 
 
 display(Markdown(
-    "One cell per claim: its verdict over every cell of the grid where it is defined, and its support "
-    "(cells for or against of all its cells; for a claim nothing decides, why). Failing anywhere is FAILS "
-    f"or MIXED. Click a cell for the claim's row, its {verdicts.FOREST_MARK} for its forest plot; hover for its text."))
+    "One cell per claim: its verdict over every cell of the grid where it is defined, and under it a bar of "
+    "what that verdict is made of (its cells for, against, with no effect, underpowered, uninformative). "
+    f"Click a cell for the claim's row, its {verdicts.FOREST_MARK} for its forest plot; hover for its text and "
+    "counts; * marks a claim the paper itself qualifies."))
 display(HTML(verdicts.verdict_matrix_html(
     VERDICTS, {s.key: s.paper for s in [*PAPERS, *OTHERS]}, claim_anchor, CLAIMS_TABLES.forest_anchor)))
 for study in [*PAPERS, *OTHERS]:
@@ -137,8 +138,9 @@ display(HTML(sections.details("The inconsistency register: where each entry is r
 display(scaffold.heading(3, "glance", "Claims at a glance"))
 display(Markdown(
     "Every claim of every study, per reading: its verdict (HOLDS, FAILS, MIXED, VACUOUS, IDENTICAL, UNDERPOWERED, "
-    "UNINFORMATIVE; docs/claims.md), the number of cells, informative cells, cells for and against, and "
-    "where they lie. Each id links to the claim's row in its section."
+    "UNINFORMATIVE; docs/claims.md), what it is made of in words and in counts (cells for, against, with no "
+    "effect, underpowered, uninformative, of all its cells), and where they lie. Each id links to the claim's "
+    "row in its section."
 ))
 display(HTML(sections.details("Counts per claim and data set", scaffold.glance(SECTIONS))))
 
@@ -180,19 +182,20 @@ display(Markdown("\n".join(f"- {line}" for line in PLANNING_WARNINGS)
 # %%
 display(scaffold.heading(2, "reproduce", "How to reproduce it"))
 INVOCATION = provenance.Invocation.from_dict(CTX["invocation"])
+ROOT = CTX["repo_root"]  # the commands run in the project's folder; the mirror is named relative to it
 config_hash = mpdp_config.config_hash(CFG)
 commands = f"""# everything: data, training, all figures and exactly this report
-{INVOCATION.command()}
+{INVOCATION.command(root=ROOT)}
 
 # one paper figure in all its variants (here Fig. 7), or one file of it
-{INVOCATION.command("fig07")}
-{INVOCATION.command("reports/figures/fig07-pr.png")}
+{INVOCATION.command("fig07", root=ROOT)}
+{INVOCATION.command("reports/figures/fig07-pr.png", root=ROOT)}
 
 # redraw one figure file although nothing changed (--force reruns the job that writes it)
-{INVOCATION.command("--force", "reports/figures/fig07.png")}
+{INVOCATION.command("--force", "reports/figures/fig07.png", root=ROOT)}
 
 # this report only
-{INVOCATION.command("reports/report.html")}
+{INVOCATION.command("reports/report.html", root=ROOT)}
 """
 display(
     Markdown(
@@ -250,7 +253,8 @@ if wall.empty:
     display(
         HTML(
             sections.callout(
-                f"No benchmark files under {CTX['benchmarks_dir']}: wall times were not recorded.",
+                f"No benchmark files under {provenance.relative_path(CTX['benchmarks_dir'], ROOT)}: wall times "
+                "were not recorded.",
                 "note",
             )
         )

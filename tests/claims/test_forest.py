@@ -45,8 +45,11 @@ def test_the_lines_drawn_are_the_thresholds_the_engine_tests(kind, direction):
     claim = declare.Claim(study="s", claim_id="X", text="t", source="seed", kind=kind, metric="accuracy",
                           methods=("a", "b") if kind == "compare" else ("a",), direction=direction, margin=0.01)
     tests_for, tests_against = engine._thresholds(claim)
-    drawn = {value for value, _ in forest.thresholds(kind, direction, 0.01)}
-    assert drawn == {value for value, _ in tests_for + tests_against}
+    drawn = {value for value, _ in forest.thresholds(kind, direction, 0.01, 0.01)}
+    assert {value for value, _ in tests_for + tests_against} <= drawn  # every line the engine tests is drawn
+    if kind != "bound":  # and the practical margin on both sides (issue 59), whatever the claim's margin
+        assert {-0.01, 0.01} <= drawn
+        assert {-0.02, 0.02} <= {value for value, _ in forest.thresholds(kind, direction, 0.0, 0.02)}
 
 
 def test_each_informative_cell_is_drawn_at_its_estimate_with_its_interval_by_data_set():
@@ -91,4 +94,29 @@ def test_the_legend_fits_the_figure_whatever_lines_it_names(kind, direction, mar
     (legend,) = fig.legends
     assert len(legend.get_texts()) == len(forest.DRAWN) + sum(1 for _, label in forest.thresholds(
         kind, direction, margin) if label)
+    assert check.check(fig).problems == []
+
+
+def test_the_margin_is_drawn_from_the_cells_delta_and_the_axis_says_which_side_favours_the_claim():
+    """Issue 59: a claim with margin 0 still gets its practical margin ±δ (cells.parquet ``delta``), the
+    x-axis says where a cell is for or against the claim, panels carry display names and the caption
+    says what is drawn."""
+    cells, verdicts = _tables()
+    cells = cells.assign(dataset=cells["dataset"].replace({"d1": "adult", "d2": "kddcup99"}), delta=0.008)
+    verdict = verdicts.iloc[0].copy()
+    verdict["margin"] = 0.0
+    fig = forest.figure(cells, verdict)
+    axes = [ax for ax in fig.axes if ax.get_visible()]
+    assert [ax.get_title(loc="left") for ax in axes] == ["Adult (3 informative cells)",
+                                                         "KDDCup99 (1 informative cell)"]
+    vertical = sorted({float(line.get_xdata()[0]) for line in axes[0].get_lines()})
+    assert vertical == [-0.008, 0.0, 0.008]
+    label = axes[-1].get_xlabel()
+    assert "right of +0.008: for it" in label and "left of −0.008: against the claim" in label
+    verdict["direction"] = "less"
+    assert "left of −0.008: for the claim" in forest.figure(cells, verdict).axes[-1].get_xlabel()
+    text = forest.caption(verdicts.iloc[0], cells)
+    assert "(Adult, KDDCup99)" in text and "practical margin ±0.008 (dashed)" in text
+    assert "green circles: for the claim (2)" in text and "dark-yellow triangles: underpowered (1)" in text
+    assert "adult" not in text and "Not drawn: 1 uninformative, 1 without data cells." in text
     assert check.check(fig).problems == []

@@ -124,3 +124,36 @@ def test_labels_written_over_each_other_are_found():
     over.plot([1, 3], [5, 6])
     over.yaxis.tick_right()
     assert check.check(fig).problems == []
+
+
+def test_a_title_overprinted_by_column_headings_is_found():
+    """Issue 59: claims_map_wddp's figure title was overprinted by its panels' two-line headings."""
+    fig, axes = plt.subplots(1, 2, figsize=(8, 3))
+    for ax, name in zip(axes, ("KDDCup99", "Adult"), strict=True):
+        ax.plot([0, 1], [0, 1])
+        ax.set_title(f"{name}\n12 cells")
+    fig.suptitle("every cell of every claim, coloured by its verdict")
+    fig.subplots_adjust(top=0.86)  # too little room: the headings reach into the title
+    problems = check.check(fig).problems
+    assert any("every cell of every claim" in p and "overlaps" in p for p in problems), problems
+    fig.subplots_adjust(top=0.72)  # room for both
+    assert not any("overlaps" in p for p in check.check(fig).problems)
+    plt.close("all")
+
+
+def test_markers_stacked_on_each_other_are_found_and_spread_ones_are_not():
+    """Issue 59: audit_eps drew about 40 markers on one spot at ε = 1."""
+    fig, ax = plt.subplots(figsize=(6, 4))
+    ax.scatter(np.ones(20), np.ones(20), s=36)  # 20 markers on one spot
+    ax.scatter(np.linspace(2, 9, 20), np.linspace(2, 9, 20), s=36)
+    ax.set_xlim(0, 10)
+    ax.set_ylim(0, 10)
+    problems = check.check(fig).problems
+    assert any("20 of 40 markers" in p and "on top of another" in p for p in problems), problems
+    fig, ax = plt.subplots(figsize=(6, 4))
+    ax.plot(np.linspace(0, 9, 40), np.linspace(0, 9, 40), marker="o", ms=5)
+    ax.plot([1.0, 1.0], [1.0, 1.0], marker="o", ms=5, ls="")  # two stacked of 42: below the share
+    ax.set_xlim(-1, 10)
+    ax.set_ylim(-1, 10)
+    assert not any("on top of" in p for p in check.check(fig).problems)
+    plt.close("all")

@@ -101,9 +101,11 @@ def test_paper_summary_lists_every_failing_claim_before_any_that_holds(section):
     assert "3 claims checked" in text and "1 MIXED, 1 UNDERPOWERED, 1 HOLDS" in text
     # B holds in 3 cells and fails in one: it is listed first, with where it fails, never outvoted
     assert text.index("[B](#claim-s-b)") < text.index("[C](#claim-s-c)") < text.index("[A](#claim-s-a)")
-    assert "Does not replicate everywhere: [B](#claim-s-b) (B is stable) — MIXED, 3 cells for, 1 against" in text
+    assert ("Does not replicate everywhere: [B](#claim-s-b) (B is stable) — MIXED: holds in 3 of 5 cells that can "
+            "decide, fails in 1 (1 against, 0 with no effect); 1 cannot be judged (3 for, 1 against, 1 uninformative; "
+            "against: d1 (m=8)); see [f2](#fig-f2).") in text
     assert "against: d1 (m=8)); see [f2](#fig-f2)." in text  # its anchor says it was not built
-    assert "[C](#claim-s-c) (UNDERPOWERED)" in text.split("Not decided by the data")[1]
+    assert "[C](#claim-s-c) (UNDERPOWERED: no cell decides" in text.split("Not decided by the data")[1]
     assert "Replicates: [A](#claim-s-a) (A beats B) — HOLDS" in text and "see [f1](#fig-f1)" in text
     # the summary follows the verdicts: B holding makes it replicate
     claims = section.claims_tables[""]

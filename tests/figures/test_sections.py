@@ -46,12 +46,15 @@ def test_warnings_flag_synthetic_subsampled_smoke_and_missing(cfg, tables, unava
 def test_claims_matrix_shows_each_claims_verdict_over_all_cells(claims):
     matrix = wddp_report.claims_matrix(claims)
     assert list(matrix["id"]) == [c.claim_id for c in wddp_claims.CLAIMS]
-    assert list(matrix.columns) == ["id", "claim", "verdict", "reason", "cells", "informative", "for", "against",
-                                    "margin ±δ", "mde (median)", "equivalence (TOST)", "above chance by", "where",
-                                    "source"]
+    assert list(matrix.columns) == ["id", "claim", "verdict", "in words", "reason", "cells", "can decide", "for",
+                                    "against", "no effect", "underpowered", "uninformative", "no data", "margin ±δ",
+                                    "mde (median)", "equivalence (TOST)", "above chance by", "where", "source"]
     summary = sections.verdict_summary(claims)
-    assert (summary["cells"] >= summary["informative"]).all()
-    assert (summary["informative"] >= summary["for"] + summary["against"]).all()
+    # issue 59: every verdict's composition, and the counts add up to its cells (no data aside)
+    parts = summary[["for", "against", "no effect", "underpowered", "uninformative"]].sum(axis=1)
+    assert (parts <= summary["cells"]).all() and (summary["for"] <= parts).all()
+    assert all(w.startswith(("holds in", "fails in", "no cell decides", "none of its", "the compared", "the bound"))
+               for w in summary["in words"])
 
 
 def test_figure_claims_use_the_companion_for_gap_vs_u(claims):
@@ -224,6 +227,7 @@ def test_studies_at_a_glance_shows_verdicts_and_names_missing_studies() -> None:
     table = sections.studies_at_a_glance({"ADMM": claims, "voting": None, "ls": claims.iloc[:0]})
     admm = table[table["study"] == "ADMM"].set_index("id")
     assert admm.loc["Z1", ["verdict", "for", "against"]].tolist() == ["MIXED", 1, 1]
-    assert admm.loc["Z2", "informative"] == 1
+    assert admm.loc["Z1", "in words"] == "holds in 1 of 3 cells that can decide, fails in 1 (1 against, 0 with no effect)"
+    assert admm.loc["Z2", "uninformative"] == 2 and admm.loc["Z1", "where"] == "against: Adult (α=10)"
     missing = table[table["study"].isin(["voting", "ls"])]
     assert len(missing) == 2 and (missing["claim"] == "not run in this build").all()

@@ -71,9 +71,12 @@ def test_conclusion_is_short_plain_and_counted_from_the_frame(frame):
     assert text.startswith("**Paper S.** Of its five claims (as printed), one fails, one holds only in part, "
                            "one is underpowered, ")
     # a MIXED claim is not listed under "Fails": it holds in part, with both counts
-    assert "Fails: method C beats the baseline (fails in 1 of 5 cells)." in text
-    assert "Holds in part: method B beats the baseline (4 cells for, 1 against)" in text
-    assert "Holds: method A beats the baseline (on 2 of 5 cells)" in text and "(all settings)" not in text
+    # fails in 1 of 1: a claim decided by one cell does not repeat its count
+    assert "Fails: method C beats the baseline." in text
+    assert ("Holds in part: method B beats the baseline (4 cells for, 1 against, 0 with no effect, of 5 cells that "
+            "can decide)") in text
+    assert "Holds: method A beats the baseline (in 2 of 2 cells that can decide)" in text
+    assert "(all settings)" not in text
     assert "Equal privacy: five hold." in text and text.endswith("36× the ε it claims.")
     assert verdicts.word_count(text) <= verdicts.MAX_WORDS
     many = pd.concat([frame.assign(claim_id=frame["claim_id"] + str(i), claim="A rather long claim " * 6,
@@ -102,7 +105,8 @@ def test_the_conclusion_gives_the_reason_of_an_uninformative_verdict_not_a_blank
     assert "two cannot be judged (reference unconverged, at chance)" in text
     assert "methods at chance" not in text
     page = verdicts.verdict_matrix_html(rows, {"s": "Paper S"}, lambda s, r, c: c)
-    assert "UNINFORMATIVE (reference unconverged)" in page
+    assert "UNINFORMATIVE: none of its 5 cells can be judged (reference unconverged)" in page
+    assert "Hamm&#x27;s soft vote" in page and "hamm_soft" not in page  # display names, not raw ids
 
 
 def test_the_cells_that_decided_a_verdict_include_those_with_no_effect():
@@ -121,28 +125,57 @@ def _row(verdict: str, n_cells: int, n_for: int, n_against: int, **extra) -> pd.
                       "n_for": n_for, "n_against": n_against, **extra})
 
 
-def test_each_cell_shows_its_support_and_the_reason_of_a_verdict_that_decides_nothing(frame):
-    """Issue 46: a HOLDS on one cell of 120 reads differently from one on 56 of 56; MIXED shows both
-    sides; a verdict that decides nothing shows the claims engine's ``reason`` when there is one."""
-    assert verdicts.support(_row("HOLDS", 120, 1, 0)) == "1/120 cells for"
-    assert verdicts.support(_row("HOLDS", 1, 1, 0)) == "1/1 cell for"
-    assert verdicts.support(_row("FAILS", 12, 0, 3)) == "3/12 cells against"
-    assert verdicts.support(_row("MIXED", 120, 11, 2)) == "in part: 11 for, 2 against"
-    assert verdicts.support(_row("UNINFORMATIVE", 8, 0, 0)) == "at chance in 8/8"
-    assert verdicts.support(_row("INCONCLUSIVE", 8, 0, 0, reason="reference unconverged")) == "reference unconverged"
-    with_reason = frame.assign(reason=["", "", "", "underpowered", "at chance (Alg. 1)", *[""] * 5])
-    page = verdicts.verdict_matrix_html(with_reason, {"s": "Paper S"}, lambda s, r, c: f"claim-{s}-{c}")
-    shown = re.findall(r'<b>(\w+)</b><span>(\w+)</span><small class="mpdp-support">([^<]*)</small>', page)
-    assert shown[:5] == [("A", "HOLDS", "2/5 cells for"), ("B", "MIXED", "in part: 4 for, 1 against"),
-                         ("C", "FAILS", "1/5 cells against"), ("D", "UNDERPOWERED", "underpowered"),
-                         ("E", "UNINFORMATIVE", "at chance (Alg. 1)")]
-    # without the column (an older claims engine) the counts stand in for the reason
-    page = verdicts.verdict_matrix_html(frame, {"s": "Paper S"}, lambda s, r, c: f"claim-{s}-{c}")
-    assert "at chance in 5/5" in page and "no informative cell of 5" in page
+def test_each_verdict_says_what_it_is_made_of_in_plain_words():
+    """Issue 59 / 55 part 6: the cells that can decide, those for, against, with no effect, those that
+    need more repetitions and those that cannot be judged — never "0/3 cells against" for a FAILS made
+    of no-effect cells."""
+    holds = _row("HOLDS", 60, 18, 0, n_informative=59, n_underpowered=36, n_no_effect=0, n_uninformative=1)
+    holds["n_against"] = 5  # (not a HOLDS the engine gives: the words say what the counts are)
+    assert verdicts.support(holds).startswith("holds in 18 of 59 cells that can decide; 36 need more repetitions; "
+                                              "1 cannot be judged")
+    fails = _row("FAILS", 3, 0, 0, n_informative=3, n_no_effect=3)
+    assert verdicts.support(fails) == "fails in 3 of 3 cells that can decide (0 against, 3 with no effect), holds in none"
+    mixed = _row("MIXED", 12, 1, 4, n_informative=12, n_no_effect=7)
+    assert verdicts.support(mixed) == ("holds in 1 of 12 cells that can decide, fails in 11 (4 against, 7 with no "
+                                       "effect)")
+    under = _row("UNDERPOWERED", 8, 0, 0, n_informative=6, n_underpowered=6, n_uninformative=2, reps_needed=72.0)
+    assert verdicts.support(under) == ("no cell decides: 6 of 6 cells that can decide need more repetitions (about 72 "
+                                       "each); 2 cannot be judged")
+    stutter = _row("UNDERPOWERED", 1, 0, 0, reason="underpowered: 2 repetition(s), too few for an interval")
+    assert "underpowered" not in verdicts.support(stutter).lower()
+    assert verdicts.support(_row("UNINFORMATIVE", 8, 0, 0, reason="at chance (jayaraman, wddp)")) == (
+        "none of its 8 cells can be judged (at chance (Jayaraman, WD-DP))")
+    assert verdicts.composition_words(mixed) == "1 for, 4 against, 7 no effect"
+
+
+def test_each_matrix_cell_shows_its_composition_as_a_bar_and_counts_missing_columns_from_the_cells(frame):
+    """The matrix's bar: one segment per kind of cell, as wide as its count, with the count on hover;
+    counts verdicts.parquet lacks (an older engine's n_uninformative, n_no_data) come from cells.parquet."""
+    cells = tables.cells_frame(pd.DataFrame([
+        {"study": "s", "claim_id": "B", "reading": "paper", "cell": f"k={i}", "dataset": "adult", "informative": True,
+         "estimate": 0.0, "lo": -1.0, "hi": 1.0, "cell_verdict": v}
+        for i, v in enumerate(["for", "for", "for", "for", "against", "uninformative", "no_data"])]))
+    full = verdicts.with_composition(frame, cells)
+    b = full[(full["claim_id"] == "B") & (full["reading"] == "paper")].iloc[0]
+    assert (b["n_uninformative"], b["n_no_data"], b["hedge"]) == (1, 1, "")
+    present = verdicts.with_composition(frame.assign(n_uninformative=7, n_no_data=0), cells)
+    assert (present["n_uninformative"] == 7).all()  # the engine's column wins
+    page = verdicts.verdict_matrix_html(full.assign(hedge=["", "for most values of α", *[""] * 8]),
+                                        {"s": "Paper S"}, lambda s, r, c: f"claim-{s}-{c}")
+    bar = re.search(r'<b>B<sup[^>]*>\*</sup></b><span>MIXED</span><span class="mpdp-comp"[^>]*>(.*?)</span>', page)
+    assert bar, page
+    assert re.findall(r'class="c-(\w+)" style="flex-grow:(\d+)" title="([^"]*)"', bar[1]) == [
+        ("for", "4", "4 for"), ("against", "1", "1 against"), ("uninformative", "1", "1 uninformative")]
+    assert "the paper: “for most values of α”" in page
+    assert page.count('class="mpdp-comp"') == len(frame)
+    # the legend states the engine's counting rules (docs/claims.md "Verdicts")
+    assert "MIXED</span></span> cells for the claim, and cells against it or with no effect" in page
+    assert "FAILS</span></span> cells against the claim or with no effect, none for it" in page
+    assert "HOLDS</span></span> cells for the claim, none against it or with no effect" in page
     # a verdict the report does not know (a newer engine's) still gets a cell and a legend entry
-    page = verdicts.verdict_matrix_html(frame.assign(verdict="UNDERPOWERED"), {"s": "Paper S"},
+    page = verdicts.verdict_matrix_html(frame.assign(verdict="NEWCLASS"), {"s": "Paper S"},
                                         lambda s, r, c: f"claim-{s}-{c}")
-    assert 'v-UNDERPOWERED"><span>UNDERPOWERED</span>' in page and ".v-UNDERPOWERED" in sections.REPORT_CSS
+    assert 'v-NEWCLASS"><span>NEWCLASS</span>' in page
 
 
 @pytest.mark.parametrize(("reading", "name"), [("paper", "as printed"), ("equal_privacy", "equal privacy"),
@@ -164,17 +197,18 @@ def test_the_matrix_links_each_cell_to_its_forest_plot(frame):
 
 def test_every_paper_gets_a_why_sentence_from_its_verdicts(frame):
     """Issue 46: a "why" per paper, also for the papers whose study computes no fact of its own."""
-    assert verdicts.why(frame) == "Why: the claim that method C beats the baseline fails in 1 of 5 cells, e.g. d5 (x=1)."
+    assert verdicts.why(frame) == ("Why: the claim that method C beats the baseline fails in 1 of 1 cell that can "
+                                   "decide, e.g. d5 (x=1).")
     holds = _verdicts([("paper", "A", "HOLDS", 5, 0), ("paper", "B", "HOLDS", 1, 0)])
     assert verdicts.why(holds) == ("Why: no cell goes against a claim that holds; the thinnest, method B beats the "
-                                   "baseline, rests on 1 of 5 cells.")
+                                   "baseline, rests on 1 of 1 cell that can decide.")
     undecided = _verdicts([("paper", c, "UNINFORMATIVE", 0, 0) for c in "ABC"]).assign(reason="at chance")
     assert verdicts.why(undecided) == "Why: three of its three claims decide nothing, most often (three): at chance."
     # without the engine's reason, what the verdict means, counted over the claims (not per support)
     mixed = _verdicts([("paper", c, "UNINFORMATIVE", 0, 0) for c in "AB"] + [("paper", "C", "UNDERPOWERED", 0, 0)])
     assert verdicts.why(mixed) == ("Why: three of its three claims decide nothing, most often (two): a "
                                    "method the claim needs is at chance, or its reference has not converged.")
-    assert verdicts.conclusion(holds, "Paper S").endswith("rests on 1 of 5 cells.")
+    assert verdicts.conclusion(holds, "Paper S").endswith("rests on 1 of 1 cell that can decide.")
     # facts of the study replace the generic sentence
     assert "Why:" not in verdicts.conclusion(holds, "Paper S", ["It spends 36× the ε it claims."])
 
@@ -201,4 +235,4 @@ def test_a_paper_name_the_claim_repeats_is_said_once():
 def test_a_claim_that_holds_on_its_only_cell_says_so():
     """Issue 46: Z1 and LS1-t hold on 1 of 1 cell; the conclusion says how thin that is."""
     one = _verdicts([("-", "Z1", "HOLDS", 1, 0)]).assign(n_cells=1, n_informative=1)
-    assert "Holds: method Z1 beats the baseline (on 1 of 1 cell)." in verdicts.conclusion(one, "Paper S")
+    assert "Holds: method Z1 beats the baseline (in 1 of 1 cell that can decide)." in verdicts.conclusion(one, "Paper S")

@@ -29,6 +29,7 @@ from mpdp.claims.tables import reading_label  # noqa: E402
 from mpdp.figures import style  # noqa: E402
 from mpdp.figures.check import renderer_of  # noqa: E402
 from mpdp.figures.plot import save_figure  # noqa: E402
+from mpdp.report import names  # noqa: E402
 
 #: drawn cell verdict -> (colour, marker, legend text); the map's colours (mpdp.claims.maps), the
 #: underpowered one darker so that a point on white stays visible
@@ -57,25 +58,48 @@ def name(study: str, reading: str, claim_id: str) -> str:
     return "forest_" + "_".join(re.sub(r"[^A-Za-z0-9]+", "-", str(p)).strip("-").lower() for p in parts)
 
 
-def thresholds(kind: str, direction: str, margin: float) -> list[tuple[float, str]]:
-    """The lines the engine tests a cell's estimate against (mpdp.claims.engine._thresholds):
-    (value, label) of the claim's margin and of no effect."""
+def thresholds(kind: str, direction: str, margin: float, delta: float = 0.0) -> list[tuple[float, str]]:
+    """The lines the engine tests a cell's estimate against (docs/claims.md "Verdicts"): (value, label)
+    of no effect and of the claim's practical margin ±δ on both sides — a cell is for the claim when
+    its interval lies beyond δ in the claimed direction, against beyond δ the other way, no effect
+    within ±δ. A bound claim: the allowed share above the bound."""
     if kind == "bound":
         return [(margin, f"allowed share above the bound ({margin:g})")]
-    m = abs(float(margin))
+    m = abs(float(delta)) or abs(float(margin))
     if direction == "equivalence":  # within ±m: for; beyond it: against
-        return [(-m, f"equivalence margin ±{m:g}"), (m, "")]
+        return [(-m, f"equivalence margin ±{m:g}"), (m, "")] if m else [(0.0, "no effect")]
     lines = [(0.0, "no effect")]
-    if direction == "greater" and m:
-        lines.append((m, f"margin +{m:g}"))
-    elif direction == "less" and m:
-        lines.append((-m, f"margin −{m:g}"))
+    if m:
+        lines += [(-m, f"practical margin ±{m:g}"), (m, "")]
     return lines
 
 
-def _x_label(verdict: pd.Series) -> str:
+def delta_of(verdict: pd.Series, cells: pd.DataFrame) -> float:
+    """The claim's practical margin δ: the cells' ``delta`` column (cells.parquet), else the verdict's."""
+    if "delta" in cells and len(cells):
+        values = pd.to_numeric(cells["delta"], errors="coerce").dropna()
+        if len(values):
+            return float(values.abs().max())
+    value = pd.to_numeric(pd.Series([verdict.get("delta", np.nan)]), errors="coerce").iloc[0]
+    return float(abs(value)) if pd.notna(value) else 0.0
+
+
+def sides(verdict: pd.Series, delta: float) -> str:
+    """Which side of the axis favours the claim, in words (the x-axis label's second line)."""
+    kind, direction = str(verdict.get("kind", "")), str(verdict.get("direction", ""))
+    d = f"{delta:g}"
+    if kind == "bound":
+        return "left of the allowed share: the bound holds; right of it: against the bound"
+    if direction == "equivalence":
+        return f"within ±{d}: for the claim (no difference); beyond: against it"
+    if direction == "less":
+        return f"← left of −{d}: for the claim · within ±{d}: no effect · right of +{d}: against it →"
+    return f"← left of −{d}: against the claim · within ±{d}: no effect · right of +{d}: for it →"
+
+
+def _x_label(verdict: pd.Series, delta: float = 0.0) -> str:
     if str(verdict.get("kind", "")) == "bound":
-        return "share of draws above the bound (95 % Clopper–Pearson interval)"
+        return "share of draws above the bound (95 % Clopper–Pearson interval)\n" + sides(verdict, delta)
     scale = SCALES.get(str(verdict.get("effect_scale", "")), str(verdict.get("effect_scale", "")) or "estimate")
     metric = str(verdict.get("metric", "") or "")
     summary = str(verdict.get("summary", "") or "")
@@ -87,20 +111,26 @@ def _x_label(verdict: pd.Series) -> str:
             " (log₁₀)" if scale != "difference" else "")
     else:
         what = f"{scale} in {metric.replace('_', ' ')}" if metric else scale
-    return f"{what} ({summary or 'estimate'} over repetitions, 95 % interval)"
+    return f"{what} ({summary or 'estimate'} over repetitions, 95 % interval)\n{sides(verdict, delta)}"
 
 
 def _cell_label(cell: str) -> str:
-    """A cell's setting without the data set the panel already names."""
-    return str(cell).split(": ", 1)[-1]
+    """A cell's setting without the data set the panel already names (raw ids as display names)."""
+    return names.prose(str(cell).split(": ", 1)[-1])
+
+
+def not_drawn(cells: pd.DataFrame) -> list[str]:
+    """The cells a forest plot does not draw, counted: "3 uninformative", "1 without data"."""
+    counts = cells["cell_verdict"].value_counts()
+    return [f"{int(counts.get(v, 0))} {what}" for v, what in (("uninformative", "uninformative"),
+                                                              ("identical", "identical by construction"),
+                                                              ("no_data", "without data")) if counts.get(v, 0)]
 
 
 def subtitle(verdict: pd.Series, cells: pd.DataFrame) -> str:
     """The verdict, its support and the cells not drawn."""
     counts = cells["cell_verdict"].value_counts()
-    left = [f"{int(counts.get(v, 0))} {what}" for v, what in (("uninformative", "uninformative"),
-                                                                ("identical", "identical by construction"),
-                                                                ("no_data", "without data")) if counts.get(v, 0)]
+    left = not_drawn(cells)
     drawn = int(sum(counts.get(v, 0) for v in DRAWN))
     text = (f"{verdict['verdict']}: {int(counts.get('for', 0))} for, {int(counts.get('against', 0))} against, "
             f"{int(counts.get('no_effect', 0))} no effect, {int(counts.get('underpowered', 0))} underpowered "
@@ -108,16 +138,54 @@ def subtitle(verdict: pd.Series, cells: pd.DataFrame) -> str:
     return text + (f"; not drawn: {', '.join(left)}" if left else "")
 
 
+def drawn_cells(cells: pd.DataFrame) -> pd.DataFrame:
+    """The cells a forest plot draws: informative, with a finite estimate."""
+    return cells[cells["cell_verdict"].isin(list(DRAWN)) & np.isfinite(cells["estimate"].astype(float))]
+
+
+def caption(verdict: pd.Series, cells: pd.DataFrame) -> str:
+    """The caption of a claim's forest plot, from what :func:`figure` draws: its panels, the lines it
+    draws (no effect, ±δ or the allowed share), the colours of the verdicts it shows, the side that
+    favours the claim and the cells it leaves out."""
+    drawn = drawn_cells(cells)
+    delta = delta_of(verdict, cells)
+    lines = thresholds(str(verdict.get("kind", "")), str(verdict.get("direction", "")),
+                       float(verdict.get("margin", 0.0) or 0.0), delta)
+    reading = reading_label(str(verdict.get("reading", "")))
+    head = f"{verdict['claim_id']}{f' ({reading})' if reading else ''}, {verdict['verdict']}"
+    if drawn.empty:
+        text = f"{head}: no informative cell, nothing drawn."
+    else:
+        panels = [names.dataset(d) for d in dict.fromkeys(drawn["dataset"].astype(str))]
+        shown = drawn["cell_verdict"].value_counts()
+        colours = "; ".join(f"{COLOUR_WORDS[v]}: {DRAWN[v][2]} ({int(shown[v])})" for v in DRAWN if shown.get(v, 0))
+        drawn_lines = ", ".join(
+            ("no effect (solid line)" if label == "no effect" else f"{label} (dashed)") for _, label in lines if label)
+        text = (f"{head}: each informative cell's estimate with its 95 % interval, one panel per data set "
+                f"({', '.join(panels)}), against {drawn_lines}. {colours}. Reading the axis: "
+                f"{sides(verdict, delta).replace('←', '').replace('→', '').strip()}.")
+    left = not_drawn(cells)
+    return text + (f" Not drawn: {', '.join(left)} cells." if left else "")
+
+
+#: the colour of each drawn cell verdict, in words (the caption)
+COLOUR_WORDS: dict[str, str] = {"for": "green circles", "against": "vermillion squares",
+                                "no_effect": "orange diamonds", "underpowered": "dark-yellow triangles"}
+
+
 def figure(cells: pd.DataFrame, verdict: pd.Series) -> Figure:
     """The forest plot of one claim and reading (``cells``: its rows of cells.parquet)."""
-    drawn = cells[cells["cell_verdict"].isin(list(DRAWN)) & np.isfinite(cells["estimate"].astype(float))]
+    drawn = drawn_cells(cells)
     datasets = list(dict.fromkeys(drawn["dataset"].astype(str)))
     reading = str(verdict.get("reading", ""))
     title = f"{verdict['claim_id']}" + (f" ({reading_label(reading)})" if reading_label(reading) else "")
     title += f": {verdict['claim']}"
+    hedge = str(verdict.get("hedge", "") or "").strip()
+    title += f" — the paper: “{hedge}”" if hedge else ""
     head = "\n".join(textwrap.wrap(title, 100)) + "\n" + "\n".join(textwrap.wrap(subtitle(verdict, cells), 110))
+    delta = delta_of(verdict, cells)
     lines = thresholds(str(verdict.get("kind", "")), str(verdict.get("direction", "")),
-                       float(verdict.get("margin", 0.0) or 0.0))
+                       float(verdict.get("margin", 0.0) or 0.0), delta)
     sizes = [int((drawn["dataset"] == ds).sum()) for ds in datasets]
     n_head = head.count("\n") + 1
     height = 0.3 + 0.2 * n_head + sum(PANEL_IN + ROW_IN * n for n in sizes) + 1.2
@@ -145,14 +213,18 @@ def figure(cells: pd.DataFrame, verdict: pd.Series) -> Figure:
         for value, _ in lines:
             ax.axvline(value, color="#222222" if value == 0 else "#0072B2", linewidth=1.0,
                        linestyle="-" if value == 0 else "--", zorder=1)
+        band = sorted(v for v, _ in lines if v != 0)
+        if len(band) == 2:  # the no-effect zone within ±δ
+            ax.axvspan(band[0], band[1], color="#0072B2", alpha=0.07, zorder=0, linewidth=0)
         ax.set_yticks(y)
         ax.set_yticklabels([_cell_label(c) for c in rows["cell"]])
         ax.set_ylim(-0.7, len(rows) - 0.3)
         ax.set_ylabel("")
         ax.set_xlabel("")
-        ax.set_title(f"{ds} ({len(rows)} informative cell{'s' if len(rows) != 1 else ''})", loc="left")
+        ax.set_title(f"{names.dataset(ds)} ({len(rows)} informative cell{'s' if len(rows) != 1 else ''})",
+                     loc="left")
         ax.grid(axis="y", visible=False)
-    axes[-1].set_xlabel(_x_label(verdict))
+    axes[-1].set_xlabel(_x_label(verdict, delta))
     handles = [Line2D([], [], color=c, marker=m, linestyle="", markersize=7) for c, m, _ in DRAWN.values()]
     labels = [t for _, _, t in DRAWN.values()]
     for value, label in lines:

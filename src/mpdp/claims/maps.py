@@ -26,6 +26,7 @@ from matplotlib.patches import Patch  # noqa: E402
 from mpdp.claims.tables import reading_label  # noqa: E402
 from mpdp.figures import style  # noqa: E402
 from mpdp.figures.plot import save_figure  # noqa: E402
+from mpdp.report import names as display  # noqa: E402
 
 #: cell verdict -> (code, colour, legend text)
 COLOURS: dict[str, tuple[int, str, str]] = {
@@ -90,22 +91,22 @@ def _matrices(cells: pd.DataFrame, study: str, verdicts: pd.DataFrame | None = N
     return labels, out, names
 
 
-def figure(cells: pd.DataFrame, study: str, verdicts: pd.DataFrame | None = None) -> plt.Figure:
+def figure(cells: pd.DataFrame, study: str, verdicts: pd.DataFrame | None = None, title: str = "") -> plt.Figure:
     """The verdict map of ``study`` (a message panel when it has no cells); ``verdicts`` adds each
-    claim's verdict to its row label."""
+    claim's verdict to its row label; ``title`` replaces the generic title (e.g. with the paper's name)."""
     labels, mats, names = _matrices(cells, study, verdicts)
     cmap = ListedColormap([c for _, c, _ in sorted(COLOURS.values())])
     if not mats:
         fig, ax = plt.subplots(figsize=(6, 1.5))
         ax.axis("off")
-        ax.text(0.5, 0.5, f"No claim cells for {study} in this build.", ha="center", va="center")
+        ax.text(0.5, 0.5, "No claim cells for this study in this build.", ha="center", va="center")
         return fig
     least = max(3, int(np.ceil(0.12 * sum(m.shape[1] for m in mats.values()))))  # room for a panel's title
     widths = [max(m.shape[1], least) for m in mats.values()]
     total = sum(widths)
     fig_w = min(MAX_WIDTH_IN, max(10.0, 5.8 + 0.16 * total + 1.2 * len(mats)))
     ncol = 3
-    fig_h = 1.9 + 0.36 * len(labels)
+    fig_h = 2.3 + 0.36 * len(labels)
     fig, axes = plt.subplots(1, len(mats), figsize=(fig_w, fig_h), squeeze=False,
                              gridspec_kw={"width_ratios": widths, "wspace": 0.04})
     for j, (ax, (ds, mat)) in enumerate(zip(axes[0], mats.items(), strict=True)):
@@ -118,7 +119,7 @@ def figure(cells: pd.DataFrame, study: str, verdicts: pd.DataFrame | None = None
                 if text:
                     ax.text(c + 0.5, r + 0.5, str(text).replace(", ", "\n"), ha="center", va="center",
                             color="#222222")
-        ax.set_title(f"{ds}\n{int(np.isfinite(mat).sum())} cells")
+        ax.set_title(f"{display.dataset(ds)}\n{int(np.isfinite(mat).sum())} cells")
         ax.set_xticks([])
         ax.set_xlabel("")
         if j == 0:
@@ -131,10 +132,12 @@ def figure(cells: pd.DataFrame, study: str, verdicts: pd.DataFrame | None = None
             spine.set_color("#BBBBBB")
     handles = [Patch(facecolor=c, edgecolor="#888888", label=t) for _, c, t in sorted(COLOURS.values())]
     fig.legend(handles=handles, loc="lower center", ncol=ncol, frameon=False, bbox_to_anchor=(0.5, 0.0))
-    fig.suptitle(f"{study}: every cell of every claim, coloured by its verdict (Holm across a claim's cells)")
+    fig.suptitle(title or "Every cell of every claim, coloured by its verdict (Holm across a claim's cells)",
+                 y=1 - 0.08 / fig_h, va="top")
     legend_h = 0.3 * int(np.ceil(len(handles) / ncol)) + 0.2
     left = (max(map(len, labels)) * 0.075 + 0.3) / fig_w  # the row labels' width (10 pt DejaVu Sans)
-    fig.subplots_adjust(left=min(0.62, left), right=0.99, top=1 - 0.6 / fig_h, bottom=legend_h / fig_h)
+    # below the title (one line, ~0.3 in) the panels' two-line headings (~0.45 in): no overprinting
+    fig.subplots_adjust(left=min(0.62, left), right=0.99, top=1 - 0.95 / fig_h, bottom=legend_h / fig_h)
     return fig
 
 

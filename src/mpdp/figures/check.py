@@ -9,8 +9,11 @@ PNG at :data:`mpdp.figures.style.DPI`):
   box) of that axes or of the figure;
 * **text over a legend**: a free text (a note, an annotation) overlapping a legend;
 * **cut text**: a text (title, label, tick label, legend, free text) reaching beyond the figure;
-* **text over text**: two labels written over each other — titles, axis labels and the tick
-  labels of any axes (e.g. the x-label of one panel over its neighbour's, crowded tick labels);
+* **text over text**: two texts written over each other — the figure's title, titles, axis labels,
+  tick labels, free texts and legend entries of any axes (e.g. a title overprinted by the column
+  headings, the x-label of one panel over its neighbour's, crowded tick labels);
+* **stacked markers**: more than :data:`STACK_SHARE` of an axes' markers (and at least
+  :data:`STACK_MIN`) drawn on top of another marker (centres closer than half a marker);
 * **small text**: the smallest font, at the width the report shows the figure
   (:data:`COLUMN_PX`, never enlarged), below :data:`MIN_SHARE` of the report's body text
   (:data:`BODY_PX`).
@@ -157,9 +160,28 @@ def _labels(fig: Figure) -> list[Text]:
     return [t for t in out if t.get_visible() and t.get_text().strip()]
 
 
+def _written(fig: Figure) -> list[Text]:
+    """Every text whose box may not meet another's (issue 59): :func:`_labels`, the figure's title and
+    super labels, free texts of the figure and its axes, and each legend's title and entries."""
+    out = _labels(fig)
+    out += [t for t in (getattr(fig, "_suptitle", None), getattr(fig, "_supxlabel", None),
+                        getattr(fig, "_supylabel", None)) if t is not None]
+    out += list(fig.texts)
+    for ax in fig.axes:
+        if ax.get_visible():
+            out += list(ax.texts)
+    axes = [ax for ax in fig.axes if ax.get_visible()]
+    for legend in [*(ax.get_legend() for ax in axes), *fig.legends]:
+        if legend is not None and legend.get_visible():
+            out += [legend.get_title(), *legend.get_texts()]
+    seen: set[int] = set()
+    return [t for t in out if t.get_visible() and t.get_text().strip() and not (id(t) in seen or seen.add(id(t)))]
+
+
 def _overlapping_labels(fig: Figure, renderer) -> list[tuple[str, str]]:
-    """Pairs of labels (:func:`_labels`) whose boxes overlap by more than :data:`OVERLAP_PX`."""
-    labels = _labels(fig)
+    """Pairs of texts (:func:`_written`) whose boxes overlap by more than :data:`OVERLAP_PX` each way:
+    a title overprinted by column headings, crowded tick labels, a note over an axis label."""
+    labels = _written(fig)
     extents = [t.get_window_extent(renderer) for t in labels]
     found = []
     for i, (a, box_a) in enumerate(zip(labels, extents, strict=True)):
@@ -170,6 +192,55 @@ def _overlapping_labels(fig: Figure, renderer) -> list[tuple[str, str]]:
             if dx > OVERLAP_PX and dy > OVERLAP_PX and not same:  # (one label drawn twice: a twin axes')
                 found.append((a.get_text(), b.get_text()))
     return found
+
+
+#: markers whose centres are closer than this share of their size are drawn on top of each other
+STACK_DISTANCE = 0.5
+#: an axes fails when more than this share of its markers (and at least :data:`STACK_MIN` of them)
+#: lie on top of another one
+STACK_SHARE = 0.25
+STACK_MIN = 6
+
+
+def _markers(ax: Axes) -> tuple[np.ndarray, float]:
+    """Display coordinates of the free-standing markers of ``ax`` (markers drawn without a joining line,
+    scatter points; two curves running together are seen as lines) and their typical size in px."""
+    from mpdp.figures import style
+
+    points, sizes = [], []
+    for line in ax.get_lines():
+        if (not line.get_visible() or line.get_marker() in (None, "None", "", " ", ",") or _is_reference(line)
+                or line.get_linestyle() not in ("None", "", " ")  # a curve's markers are joined: not a cloud
+                or isinstance(line.get_marker(), int) or line.get_marker() in ("_", "|")):  # error-bar caps
+            continue
+        xy = np.column_stack([np.asarray(line.get_xdata(), float), np.asarray(line.get_ydata(), float)])
+        if xy.size:
+            points.append(line.get_transform().transform(xy))
+            sizes.append(line.get_markersize() * style.DPI / 72)
+    for collection in ax.collections:
+        offsets = np.asarray(collection.get_offsets(), float)
+        if (type(collection).__name__ == "PathCollection" and collection.get_visible()
+                and offsets.ndim == 2 and len(offsets)):
+            points.append(collection.get_offset_transform().transform(offsets))
+            area = np.asarray(collection.get_sizes(), float)
+            sizes.append(float(np.sqrt(area.mean())) * style.DPI / 72 if area.size else 6.0)
+    if not points:
+        return np.empty((0, 2)), 0.0
+    xy = np.vstack(points)
+    keep = np.isfinite(xy).all(axis=1) & _in(ax.get_window_extent(), xy, -1.0) if len(xy) else np.array([], bool)
+    return xy[keep], float(np.median(sizes))
+
+
+def stacked(ax: Axes) -> tuple[int, int]:
+    """(markers on top of another marker, markers) of ``ax``: centres closer than
+    :data:`STACK_DISTANCE` of the marker size (issue 59: about 40 markers at ε = 1)."""
+    xy, size = _markers(ax)
+    if len(xy) < 2:
+        return 0, len(xy)
+    from scipy.spatial import cKDTree
+
+    nearest, _ = cKDTree(xy).query(xy, k=2)  # the point itself, then its nearest other marker
+    return int((nearest[:, 1] < STACK_DISTANCE * max(size, 1.0)).sum()), len(xy)
 
 
 def renderer_of(fig: Figure) -> RendererBase:
@@ -212,6 +283,11 @@ def check(fig: Figure, name: str = "figure") -> Layout:
     for ax in fig.axes:
         if not ax.get_visible():
             continue
+        n_stacked, n_markers = stacked(ax)
+        if n_stacked >= STACK_MIN and n_stacked > STACK_SHARE * n_markers:
+            title = ax.get_title() or ax.get_title(loc="left") or "an axes"
+            layout.problems.append(f"{n_stacked} of {n_markers} markers of {title[:40]!r} lie on top of another "
+                                   f"marker (more than {STACK_SHARE:.0%})")
         points = _points(ax)
         if not len(points):
             continue

@@ -295,6 +295,23 @@ def export_html(nb: nbformat.NotebookNode, title: str) -> str:
     return add_navigation(body)
 
 
+def machine_paths_removed(page: str, context: Mapping[str, Any]) -> str:
+    """``page`` with no absolute path of the machine that built it (issue 59): the data mirror
+    (``invocation.mirror``) named relative to the project folder (``repo_root``), and any path inside
+    the project folder relative to it. A safety net under the sections, which print relative paths."""
+    root = context.get("repo_root")
+    if not root:
+        return page
+    roots = list(dict.fromkeys([os.path.abspath(root), os.path.realpath(root)]))
+    mirror = (context.get("invocation") or {}).get("mirror")
+    if mirror and os.path.isabs(str(mirror)):
+        for path in dict.fromkeys([os.path.abspath(mirror), os.path.realpath(mirror)]):
+            page = page.replace(path, Path(os.path.relpath(path, roots[0])).as_posix())
+    for path in sorted(roots, key=len, reverse=True):
+        page = page.replace(path + os.sep, "").replace(path, ".")
+    return page
+
+
 def render_report(
     notebook: str | Path,
     context: Mapping[str, Any],
@@ -313,6 +330,6 @@ def render_report(
     notebook = Path(notebook)
     nb = load_notebook(notebook)
     execute_notebook(nb, context, Path(workdir), notebook, timeout)
-    html = export_html(nb, title)
+    html = machine_paths_removed(export_html(nb, title), context)
     with atomic_path(out_html) as tmp:
         tmp.write_text(html, encoding="utf-8")

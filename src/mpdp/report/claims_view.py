@@ -17,11 +17,14 @@ from typing import Any
 import pandas as pd
 
 from mpdp.claims import forest, tables
+from mpdp.report import names, verdicts
 
 #: display columns of a verdict row
 VERDICT_DISPLAY: dict[str, str] = {
-    "claim_id": "id", "claim": "claim", "verdict": "verdict", "reason": "reason", "n_cells": "cells",
-    "n_informative": "informative", "n_for": "for", "n_against": "against", "delta": "margin ±δ",
+    "claim_id": "id", "claim": "claim", "hedge": "the paper's own hedge", "verdict": "verdict", "reason": "reason",
+    "n_cells": "cells", "n_informative": "can decide", "n_for": "for", "n_against": "against",
+    "n_no_effect": "no effect", "n_underpowered": "underpowered", "n_uninformative": "uninformative",
+    "n_no_data": "no data", "delta": "margin ±δ",
     "mde": "mde (median)", "equivalence": "equivalence (TOST)", "guard_rule": "above chance by",
     "where": "where", "source": "source",
 }
@@ -61,22 +64,16 @@ def load(ctx: Mapping[str, Any] | None) -> ClaimsTables:
         return EMPTY
     maps = {s: p for s, p in (ctx.get("maps") or {}).items() if p and Path(p).is_file()}
     forests = {s: p for s, p in (ctx.get("forests") or {}).items() if p and Path(p).is_dir()}
-    return ClaimsTables(tables.read_verdicts(ctx["verdicts"]), tables.read_cells(ctx["cells"]), maps, forests)
+    cells = tables.read_cells(ctx["cells"])
+    # every count of a verdict's composition, counted from the cells where verdicts.parquet lacks it
+    return ClaimsTables(verdicts.with_composition(tables.read_verdicts(ctx["verdicts"]), cells), cells, maps, forests)
 
 
 def forest_caption(claims: ClaimsTables, row: pd.Series) -> str:
-    """What a claim's forest plot shows and what to look at (its counts from cells.parquet)."""
+    """The caption of a claim's forest plot, generated from what it draws (:func:`mpdp.claims.forest.caption`)."""
     cells = claims.cells[(claims.cells["study"] == row["study"]) & (claims.cells["claim_id"] == row["claim_id"])
                          & (claims.cells["reading"] == row["reading"])]
-    counts = cells["cell_verdict"].value_counts()
-    hidden = [f"{int(counts.get(v, 0))} {w}" for v, w in (("uninformative", "uninformative"),
-                                                          ("no_data", "without data")) if counts.get(v, 0)]
-    reading = tables.reading_label(str(row["reading"]))
-    return (f"{row['claim_id']}{f' ({reading})' if reading else ''}, {row['verdict']}: each informative cell's "
-            "estimate with its 95 % interval, one panel per data set, against the claim's margin (dashed) and "
-            "no effect (solid); green: for the claim, vermillion: against it, gold: not significant after Holm. "
-            "Look for intervals wholly beyond the margin (support) or on the wrong side of no effect (against)."
-            + (f" Not drawn: {', '.join(hidden)} cells." if hidden else ""))
+    return forest.caption(row, cells)
 
 
 def forest_items(claims: ClaimsTables, study: str) -> list[tuple[str, str, str]]:
@@ -116,7 +113,15 @@ def verdict_table(rows: pd.DataFrame) -> pd.DataFrame:
     margin ±δ, the median minimum detectable effect, the equivalence test's result, where, source."""
     if rows.empty:
         return pd.DataFrame(columns=list(VERDICT_DISPLAY.values()))
+    rows = verdicts.with_composition(rows)
     out = rows[[c for c in VERDICT_DISPLAY if c in rows]].copy()
+    if "hedge" in out and not out["hedge"].astype(str).str.strip().any():
+        out = out.drop(columns="hedge")
+    out.insert(out.columns.get_loc("verdict") + 1, "in words", [verdicts.support(r) for r in rows.itertuples()])
+    for col in ("reason", "where"):
+        if col in out:
+            out[col] = [names.prose(str(t), str(v)) if pd.notna(t) else ""
+                        for t, v in zip(out[col], rows["verdict"], strict=True)]
     for col in ("delta", "mde"):
         if col in out:
             out[col] = out[col].map(lambda v: f"{v:.2g}" if pd.notna(v) else "—")

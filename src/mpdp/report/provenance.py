@@ -87,7 +87,7 @@ def git_state(repo_root: str | Path) -> GitState:
     root = Path(repo_root)
     commit = _git(root, "rev-parse", "HEAD")
     if not commit:
-        return GitState(f"unknown ({root} is not a git checkout or has no commit)", None, "unknown")
+        return GitState("unknown (the project folder is not a git checkout or has no commit)", None, "unknown")
     status = _git(root, "status", "--porcelain", "--untracked-files=no")
     dirty = None if status is None else bool(status)
     describe = _git(root, "describe", "--always", "--dirty") or commit[:12]
@@ -196,6 +196,14 @@ def raw_checksums(cards: Mapping[str, Mapping[str, Any] | None]) -> pd.DataFrame
     return pd.DataFrame(rows, columns=["dataset", "file", "sha256"])
 
 
+def relative_path(path: str | Path, root: str | Path) -> str:
+    """``path`` relative to the project folder ``root`` (``../shared/datasets``), so that a report
+    names no absolute path of the machine that built it; a relative ``path`` is kept."""
+    if not os.path.isabs(str(path)):
+        return str(path)
+    return Path(os.path.relpath(os.path.abspath(path), os.path.abspath(root))).as_posix()
+
+
 #: the config file the Snakefile always loads first (``configfile:`` directive)
 DEFAULT_CONFIGFILE = "config/config.yaml"
 
@@ -220,14 +228,17 @@ class Invocation:
         """Every config file read, lowest precedence first."""
         return (self.default_configfile, *self.cli_configfiles)
 
-    def command(self, *targets: str) -> str:
-        """A shell command that rebuilds exactly the outputs of this invocation."""
+    def command(self, *targets: str, root: str | Path | None = None) -> str:
+        """A shell command that rebuilds exactly the outputs of this invocation, run in the project's
+        folder; with ``root`` (that folder) the mirror is named relative to it (issue 59: no path of
+        the builder's machine in the report)."""
         words = ["snakemake", "--cores", "all", *targets]
         if self.cli_configfiles:
             words += ["--configfile", *self.cli_configfiles]
         if self.config_args:
             words += ["--config", *self.config_args]
-        prefix = f"MPDP_DATA_MIRROR={shlex.quote(self.mirror)} " if self.mirror else ""
+        mirror = relative_path(self.mirror, root) if self.mirror and root is not None else self.mirror
+        prefix = f"MPDP_DATA_MIRROR={shlex.quote(mirror)} " if mirror else ""
         return prefix + shlex.join(words)
 
     def describe(self) -> str:

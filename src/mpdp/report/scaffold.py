@@ -29,7 +29,7 @@ import pandas as pd
 from IPython.display import HTML, Markdown
 
 from mpdp.claims.tables import VERDICT_ORDER, paper_order
-from mpdp.report import images
+from mpdp.report import images, names, verdicts
 from mpdp.report.sections import callout, details, html_table, verdict_summary
 
 Block = HTML | Markdown
@@ -332,18 +332,20 @@ def paper_summary(section: StudySection) -> str:
     sentences = [f"**{section.paper}.** {len(ordered)} claims checked{where} ({link}{map_link}): "
                  + ", ".join(f"{n} {v}" for v, n in totals.items() if n) + "."]
 
+    ordered = verdicts.with_composition(ordered)
+
     def described(row: pd.Series) -> str:
         figures = _figure_links(section, row)
         return (_claim_link(section, str(row["claim_id"]), str(row["claim"]))
-                + f" — {row['verdict']}, {int(row['n_for'])} cells for, {int(row['n_against'])} against of "
-                  f"{int(row['n_informative'])} informative ({int(row['n_cells'])} cells; {row['where']})"
+                + f" — {row['verdict']}: {verdicts.support(row)} ({verdicts.composition_words(row)}; "
+                  f"{names.prose(str(row['where']))})"
                 + (f"; see {figures}" if figures else ""))
 
     bad = [described(r) for _, r in ordered.iterrows() if r["verdict"] in ("FAILS", "MIXED")]
     if bad:
         sentences.append("Does not replicate everywhere: " + "; ".join(bad) + ".")
-    open_claims = [f"[{r['claim_id']}](#{section.claim_anchor(str(r['claim_id']))}) ({r['verdict']}"
-                   + (f": {r['reason']}" if str(r.get("reason", "") or "") not in ("", "nan", "<NA>") else "") + ")"
+    open_claims = [f"[{r['claim_id']}](#{section.claim_anchor(str(r['claim_id']))}) ({r['verdict']}: "
+                   f"{verdicts.support(r)})"
                    for _, r in ordered.iterrows()
                    if r["verdict"] in ("VACUOUS", "IDENTICAL", "UNDERPOWERED", "UNINFORMATIVE")]
     if open_claims:

@@ -16,26 +16,39 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from mpdp.report import names, verdicts
+
 # --------------------------------------------------------------------------------------------
 # claims tables
 # --------------------------------------------------------------------------------------------
 
 
-#: columns of a claims summary row (from verdicts.parquet, :mod:`mpdp.claims.tables`)
-SUMMARY_COLUMNS: list[str] = ["id", "claim", "verdict", "cells", "informative", "for", "against", "where"]
+#: columns of a claims summary row (from verdicts.parquet, :mod:`mpdp.claims.tables`): the verdict, what it
+#: is made of in words and in counts (issue 59), where its cells lie
+SUMMARY_COLUMNS: list[str] = ["id", "claim", "verdict", "in words", "for", "against", "no effect", "underpowered",
+                              "uninformative", "cells", "where"]
 
 
 def verdict_summary(claims: pd.DataFrame) -> pd.DataFrame:
-    """Per claim (verdict rows of one reading): its verdict over all its cells and the counts.
+    """Per claim (verdict rows of one reading): its verdict over all its cells, what it is made of
+    (:func:`mpdp.report.verdicts.support`, the counts of :data:`mpdp.report.verdicts.COMPOSITION`) and
+    where its cells lie (display names, :func:`mpdp.report.names.prose`). A claim the paper itself
+    qualifies carries the hedge after its text.
 
     The verdict is the claims engine's (:func:`mpdp.claims.engine.claim_verdict`): never a
-    majority over data sets; ``where`` says where the cells for and against lie.
+    majority over data sets.
     """
     if claims.empty:
         return pd.DataFrame(columns=SUMMARY_COLUMNS)
-    out = claims.rename(columns={"claim_id": "id", "n_cells": "cells", "n_informative": "informative",
-                                 "n_for": "for", "n_against": "against"})
-    return out[SUMMARY_COLUMNS].reset_index(drop=True)
+    rows = verdicts.with_composition(claims).reset_index(drop=True)
+    claim = [f"{c} — the paper: “{h}”" if h else str(c) for c, h in zip(rows["claim"], rows["hedge"], strict=True)]
+    return pd.DataFrame({
+        "id": rows["claim_id"], "claim": claim, "verdict": rows["verdict"],
+        "in words": [verdicts.support(r) for r in rows.itertuples()],
+        "for": rows["n_for"], "against": rows["n_against"], "no effect": rows["n_no_effect"],
+        "underpowered": rows["n_underpowered"], "uninformative": rows["n_uninformative"], "cells": rows["n_cells"],
+        "where": [names.prose(str(w)) for w in rows["where"]],
+    })[SUMMARY_COLUMNS]
 
 
 def studies_at_a_glance(claims_by_study: Mapping[str, pd.DataFrame | None]) -> pd.DataFrame:
@@ -114,24 +127,34 @@ REPORT_CSS = """
 .v-UNDERPOWERED { background: #fff0b3; color: #3d3200; }
 .v-IDENTICAL { background: #d3e3ef; color: #12304a; }
 .v-UNINFORMATIVE { background: #e3e3e3; color: #333; }
-div.mpdp-vmatrix { display: grid; grid-template-columns: minmax(6em, 9em) 1fr;
-  gap: 4px 12px; align-items: center; margin: 0.5em 0; }
-.mpdp-vpaper { font-weight: 600; line-height: 1.2; }
-.mpdp-reading { font-weight: 400; font-size: 0.85em; color: #555; }
-.mpdp-vrow { display: flex; flex-wrap: wrap; gap: 4px; }
-a.mpdp-vcell, span.mpdp-vcell { display: inline-flex; flex-direction: column; align-items: center;
-  min-width: 4.8em; padding: 2px 11px 2px 4px; border-radius: 4px; text-decoration: none; font-size: 0.76em;
-  line-height: 1.25; border: 1px solid rgba(0,0,0,0.15); }
+div.mpdp-vmatrix { display: grid; grid-template-columns: minmax(5em, 8.5em) 1fr;
+  gap: 3px 10px; align-items: center; margin: 0.4em 0; }
+.mpdp-vpaper { font-weight: 600; line-height: 1.15; font-size: 0.9em; }
+.mpdp-reading { font-weight: 400; font-size: 0.9em; color: #555; white-space: nowrap; }
+.mpdp-vrow { display: flex; flex-wrap: wrap; gap: 3px; }
+a.mpdp-vcell, span.mpdp-vcell { display: inline-flex; flex-direction: column; align-items: stretch;
+  min-width: 4.6em; padding: 1px 10px 2px 4px; border-radius: 4px; text-decoration: none; font-size: 0.74em;
+  line-height: 1.2; border: 1px solid rgba(0,0,0,0.15); box-sizing: border-box; }
+a.mpdp-vcell > b, a.mpdp-vcell > span { white-space: nowrap; }
 a.mpdp-vcell:hover { outline: 2px solid #1f5fa8; }
-.mpdp-support { font-size: 0.85em; opacity: 0.85; white-space: nowrap; }
+.mpdp-comp { display: flex; height: 6px; margin-top: 2px; background: #fff; border: 1px solid rgba(0,0,0,0.25);
+  border-radius: 2px; overflow: hidden; }
+.mpdp-comp i { display: block; min-width: 2px; }
+.c-for { background: #009E73; } .c-against { background: #D55E00; } .c-no_effect { background: #E69F00; }
+.c-underpowered { background: #F0E442; } .c-identical { background: #56B4E9; }
+.c-uninformative { background: #9E9E9E; }
+i.mpdp-swatch { display: inline-block; width: 14px; height: 8px; border: 1px solid rgba(0,0,0,0.25); }
+sup.mpdp-hedge { font-weight: 400; }
 .v-IDENTICAL, .v-UNDERPOWERED { background: #f0ead8; color: #3d3200; }
 span.mpdp-vwrap { display: inline-flex; position: relative; }
-a.mpdp-forest { position: absolute; top: 1px; right: 3px; font-size: 0.8em; line-height: 1; color: #1f5fa8;
+a.mpdp-forest { position: absolute; top: 1px; right: 2px; font-size: 0.72em; line-height: 1; color: #1f5fa8;
   text-decoration: none; }
 a.mpdp-forest:hover { outline: 1px solid #1f5fa8; }
-ul.mpdp-vlegend { list-style: none; padding: 0; margin: 0.3em 0 1em 0; font-size: 0.85em;
-  display: flex; flex-wrap: wrap; gap: 2px 16px; }
-ul.mpdp-vlegend li { display: flex; align-items: center; gap: 6px; }
+ul.mpdp-vlegend { list-style: none; padding: 0; margin: 0.2em 0 0.2em 0; font-size: 0.8em; line-height: 1.25;
+  display: flex; flex-wrap: wrap; gap: 1px 14px; }
+ul.mpdp-vlegend li { display: flex; align-items: center; gap: 5px; }
+ul.mpdp-vlegend .mpdp-vcell { padding: 0 4px; min-width: 0; }
+ul.mpdp-clegend { margin-bottom: 0.8em; color: #333; }
 .mpdp-callout { border-left: 6px solid #1f5fa8; background: #eef4fb; padding: 8px 14px;
   margin: 0.6em 0; }
 .mpdp-callout.warning { border-color: #c62828; background: #fdecea; font-weight: 600; }

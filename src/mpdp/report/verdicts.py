@@ -19,34 +19,48 @@ from collections.abc import Callable, Mapping, Sequence
 
 import pandas as pd
 
-from mpdp.claims import tables
+from mpdp.report import names
 
 #: every verdict, worst first (the display order of the contract)
 VERDICT_ORDER: tuple[str, ...] = ("FAILS", "MIXED", "VACUOUS", "IDENTICAL", "UNDERPOWERED", "UNINFORMATIVE",
                                   "HOLDS")
 
-#: what each verdict means, for the matrix's legend
+#: what each verdict means, for the matrix's legend: the claims engine's counting rules
+#: (docs/claims.md "Verdicts"; a cell is *for* when its interval excludes effects smaller than the
+#: claim's margin δ in the claimed direction, *against* beyond δ the other way, *no effect* within ±δ)
 VERDICT_MEANING: dict[str, str] = {
-    "HOLDS": "the claim holds wherever the data can decide it",
-    "FAILS": "the opposite of the claim holds, or no effect beyond the claim's practical margin",
-    "MIXED": "holds on some data sets or settings, fails on others",
-    "VACUOUS": "true, but only because the bound or statement says nothing",
+    "HOLDS": "cells for the claim, none against it or with no effect",
+    "FAILS": "cells against the claim or with no effect, none for it",
+    "MIXED": "cells for the claim, and cells against it or with no effect",
+    "VACUOUS": "true, but only because the bound says nothing",
     "IDENTICAL": "the compared methods give bitwise-equal outputs: identical by construction, not evidence",
-    "UNDERPOWERED": "neither an effect nor its absence shown: too few repetitions for the margin (the reason "
-                    "says how many would do)",
+    "UNDERPOWERED": "no cell decides: too few repetitions for the claim's margin (the reason says how many "
+                    "would do)",
     "UNINFORMATIVE": "nothing to compare: a method the claim needs is at chance, or its reference has not "
-                     "converged (the reason says which)",
+                     "converged",
 }
 
 #: the legend's meaning of a verdict this module does not know (a newer claims engine's)
 _OTHER_MEANING = "see the reason under the verdict"
 
-#: verdicts that decide a claim: the matrix shows their support (cells for / against); the others
-#: show the claims engine's ``reason`` in words when verdicts.parquet has it
+#: verdicts that decide a claim (cells for, against or with no effect)
 DECISIVE: frozenset[str] = frozenset({"HOLDS", "FAILS", "MIXED"})
 
 #: the most words a paper's conclusion may have (issue 35: at most ~120)
 MAX_WORDS = 120
+
+#: what a verdict is made of (issue 59): cell verdict -> (count column, bar colour, words); the
+#: colours of the verdict maps (mpdp.claims.maps)
+COMPOSITION: dict[str, tuple[str, str, str]] = {
+    "for": ("n_for", "#009E73", "for"),
+    "against": ("n_against", "#D55E00", "against"),
+    "no_effect": ("n_no_effect", "#E69F00", "no effect"),
+    "underpowered": ("n_underpowered", "#F0E442", "underpowered"),
+    "identical": ("n_identical", "#56B4E9", "identical"),
+    "uninformative": ("n_uninformative", "#9E9E9E", "uninformative"),
+}
+#: the count columns of a verdict row the report reads (the engine's, else counted from the cells)
+COUNT_COLUMNS: tuple[str, ...] = (*(c for c, _, _ in COMPOSITION.values()), "n_no_data")
 
 
 # --------------------------------------------------------------------------------------------
@@ -63,7 +77,59 @@ def verdict_counts(frame: pd.DataFrame) -> dict[str, int]:
 
 def reading_label(reading: str) -> str:
     """The plain name of a reading in the matrix (empty for a study's only reading)."""
-    return tables.reading_label(reading)
+    return names.reading(reading)
+
+
+def with_composition(verdicts: pd.DataFrame, cells: pd.DataFrame | None = None) -> pd.DataFrame:
+    """``verdicts`` with every column of :data:`COUNT_COLUMNS` and a ``hedge`` column.
+
+    A column verdicts.parquet has is kept; one it lacks (an older claims engine's) is counted from
+    ``cells`` (cells.parquet: the rows of each claim and reading with that cell verdict), and
+    without cells ``n_uninformative`` is what is left of ``n_cells`` after the informative, identical
+    and no-data cells. ``hedge`` (the paper's own qualifier of a claim) is empty where absent."""
+    out = verdicts.copy()
+    key = ["study", "claim_id", "reading"]
+    counted = None
+    if cells is not None and not cells.empty and not out.empty:
+        counted = (cells.assign(_n=1).pivot_table(index=key, columns="cell_verdict", values="_n", aggfunc="sum",
+                                                  fill_value=0, observed=True))
+    for verdict, column in [*((v, c) for v, (c, _, _) in COMPOSITION.items()), ("no_data", "n_no_data")]:
+        if column in out and out[column].notna().all():
+            out[column] = out[column].astype(int)
+            continue
+        if counted is not None:
+            values = counted[verdict] if verdict in counted else pd.Series(0, index=counted.index)
+            found = [int(values.get(tuple(k), 0)) for k in out[key].astype(str).itertuples(index=False)]
+            fresh = pd.Series(found, index=out.index)
+        elif column == "n_uninformative":
+            rest = out["n_cells"].astype(int) - out["n_informative"].astype(int)
+            rest -= out["n_identical"].astype(int) if "n_identical" in out else 0
+            rest -= out["n_no_data"].astype(int) if "n_no_data" in out else 0
+            fresh = rest.clip(lower=0)
+        else:
+            fresh = pd.Series(0, index=out.index)
+        out[column] = (out[column].fillna(fresh) if column in out else fresh).astype(int)
+    hedge = out["hedge"] if "hedge" in out else pd.Series("", index=out.index)
+    out["hedge"] = hedge.map(lambda h: "" if not isinstance(h, str) else h.strip())
+    return out
+
+
+def _n(row: object, column: str) -> int:
+    value = getattr(row, column, 0)
+    return int(value) if pd.notna(value) else 0
+
+
+def composition(row: object) -> list[tuple[str, int]]:
+    """(cell verdict, count) of a verdict row, in :data:`COMPOSITION` order, counts > 0 only."""
+    return [(v, _n(row, c)) for v, (c, _, _) in COMPOSITION.items() if _n(row, c) > 0]
+
+
+def composition_words(row: object) -> str:
+    """The counts in words: "18 for, 5 against, 36 underpowered, 1 uninformative" (no-data cells too)."""
+    parts = [f"{k} {COMPOSITION[v][2]}" for v, k in composition(row)]
+    if _n(row, "n_no_data"):
+        parts.append(f"{_n(row, 'n_no_data')} without data")
+    return ", ".join(parts) or "no cell"
 
 
 def _count(n: int, one: str, many: str | None = None) -> str:
@@ -71,34 +137,47 @@ def _count(n: int, one: str, many: str | None = None) -> str:
 
 
 def support(row: object) -> str:
-    """How much evidence stands behind a verdict, in a few words (issue 46): the cells for or
-    against it out of the cells where the claim is defined, both sides for MIXED, and for a verdict
-    that decides nothing the claims engine's ``reason`` when the table has one.
+    """What a verdict is made of, in plain words a reader outside DP can read (issue 59): "holds in
+    18 of 59 cells that can decide; 36 need more repetitions".
 
-    ``row`` is a verdicts.parquet row (an ``itertuples`` record or a Series)."""
+    The cells that can decide are the informative ones (for, against, no effect, underpowered);
+    ``row`` is a verdicts.parquet row after :func:`with_composition` (an ``itertuples`` record or a
+    Series)."""
     verdict = str(row.verdict)  # type: ignore[attr-defined]
-    n_cells, n_for, n_against = (int(getattr(row, c)) for c in ("n_cells", "n_for", "n_against"))
+    n_cells, n_inf = _n(row, "n_cells"), _n(row, "n_informative")
+    n_for, n_against, n_none = _n(row, "n_for"), _n(row, "n_against"), _n(row, "n_no_effect")
+    n_under, n_uninf, n_ident = _n(row, "n_underpowered"), _n(row, "n_uninformative"), _n(row, "n_identical")
+    of = f"of {n_inf} cell{'s' if n_inf != 1 else ''} that can decide"
+    fails = f"{n_against} against, {n_none} with no effect"
     if verdict == "HOLDS":
-        return f"{n_for}/{_count(n_cells, 'cell')} for"
-    if verdict == "FAILS":
-        return f"{n_against}/{_count(n_cells, 'cell')} against"
-    if verdict == "MIXED":
-        return f"in part: {n_for} for, {n_against} against"
-    reason = getattr(row, "reason", None)
-    if isinstance(reason, str) and reason.strip():  # its head only: the whole reason is in the tooltip
-        head = reason.strip().split(":")[0].strip()
+        head = f"holds in {n_for} {of}"
+    elif verdict == "FAILS":
+        head = f"fails in {n_against + n_none} {of} ({fails}), holds in none"
+    elif verdict == "MIXED":
+        head = f"holds in {n_for} {of}, fails in {n_against + n_none} ({fails})"
+    elif verdict == "UNDERPOWERED":
         needed = pd.to_numeric(getattr(row, "reps_needed", None), errors="coerce")
-        if verdict == "UNDERPOWERED" and pd.notna(needed) and needed > 0:
-            return f"{head}: ~{int(needed)} reps needed"
-        return head
-    n_informative = int(row.n_informative)  # type: ignore[attr-defined]
-    if verdict == "VACUOUS":
-        return f"bound says nothing in {n_informative}/{n_cells}"
-    if verdict == "UNINFORMATIVE":
-        return f"at chance in {n_cells - n_informative}/{n_cells}"
-    if n_cells == 0:
-        return "no cell with data"
-    return f"undecided in {n_informative}/{n_cells}" if n_informative else f"no informative cell of {n_cells}"
+        head = f"no cell decides: {n_under} {of} need more repetitions" + (
+            f" (about {int(needed)} each)" if pd.notna(needed) and needed > 0 else "")
+        n_under = 0
+    elif verdict == "IDENTICAL":
+        head = f"the compared methods are identical by construction in {n_ident} of {_count(n_cells, 'cell')}"
+        n_ident = 0
+    elif verdict == "VACUOUS":
+        head = f"the bound says nothing in any of the {n_inf} cells that can decide"
+    elif verdict == "UNINFORMATIVE":
+        why = names.prose(_raw_reason(row), verdict)
+        head = (f"none of its {_count(n_cells, 'cell')} can be judged" if n_cells else "no cell with data") + (
+            f" ({why})" if why else "")
+        n_uninf = 0
+    else:
+        why = names.prose(_raw_reason(row), verdict)
+        head = why or f"{n_inf} {of.removeprefix('of ')}"
+    tail = [f"{n_under} need{'s' if n_under == 1 else ''} more repetitions" if n_under else "",
+            f"{n_uninf} cannot be judged" if n_uninf else "",
+            f"{n_ident} identical by construction" if n_ident else "",
+            f"{_n(row, 'n_no_data')} without data" if _n(row, "n_no_data") and verdict != "UNINFORMATIVE" else ""]
+    return "; ".join([head, *(t for t in tail if t)])
 
 
 def _short_claim(text: str) -> str:
@@ -109,6 +188,28 @@ def _short_claim(text: str) -> str:
     return re.sub(r"^([^:]+): (?=\1\b)", "", short)
 
 
+def composition_html(row: object) -> str:
+    """The stacked bar of a verdict's composition: one segment per cell verdict, as wide as its
+    count, each with its count as tool-tip (:data:`COMPOSITION`)."""
+    parts = composition(row)
+    segments = "".join(f'<i class="c-{v}" style="flex-grow:{k}" title="{k} {html.escape(COMPOSITION[v][2])}"></i>'
+                       for v, k in parts)
+    return (f'<span class="mpdp-comp" role="img" aria-label="{html.escape(composition_words(row))}">'
+            f"{segments}</span>")
+
+
+def legend_html(verdicts_shown: Sequence[str]) -> str:
+    """The legend: every verdict with its rule, then the colours of the composition bars."""
+    items = "".join(f'<li><span class="mpdp-vcell v-{html.escape(v)}"><span>{html.escape(v)}</span></span> '
+                    f'{html.escape(VERDICT_MEANING.get(v, _OTHER_MEANING))}</li>' for v in verdicts_shown)
+    bars = "".join(f'<li><i class="mpdp-swatch c-{v}"></i>{html.escape(words)}</li>'
+                   for v, (_, _, words) in COMPOSITION.items())
+    return (f'<ul class="mpdp-vlegend">{items}</ul><ul class="mpdp-vlegend mpdp-clegend"><li>Bar under each '
+            f"cell, its cells:</li>{bars}<li>(for: the interval excludes effects smaller than the claim's margin "
+            "in the claimed direction; against: beyond it the other way; no effect: within the margin; "
+            "underpowered: none of these)</li></ul>")
+
+
 def verdict_matrix_html(
     frame: pd.DataFrame,
     papers: Mapping[str, str],
@@ -116,14 +217,15 @@ def verdict_matrix_html(
     forest: Callable[[str, str, str], str | None] | None = None,
 ) -> str:
     """The verdict matrix: ``<div id="verdicts">``, one row per paper and reading, one coloured
-    cell per claim (its id and verdict, the claim's text as tool-tip), each a link to
-    ``anchor(study, reading, claim_id)``; then the legend of the verdicts.
+    cell per claim (its id, its verdict and the stacked bar of its composition; tool-tip: the
+    claim's text, its hedge, the counts and :func:`support`), each a link to
+    ``anchor(study, reading, claim_id)``; then the legend of the verdicts and of the bars.
 
     ``papers`` maps a study key to the paper's name and gives the row order; studies of the frame
-    not in it follow under their key. Each cell also shows its :func:`support` (issue 46), and
-    ``forest`` (study, reading, claim id -> the anchor of the claim's forest plot, or ``None``)
-    adds a link "cells" to the picture of that evidence.
+    not in it follow under their key. ``forest`` (study, reading, claim id -> the anchor of the
+    claim's forest plot, or ``None``) adds a link to the picture of that evidence.
     """
+    frame = with_composition(frame)
     order = list(papers) + [s for s in dict.fromkeys(frame["study"]) if s not in papers]
     rows = []
     for study in order:
@@ -132,7 +234,7 @@ def verdict_matrix_html(
             label = html.escape(papers.get(study, study))
             sub_label = reading_label(reading)
             if sub_label:
-                label += f'<br><span class="mpdp-reading">{html.escape(sub_label)}</span>'
+                label += f' <span class="mpdp-reading">{html.escape(sub_label)}</span>'
             cells = "".join(_matrix_cell(study, reading, r, anchor, forest) for r in group.itertuples())
             rows.append(f'<div class="mpdp-vpaper">{label}</div><div class="mpdp-vrow">{cells}</div>')
     if not rows:
@@ -140,21 +242,21 @@ def verdict_matrix_html(
     else:
         body = f'<div class="mpdp-vmatrix">{"".join(rows)}</div>'
     shown = [*VERDICT_ORDER, *(v for v in dict.fromkeys(frame["verdict"].astype(str)) if v not in VERDICT_ORDER)]
-    legend = "".join(f'<li><span class="mpdp-vcell v-{html.escape(v)}"><span>{html.escape(v)}</span></span> '
-                     f'{html.escape(VERDICT_MEANING.get(v, _OTHER_MEANING))}</li>' for v in shown)
-    return f'<div id="verdicts">{body}<ul class="mpdp-vlegend">{legend}</ul></div>'
+    return f'<div id="verdicts">{body}{legend_html(shown)}</div>'
 
 
 def _matrix_cell(study: str, reading: str, r: object, anchor: Callable[[str, str, str], str],
                  forest: Callable[[str, str, str], str | None] | None) -> str:
-    """One cell: a link to the claim's row (id, verdict, support), and a link to its forest plot."""
+    """One cell: a link to the claim's row (id, verdict, composition bar), and a link to its forest plot."""
     verdict, claim_id, where = str(r.verdict), str(r.claim_id), str(r.where)  # type: ignore[attr-defined]
-    reason = _raw_reason(r)
-    tip = (f"{_short_claim(r.claim)}: {verdict}" + (f" ({reason})" if reason else "")  # type: ignore[attr-defined]
-           + (f" — {where}" if where else ""))
+    hedge = str(getattr(r, "hedge", "") or "")
+    where = names.prose(where)
+    tip = (f"{_short_claim(r.claim)}" + (f" — the paper: “{hedge}”" if hedge else "")  # type: ignore[attr-defined]
+           + f"\n{verdict}: {support(r)}\ncells: {composition_words(r)}" + (f"\n{where}" if where else ""))
+    mark = '<sup class="mpdp-hedge" title="the paper qualifies this claim">*</sup>' if hedge else ""
     cell = (f'<a class="mpdp-vcell v-{html.escape(verdict)}" href="#{html.escape(anchor(study, reading, claim_id))}" '
-            f'title="{html.escape(tip)}"><b>{html.escape(claim_id)}</b><span>{html.escape(verdict)}</span>'
-            f'<small class="mpdp-support">{html.escape(support(r))}</small></a>')
+            f'title="{html.escape(tip)}"><b>{html.escape(claim_id)}{mark}</b><span>{html.escape(verdict)}</span>'
+            f"{composition_html(r)}</a>")
     target = forest(study, reading, claim_id) if forest else None
     if target:  # in the cell's corner, so that the row keeps its height
         cell = (f'<span class="mpdp-vwrap">{cell}<a class="mpdp-forest" href="#{html.escape(target)}" '
@@ -191,7 +293,9 @@ def round_for_reading(x: float) -> str:
 def _claim_text(r: object) -> str:
     text = _short_claim(r.claim)  # type: ignore[attr-defined]
     first = text.split(" ", 1)[0]  # a plain capitalised word starts the sentence; a name stays as it is
-    return text[0].lower() + text[1:] if first.isalpha() and first[1:].islower() else text
+    text = text[0].lower() + text[1:] if first.isalpha() and first[1:].islower() else text
+    hedge = str(getattr(r, "hedge", "") or "").strip()
+    return f"{text} ({hedge}, the paper says)" if hedge else text
 
 
 def _claim_list(rows: pd.DataFrame, counts: Callable[[object], str] | None = None) -> list[str]:
@@ -208,16 +312,23 @@ def _claim_list(rows: pd.DataFrame, counts: Callable[[object], str] | None = Non
     return out
 
 
+def _decide(r: object) -> str:
+    n = _n(r, "n_informative")
+    return f"{n} cell{'s' if n != 1 else ''} that can decide"
+
+
 def _against(r: object) -> str:
-    return f"fails in {r.n_against} of {_count(int(r.n_cells), 'cell')}" if r.n_cells > 1 else ""  # type: ignore[attr-defined]
+    n = _n(r, "n_against") + _n(r, "n_no_effect")
+    return f"fails in {n} of {_decide(r)}" if _n(r, "n_informative") > 1 else ""
 
 
 def _in_part(r: object) -> str:
-    return f"{r.n_for} cells for, {r.n_against} against"  # type: ignore[attr-defined]
+    return (f"{_n(r, 'n_for')} cells for, {_n(r, 'n_against')} against, {_n(r, 'n_no_effect')} with no effect, "
+            f"of {_decide(r)}")
 
 
 def _weak(r: object) -> str:
-    return f"on {r.n_for} of {_count(int(r.n_cells), 'cell')}"  # type: ignore[attr-defined]
+    return f"in {_n(r, 'n_for')} of {_decide(r)}"
 
 
 def why(frame: pd.DataFrame) -> str:
@@ -232,9 +343,9 @@ def why(frame: pd.DataFrame) -> str:
         rows = first[first["verdict"] == verdict]
         if not rows.empty:
             r = next(rows.itertuples())
-            place = _first_against(str(r.where))
-            return (f"Why: the claim that {_claim_text(r)} fails in {r.n_against} of "
-                    f"{_count(int(r.n_cells), 'cell')}" + (f", e.g. {place}" if place else "") + ".")
+            place = names.prose(_first_against(str(r.where)))
+            return (f"Why: the claim that {_claim_text(r)} fails in {_n(r, 'n_against') + _n(r, 'n_no_effect')} "
+                    f"of {_decide(r)}" + (f", e.g. {place}" if place else "") + ".")
     undecided = first[~first["verdict"].isin(list(DECISIVE))]
     if not undecided.empty and len(undecided) * 2 >= len(first):
         reasons = [_reason(r) for r in undecided.itertuples()]
@@ -243,9 +354,9 @@ def why(frame: pd.DataFrame) -> str:
                 f"nothing, most often ({number_words(reasons.count(common))}): {common}.")
     holds = first[first["verdict"] == "HOLDS"]
     if not holds.empty:
-        r = min(holds.itertuples(), key=lambda x: (x.n_for, -x.n_cells))
+        r = min(holds.itertuples(), key=lambda x: (x.n_for, -x.n_informative))
         return (f"Why: no cell goes against a claim that holds; the thinnest, {_claim_text(r)}, rests on "
-                f"{r.n_for} of {_count(int(r.n_cells), 'cell')}.")
+                f"{r.n_for} of {_decide(r)}.")
     return ""
 
 
@@ -260,10 +371,10 @@ _UNDECIDED_WHY: dict[str, str] = {
 
 def _reason(r: object) -> str:
     """The claims engine's ``reason`` of a verdict, else what its verdict means in words."""
-    reason = getattr(r, "reason", None)
-    if isinstance(reason, str) and reason.strip():
-        return reason.strip()
     verdict = str(r.verdict)  # type: ignore[attr-defined]
+    reason = names.prose(_raw_reason(r), verdict)
+    if reason:
+        return reason
     return _UNDECIDED_WHY.get(verdict, verdict.lower())
 
 
@@ -347,7 +458,7 @@ def _why(rows: pd.DataFrame, verdict: str) -> str:
     "at chance", "reference unconverged", "no data" — never a blanket "methods at chance"."""
     if verdict != "UNINFORMATIVE" or "reason" not in rows:
         return ""
-    heads = [_raw_reason(r).split(" (")[0] for r in rows[rows["verdict"] == verdict].itertuples()]
+    heads = [names.prose(_raw_reason(r).split(" (")[0], verdict) for r in rows[rows["verdict"] == verdict].itertuples()]
     heads = list(dict.fromkeys(h for h in heads if h))
     return f" ({', '.join(heads)})" if heads else ""
 
