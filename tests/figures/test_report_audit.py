@@ -57,3 +57,27 @@ def test_audit_section_renders_with_red_exception(tmp_path, tables, unavailable)
     warning = html.split('mpdp-callout warning')
     assert any("broken-accounting" in part.split("</div>")[0] for part in warning[1:])
     assert "bug caught" in html and "EXCEPTION" in html
+
+
+def test_the_audit_figure_gives_every_setting_its_own_row_and_names_every_mechanism(tmp_path, monkeypatch):
+    """Issue 59: about 40 settings at ε = 1 were drawn on one spot (the figure check now flags stacked
+    markers) and the legend printed the raw id "private_selection"."""
+    import mpdp.audit.figure as audit_figure
+    from mpdp.figures import check
+
+    base = _audit_rows().iloc[0].to_dict()
+    mechanisms = ["wyx", "wddp_literal", "hamm_soft", "pvp", "private_selection", "nl2_output"]
+    rows = conform(pd.DataFrame([{**base, "mechanism": m, "setting": f"{m}-{i}", "planted_bug": bool(i % 2),
+                                  "eps_lower": 0.0 if i else 0.3} for m in mechanisms for i in range(7)]))
+    render_audit_figure(rows, tmp_path / "audit_eps.png", tmp_path / "audit_eps.pdf")
+    layout = check.read_record(check.record_path(tmp_path / "audit_eps.png"))
+    assert layout.problems == [], layout.problems
+    captured = []
+    monkeypatch.setattr(audit_figure, "save_figure", lambda fig, *a, **k: captured.append(fig))
+    render_audit_figure(rows, tmp_path / "b.png", tmp_path / "b.pdf")
+    (fig,) = captured
+    ticks = [t.get_text() for t in fig.axes[0].get_yticklabels()]
+    texts = [t.get_text() for t in fig.legends[0].get_texts()] + ticks
+    assert "private hyper-parameter selection" in texts
+    assert not any("_" in t for t in texts if "ε_up" not in t)  # no raw id
+    assert len(ticks) == len(rows)  # one row per setting

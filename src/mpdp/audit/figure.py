@@ -1,11 +1,13 @@
 """Figure ``audit_eps``: the audit's lower bound ε̂ against the claimed and the accounted ε.
 
-Left panel: x = claimed ε; a point above the diagonal *refutes the claim* (with probability
-≥ 1 − β). Right panel: x = ε accounted by the mechanism's ledger; a point above the diagonal
-would be an accounting bug. Each point is ε̂ with its one-sided 95 % interval [ε̂, ∞) drawn
-as an upward arrow; a cross marks ε_up, the exact ε of the implemented noise on the audited
-pair (the most any attack on that pair can show). Planted-bug rows are hollow; diamonds are
-the literal local mode (M3.1, M4.1), triangles the many-draws N-L2 release.
+One row per audited setting (grouped by mechanism family). Left panel: ε̂ over the claimed ε; a
+point right of 1 *refutes the claim* (with probability ≥ 1 − β). Right panel: ε̂ over the ε
+accounted by the mechanism's ledger; a point right of 1 would be an accounting bug. Each point is ε̂
+with its one-sided 95 % interval [ε̂, ∞) drawn as an arrow to the right; a cross marks ε_up, the exact
+ε of the implemented noise on the audited pair (the most any attack on that pair can show).
+Planted-bug rows are hollow; diamonds are the literal local mode (M3.1, M4.1), triangles the
+many-draws releases. Settings have rows of their own, so that no marker hides another (issue 59:
+about 40 settings at ε = 1 were drawn on one spot of a log–log plot).
 """
 
 from __future__ import annotations
@@ -20,9 +22,6 @@ from matplotlib.lines import Line2D
 
 from mpdp.figures import style
 from mpdp.figures.plot import save_figure
-
-#: ε̂ = 0 is drawn at this value on the log axis (labelled "0")
-FLOOR = 1e-2
 
 _ADAPTER_LABELS = {
     "wyx": "WYX (central)",
@@ -42,6 +41,8 @@ _ADAPTER_LABELS = {
     "pvp": "PVP (one iteration)",
     "pvp_history": "PVP (release given its history)",
     "dvp": "DVP (first iteration)",
+    "private_selection": "private hyper-parameter selection",
+    "dpsgd": "DP-SGD",
 }
 
 
@@ -62,6 +63,7 @@ FAMILIES: dict[str, tuple[str, str]] = {
     "param": ("output perturbation, averaging", "#E69F00"),
     "hamm": ("Hamm et al. voting", "#56B4E9"),
     "pvp": ("ADMM: DVP, PVP", "#000000"),
+    "private": ("private hyper-parameter selection", "#777777"),
     "dvp": ("ADMM: DVP, PVP", "#000000"),
 }
 #: the markers and what they mean
@@ -93,44 +95,72 @@ def marker(mechanism: str) -> str:
     return "^" if mechanism in _MANY_DRAWS else "o"
 
 
+#: ε̂ = 0 is drawn at this ratio on the log axis (labelled "0")
+RATIO_FLOOR = 1e-3
+#: height of one setting's row, inches
+ROW_IN = 0.2
+
+
+def _row_label(row: pd.Series) -> str:
+    """A setting's row: the mechanism's display name, its claimed ε and whether a bug is planted."""
+    bug = " · planted bug" if bool(row["planted_bug"]) else ""
+    return f"{adapter_label(str(row['mechanism']))}, ε = {float(row['eps_claimed']):g}{bug}"
+
+
+def _order(table: pd.DataFrame) -> pd.DataFrame:
+    """The settings in rows, grouped by family (the legend's order), then mechanism, ε and bug."""
+    keys = list(dict.fromkeys(family_style(str(m))[0] for m in sorted(table["mechanism"].astype(str))))
+    out = table.assign(_family=[keys.index(family_style(str(m))[0]) for m in table["mechanism"].astype(str)])
+    return out.sort_values(["_family", "mechanism", "eps_claimed", "planted_bug", "setting"], kind="stable")
+
+
 def _panel(ax, table: pd.DataFrame, x_column: str, title: str) -> None:
-    x = table[x_column].to_numpy(float)
-    up = table["eps_up"].to_numpy(float)
-    y = np.maximum(table["eps_lower"].to_numpy(float), FLOOR)
-    hi = float(np.nanmax(np.concatenate([x, y, up[np.isfinite(up)]]))) * 3
-    lo = FLOOR / 1.5
-    ax.plot([lo, hi], [lo, hi], color="#444444", lw=1, ls="--", zorder=1)
-    # no horizontal jitter: a shifted point could look above the diagonal when it is not
-    for (mech, bug), rows in table.groupby(["mechanism", "planted_bug"], sort=True):
-        xs = rows[x_column].to_numpy(float)
-        ys = np.maximum(rows["eps_lower"].to_numpy(float), FLOOR)
-        colour = family_style(str(mech))[1]
-        ax.errorbar(xs, ys, yerr=[np.zeros_like(ys), ys * 0.6], lolims=True, fmt=marker(str(mech)),
-                    color=colour, ms=6, capsize=0, lw=1, zorder=3,
-                    mfc="white" if bool(bug) else colour)
-        ax.scatter(xs, rows["eps_up"].to_numpy(float), marker="x", color=colour, s=28, zorder=2)
+    """One row per setting (top down): ε̂ / ε with its interval [ε̂, ∞) as an arrow to the right, and ε_up / ε
+    as a cross, against the line ratio = 1 (a point right of it: ε̂ exceeds that ε). Rows never share a
+    position, so no marker hides another (issue 59: 40 settings at ε = 1 were drawn on one spot)."""
+    ref = table[x_column].to_numpy(float)
+    ratio = np.maximum(table["eps_lower"].to_numpy(float) / ref, RATIO_FLOOR)
+    up = table["eps_up"].to_numpy(float) / ref
+    y = np.arange(len(table))[::-1]
+    hi = max(float(np.nanmax(np.concatenate([ratio, up[np.isfinite(up)], [1.0]]))) * 3, 3.0)
+    ax.axvline(1.0, color="#444444", lw=1, ls="--", zorder=1)
+    for i, (_, row) in enumerate(table.iterrows()):
+        colour = family_style(str(row["mechanism"]))[1]
+        bug = bool(row["planted_bug"])
+        ax.annotate("", xy=(min(ratio[i] * 2.2, hi), y[i]), xytext=(ratio[i], y[i]),
+                    arrowprops={"arrowstyle": "->", "color": colour, "lw": 1}, zorder=2)
+        ax.plot([ratio[i]], [y[i]], marker=marker(str(row["mechanism"])), color=colour, ms=6, ls="",
+                mfc="white" if bug else colour, zorder=3)
+        if np.isfinite(up[i]):
+            ax.plot([up[i]], [y[i]], marker="x", color=colour, ms=5, ls="", zorder=2)
     ax.set_xscale("log")
-    ax.set_yscale("log")
-    ax.set_xlim(lo, hi)
-    ax.set_ylim(lo, hi)
+    ax.set_xlim(RATIO_FLOOR / 1.5, hi)
+    ax.set_ylim(-0.7, len(table) - 0.3)
     ax.set_title(title, loc="left")
-    ax.set_ylabel("ε̂ (95 % lower bound; 0 drawn at 0.01)")
+    ax.grid(axis="y", visible=False)
 
 
 def render_audit_figure(table: pd.DataFrame, out_png: str | Path, out_pdf: str | Path) -> None:
-    """Draw ``audit_eps`` from the audit table (PNG and PDF, atomic, byte-reproducible)."""
+    """Draw ``audit_eps`` from the audit table (PNG and PDF, atomic, byte-reproducible): one row per
+    audited setting, two panels — (a) ε̂ over the claimed ε, (b) ε̂ over the accounted ε; right of 1 in (a)
+    the claim is refuted, in (b) the accounting is wrong."""
     mechanisms = sorted(table["mechanism"].astype(str).unique())
+    rows = _order(table) if not table.empty else table
     with matplotlib.rc_context(style.RC):
-        fig = Figure(figsize=(12.0, 7.0), dpi=style.DPI, layout="constrained")
-        axes = fig.subplots(1, 2)
+        height = 2.6 + ROW_IN * max(len(rows), 4)
+        fig = Figure(figsize=(12.0, height), dpi=style.DPI, layout="constrained")
+        axes = fig.subplots(1, 2, sharey=True)
         if table.empty:
             for ax in axes:
                 ax.text(0.5, 0.5, "no audit rows", ha="center", va="center", transform=ax.transAxes)
         else:
-            _panel(axes[0], table, "eps_claimed", "(a) vs the claimed ε: above the diagonal = claim refuted")
-            axes[0].set_xlabel("claimed ε")
-            _panel(axes[1], table, "eps_accounted", "(b) vs the accounted ε: above = accounting bug")
-            axes[1].set_xlabel("ε accounted by the mechanism's ledger")
+            _panel(axes[0], rows, "eps_claimed", "(a) ε̂ / claimed ε: right of 1 = claim refuted")
+            axes[0].set_xlabel("ε̂ / claimed ε (95 % lower bound; 0 drawn at 0.001)")
+            _panel(axes[1], rows, "eps_accounted", "(b) ε̂ / accounted ε: right of 1 = accounting bug")
+            axes[1].set_xlabel("ε̂ / ε accounted by the mechanism's ledger")
+            axes[0].set_yticks(np.arange(len(rows))[::-1])
+            axes[0].set_yticklabels([_row_label(r) for _, r in rows.iterrows()])
+            axes[1].tick_params(axis="y", labelleft=False)
         families = dict.fromkeys(family_style(m) for m in mechanisms)  # one entry per colour
         handles = [Line2D([], [], color=colour, lw=6, label=name) for name, colour in families]
         handles += [Line2D([], [], color="#444444", marker=m, ls="", label=text) for m, text in MARKERS
@@ -138,8 +168,8 @@ def render_audit_figure(table: pd.DataFrame, out_png: str | Path, out_pdf: str |
         handles += [
             Line2D([], [], color="#444444", marker="o", mfc="white", ls="", label="planted bug (hollow)"),
             Line2D([], [], color="#444444", marker="x", ls="", label="ε_up: exact ε of the noise on the pair"),
-            Line2D([], [], color="#444444", ls="--", label="diagonal ε̂ = ε"),
+            Line2D([], [], color="#444444", ls="--", label="ratio 1: ε̂ equals that ε"),
         ]
         fig.legend(handles=handles, loc="outside lower center", ncols=3, frameon=False)
-        fig.suptitle("Empirical privacy audit: 95 % lower bounds ε̂ (arrows: the interval [ε̂, ∞))")
+        fig.suptitle("Empirical privacy audit: 95 % lower bounds ε̂ (arrows: the interval [ε̂, ∞)), per setting")
         save_figure(fig, out_png, out_pdf)
