@@ -13,12 +13,9 @@
 # %% [markdown]
 # # Replication report: multi-party differentially private ERM
 #
-# Four papers on multi-party differentially private learning, replicated by one pipeline, then
-# every method compared on equal terms and an empirical privacy audit. **The verdicts come
-# first**: one coloured cell per claim of each paper, and a short conclusion per paper. Every
-# detail (method, figures, claims tables, privacy ledger, reconstructed choices) is one click
-# away in the collapsed parts of each paper's section. Every number is computed from the
-# pipeline's outputs when the report is built; a study that was not run says so.
+# Four papers on multi-party differentially private learning replicated by one pipeline, every
+# method compared on equal terms, and an empirical privacy audit. The verdicts come first; every
+# detail is one click away in each paper's section. Every number is computed from this build.
 
 # %%
 # This file is the report's source, not a notebook to run by hand: mpdp.report.build executes it
@@ -89,10 +86,9 @@ def claim_anchor(study: str, reading: str, claim_id: str) -> str:
 
 
 display(Markdown(
-    "One cell per claim: its verdict over every cell of the grid where it is defined, and under it a bar of "
-    "what that verdict is made of (its cells for, against, with no effect, underpowered, uninformative). "
-    f"Click a cell for the claim's row, its {verdicts.FOREST_MARK} for its forest plot; hover for its text and "
-    "counts; * marks a claim the paper itself qualifies."))
+    "One cell per claim, its verdict over every setting where it is defined; the bar shows what the verdict is "
+    f"made of. Click a cell for the claim's row, {verdicts.FOREST_MARK} for its forest plot; hover for the claim "
+    "and its counts; * marks a claim the paper itself qualifies."))
 display(HTML(verdicts.verdict_matrix_html(
     VERDICTS, {s.key: s.paper for s in [*PAPERS, *OTHERS]}, claim_anchor, CLAIMS_TABLES.forest_anchor)))
 for study in [*PAPERS, *OTHERS]:

@@ -22,6 +22,8 @@ from mpdp.studies.wddp.figures import render_figure, render_noise_diagnostics
 ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOK = ROOT / "notebooks" / "report.py"
 FIGURES_SHOWN = ("fig03", "fig12-pr")
+#: the data mirror the fixture's invocation names (absolute, outside the project)
+MIRROR = ROOT.parent / "mirror-of-the-builder" / "datasets"
 
 
 def claims_context(root: Path, paths: Paths, cfg: dict) -> dict:
@@ -77,8 +79,9 @@ def context(tmp_path_factory, tables, unavailable):
     return {
         "config": cfg,
         "claims": claims,
+        # an absolute mirror outside the project, as a builder's machine has it (issue 59: never printed)
         "invocation": {"cli_configfiles": ["config/smoke.yaml"], "config_args": ["root_seed=0"],
-                       "mirror": None},
+                       "mirror": str(MIRROR)},
         "results": {**paths, "credit_card": None},
         "cards": {"kddcup99": None, "adult": str(root / "card.json"), "credit_card": None},
         "unavailable": dict(unavailable),
@@ -91,7 +94,7 @@ def context(tmp_path_factory, tables, unavailable):
 @pytest.fixture(scope="module")
 def report(tmp_path_factory, context) -> Path:
     out = tmp_path_factory.mktemp("report") / "report.html"
-    render_report(NOTEBOOK, context, out, ROOT)
+    render_report(NOTEBOOK, {**context, "report_dir": str(out.parent)}, out, ROOT)
     return out
 
 
@@ -127,6 +130,10 @@ def test_report_is_one_self_contained_html_file(report, context):
         assert heading in text
     assert "SYNTHETIC DATA" in text and "Credit Card Fraud" in text
     assert "snakemake --cores all --configfile config/smoke.yaml --config root_seed=0\n" in text
+    # issue 59: no absolute path of the building machine — the project, the mirror, the build's files
+    assert "MPDP_DATA_MIRROR=../mirror-of-the-builder/datasets snakemake --cores all" in text
+    for path in (str(ROOT), str(MIRROR), str(Path(context["benchmarks_dir"]).parent)):
+        assert path not in text, path
     assert "snakemake --cores all fig07 --configfile config/smoke.yaml --config root_seed=0" in text
     assert "`config/config.yaml`, then `config/smoke.yaml`" not in text  # markdown is rendered
     assert "<code>config/config.yaml</code>, then <code>config/smoke.yaml</code>" in text
@@ -199,13 +206,29 @@ window.addEventListener("load", function () {
     broken: []
   };
   var matrix = document.getElementById("verdicts");
+  var grid = matrix && matrix.querySelector(".mpdp-vmatrix");
   result.verdicts = matrix ? {top: matrix.getBoundingClientRect().top + window.scrollY,
-    cells: matrix.querySelectorAll("a.mpdp-vcell").length, screen: window.innerHeight} : null;
+    bottom: grid ? grid.getBoundingClientRect().bottom + window.scrollY : null,
+    cells: matrix.querySelectorAll(".mpdp-vmatrix a.mpdp-vcell").length, screen: window.innerHeight,
+    width: window.innerWidth} : null;
+  // every cell: inside the window, its text readable, its composition bar drawn with a segment per count
+  result.cellboxes = [];
+  if (matrix) {
+    Array.prototype.forEach.call(matrix.querySelectorAll(".mpdp-vmatrix a.mpdp-vcell"), function (a) {
+      var box = a.getBoundingClientRect();
+      var bar = a.querySelector(".mpdp-comp");
+      var segments = bar ? Array.prototype.map.call(bar.querySelectorAll("i"), function (i) {
+        return {width: i.getBoundingClientRect().width, title: i.getAttribute("title")}; }) : [];
+      result.cellboxes.push({id: a.querySelector("b").textContent, left: box.left, right: box.right,
+        bottom: box.bottom + window.scrollY, font: parseFloat(getComputedStyle(a).fontSize),
+        bar: bar ? bar.getBoundingClientRect().width : 0, segments: segments, tip: a.getAttribute("title")});
+    });
+  }
   var conclusion = Array.prototype.find.call(document.querySelectorAll("p"), function (p) {
     return /Of its|No claim could be checked/.test(p.textContent); });
   result.conclusion = conclusion ? {top: conclusion.getBoundingClientRect().top + window.scrollY,
     text: conclusion.textContent.slice(0, 80)} : null;
-  result.supports = matrix ? matrix.querySelectorAll(".mpdp-support").length : 0;
+  result.supports = matrix ? matrix.querySelectorAll(".mpdp-vmatrix .mpdp-comp").length : 0;
   var main = document.querySelector("body > main") || document.body;
   result.content = {left: main.getBoundingClientRect().left, width: main.getBoundingClientRect().width};
   result.tables = [];
@@ -259,6 +282,10 @@ def context_studies(page: str) -> list[str]:
     return re.findall(r'<h3[^>]*\bid="(\w+)-claims"', page)
 
 
+#: the window's height: a laptop's first screen (issue 59: 1 400 × 900)
+HEIGHT = 900
+
+
 def _chromium() -> str | None:
     return shutil.which("chromium") or shutil.which("chromium-browser")
 
@@ -280,7 +307,7 @@ def _run_chromium(browser: str, tmp_path: Path, width: int, *args: str) -> subpr
             "--v=0",
             "--virtual-time-budget=5000",
             "--hide-scrollbars",
-            f"--window-size={width},1000",
+            f"--window-size={width},{HEIGHT}",
             *args,
         ],
         capture_output=True,
@@ -294,7 +321,10 @@ def _run_chromium(browser: str, tmp_path: Path, width: int, *args: str) -> subpr
 def test_report_renders_in_headless_chromium(report, context, tmp_path, width):
     """At 1 400 px the contents stay in view at the left; at 800 px they sit above the text.
 
-    Both widths: the verdict matrix is on the first screen, every image decodes, a click enlarges
+    Both widths, in a 900 px high window: the verdict matrix starts on the first screen, each of its
+    cells inside the window with readable text and its composition bar (a segment per kind of cell,
+    its count on hover); at 1 400 px the whole matrix and the first paper's conclusion are on the first
+    screen (issue 59). Every image decodes, a click enlarges
     a figure, every in-page link has its anchor, the contents lead to every study's claims (their
     collapsed part opens), no table runs out of the window, and a screenshot is taken (copied to
     $MPDP_SCREENSHOTS when set, for a reviewer to look at).
@@ -318,7 +348,19 @@ def test_report_renders_in_headless_chromium(report, context, tmp_path, width):
     assert probe["broken"] == [], probe["broken"]  # every in-page link has its anchor
     verdicts = probe["verdicts"]
     assert verdicts and verdicts["cells"] > 0, probe  # the verdict matrix, one cell per claim
-    assert probe["supports"] == verdicts["cells"], probe  # each with its support
+    assert probe["supports"] == verdicts["cells"], probe  # each with its composition bar
+    for cell in probe["cellboxes"]:  # issue 59: every cell's composition drawn, counted on hover, readable
+        assert cell["bar"] > 0 and cell["segments"], cell
+        assert all(seg["width"] > 0 and re.fullmatch(r"\d+ [a-z ]+", seg["title"]) for seg in cell["segments"]), cell
+        assert "can decide" in cell["tip"] or "cell" in cell["tip"], cell
+        assert cell["left"] >= 0 and cell["right"] <= width, (cell, width)  # nothing runs out of the window
+        assert cell["font"] >= 9.5, cell
+    assert verdicts["top"] < verdicts["screen"], verdicts  # the matrix starts on the first screen
+    if width >= 900:  # issue 59: the whole matrix and the first paper's conclusion on the first screen
+        assert verdicts["bottom"] is not None and verdicts["bottom"] <= verdicts["screen"], verdicts
+        assert max(c["bottom"] for c in probe["cellboxes"]) <= verdicts["screen"], verdicts
+        assert probe["conclusion"] and probe["conclusion"]["top"] + 24 < verdicts["screen"], (probe["conclusion"],
+                                                                                             verdicts)
     zoom = probe["zoom"]
     assert zoom["zoomed"] and zoom["position"] == "fixed" and zoom["closed"], zoom  # click: full size
     assert zoom["width"] >= min(zoom["natural"], width) - 40, zoom
@@ -328,10 +370,6 @@ def test_report_renders_in_headless_chromium(report, context, tmp_path, width):
     assert {"#wddp", "#admm", "#voting", "#ls", "#benchmark", "#audit"} <= set(sections)
     if width >= 900:
         assert probe["nav"]["position"] == "fixed"  # the table of contents stays in view
-        assert verdicts["top"] < verdicts["screen"], verdicts  # first screen
-        # issue 46: the first paper's conclusion starts on the first screen too (its first line visible)
-        assert probe["conclusion"] and probe["conclusion"]["top"] + 24 < verdicts["screen"], (probe["conclusion"],
-                                                                                             verdicts)
         assert probe["content"]["left"] >= 250, probe["content"]
     else:
         assert probe["nav"]["position"] == "static"  # above the text, covering nothing

@@ -68,7 +68,7 @@ def test_the_audit_figure_gives_every_setting_its_own_row_and_names_every_mechan
     base = _audit_rows().iloc[0].to_dict()
     mechanisms = ["wyx", "wddp_literal", "hamm_soft", "pvp", "private_selection", "nl2_output"]
     rows = conform(pd.DataFrame([{**base, "mechanism": m, "setting": f"{m}-{i}", "planted_bug": bool(i % 2),
-                                  "eps_lower": 0.0 if i else 0.3} for m in mechanisms for i in range(7)]))
+                                  "eps_lower": 1.0 if i < 3 else 0.0} for m in mechanisms for i in range(7)]))
     render_audit_figure(rows, tmp_path / "audit_eps.png", tmp_path / "audit_eps.pdf")
     layout = check.read_record(check.record_path(tmp_path / "audit_eps.png"))
     assert layout.problems == [], layout.problems

@@ -4,7 +4,8 @@ One row per audited setting (grouped by mechanism family). Left panel: ε̂ over
 point right of 1 *refutes the claim* (with probability ≥ 1 − β). Right panel: ε̂ over the ε
 accounted by the mechanism's ledger; a point right of 1 would be an accounting bug. Each point is ε̂
 with its one-sided 95 % interval [ε̂, ∞) drawn as an arrow to the right; a cross marks ε_up, the exact
-ε of the implemented noise on the audited pair (the most any attack on that pair can show).
+ε of the implemented noise on the audited pair (the most any attack on that pair can show), just above
+the row's point.
 Planted-bug rows are hollow; diamonds are the literal local mode (M3.1, M4.1), triangles the
 many-draws releases. Settings have rows of their own, so that no marker hides another (issue 59:
 about 40 settings at ε = 1 were drawn on one spot of a log–log plot).
@@ -99,6 +100,8 @@ def marker(mechanism: str) -> str:
 RATIO_FLOOR = 1e-3
 #: height of one setting's row, inches
 ROW_IN = 0.2
+#: the cross of ε_up sits this far (in rows) above its row's point
+UP_OFFSET = 0.3
 
 
 def _row_label(row: pd.Series) -> str:
@@ -131,8 +134,8 @@ def _panel(ax, table: pd.DataFrame, x_column: str, title: str) -> None:
                     arrowprops={"arrowstyle": "->", "color": colour, "lw": 1}, zorder=2)
         ax.plot([ratio[i]], [y[i]], marker=marker(str(row["mechanism"])), color=colour, ms=6, ls="",
                 mfc="white" if bug else colour, zorder=3)
-        if np.isfinite(up[i]):
-            ax.plot([up[i]], [y[i]], marker="x", color=colour, ms=5, ls="", zorder=2)
+        if np.isfinite(up[i]):  # just above the row's point, so that a bound at its ceiling hides neither
+            ax.plot([up[i]], [y[i] + UP_OFFSET], marker="x", color=colour, ms=5, ls="", zorder=2)
     ax.set_xscale("log")
     ax.set_xlim(RATIO_FLOOR / 1.5, hi)
     ax.set_ylim(-0.7, len(table) - 0.3)

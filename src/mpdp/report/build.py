@@ -100,8 +100,8 @@ figure.mpdp-figure.mpdp-zoomed { position: fixed; inset: 0; margin: 0; z-index: 
   background: #fff; overflow: auto; padding: 0.5rem; box-sizing: border-box; }
 figure.mpdp-figure.mpdp-zoomed img { max-width: none; cursor: zoom-out; }
 @media (max-width: 900px) {
-  nav.mpdp-toc { position: static; width: auto; max-height: 30vh; border-right: 0;
-    border-bottom: 1px solid #ddd; }
+  nav.mpdp-toc { position: static; width: auto; max-height: 20vh; border-right: 0;
+    border-bottom: 1px solid #ddd; padding-top: 0.4rem; padding-bottom: 0.4rem; }
   body > main, body > .jp-Notebook { margin-left: 0; }
 }
 </style>"""

@@ -157,7 +157,8 @@ ul.mpdp-vlegend .mpdp-vcell { padding: 0 4px; min-width: 0; }
 ul.mpdp-clegend { margin-bottom: 0.8em; color: #333; }
 .mpdp-callout { border-left: 6px solid #1f5fa8; background: #eef4fb; padding: 8px 14px;
   margin: 0.6em 0; }
-.mpdp-callout.warning { border-color: #c62828; background: #fdecea; font-weight: 600; }
+.mpdp-callout.warning { border-color: #c62828; background: #fdecea; font-weight: 600; font-size: 0.9em;
+  line-height: 1.35; padding: 5px 12px; }
 .mpdp-callout.note { border-color: #8a6d00; background: #fff8e1; }
 pre.mpdp-pre { background: #f7f7f7; padding: 8px; font-size: 0.85em; overflow-x: auto; }
 </style>
