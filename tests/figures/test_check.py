@@ -157,3 +157,24 @@ def test_markers_stacked_on_each_other_are_found_and_spread_ones_are_not():
     ax.set_ylim(-1, 10)
     assert not any("on top of" in p for p in check.check(fig).problems)
     plt.close("all")
+
+
+def test_a_log_axis_labels_its_decades_at_the_full_font_size_and_mathtext_exponents_count_small():
+    """Issue 59: matplotlib draws a log axis' exponents as 7 pt superscripts (noise_diagnostics at 7.9 px);
+    save_figure and the check label decades in plain text ("10⁻²") and the check counts an exponent
+    of mathtext at 70 % of its font."""
+    from mpdp.figures import style
+
+    fig, ax = plt.subplots(figsize=(8, 4))
+    ax.plot([1e-3, 1e2], [1, 2])
+    ax.set_xscale("log")
+    for t in (ax.title, ax.xaxis.label, ax.yaxis.label):
+        t.set_fontsize(10)
+    ax.tick_params(labelsize=10)
+    layout = check.check(fig)
+    assert layout.smallest_pt == 10 and not any("smallest" in p for p in layout.problems), layout
+    assert {"10⁻²", "1", "10²"} <= {t.get_text() for t in ax.get_xticklabels()}
+    ax.set_title("$\\sigma = 10^{-2}$", fontsize=10)  # a mathtext exponent: 7 pt
+    assert any("smallest text 7 pt" in p for p in check.check(fig).problems)
+    assert style.plain_log_label("$\\mathdefault{2\\times10^{-2}}$") == "2×10⁻²"
+    plt.close("all")

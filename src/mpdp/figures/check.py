@@ -14,9 +14,10 @@ PNG at :data:`mpdp.figures.style.DPI`):
   headings, the x-label of one panel over its neighbour's, crowded tick labels);
 * **stacked markers**: more than :data:`STACK_SHARE` of an axes' markers (and at least
   :data:`STACK_MIN`) drawn on top of another marker (centres closer than half a marker);
-* **small text**: the smallest font, at the width the report shows the figure
-  (:data:`COLUMN_PX`, never enlarged), below :data:`MIN_SHARE` of the report's body text
-  (:data:`BODY_PX`).
+* **small text**: the smallest glyphs (a mathtext exponent counts at :data:`SCRIPT_SHRINK` of its
+  font), at the width the report shows the figure (:data:`COLUMN_PX`, never enlarged), below
+  :data:`MIN_SHARE` of the report's body text (:data:`BODY_PX`), or below :data:`NARROW_MIN_PX` in
+  an 800 px window (:data:`NARROW_COLUMN_PX`).
 
 :func:`save_figure` (mpdp.figures.plot) runs the check on every figure and records the result next
 to the PNG (``<folder>/.layout/<name>.json``, :func:`run`); ``$MPDP_FIGURE_CHECK`` = ``strict``
@@ -51,6 +52,11 @@ COLUMN_PX = 1050
 BODY_PX = 14.0
 #: the smallest text must be at least this share of the body text where the figure is shown
 MIN_SHARE = 0.8
+#: the report's column in an 800 px window (no sidebar), px, and the least text size there
+NARROW_COLUMN_PX = 760
+NARROW_MIN_PX = 8.0
+#: matplotlib's mathtext draws sub- and superscripts (the exponent of a log axis' "10⁻²") at this share
+SCRIPT_SHRINK = 0.7
 #: points sampled along each line segment, so that a box between two vertices is seen too
 SEGMENT_SAMPLES = 12
 
@@ -125,6 +131,14 @@ def _is_reference(line: Line2D) -> bool:
 def _in(box: Bbox, points: np.ndarray, margin: float) -> np.ndarray:
     return ((points[:, 0] > box.x0 + margin) & (points[:, 0] < box.x1 - margin)
             & (points[:, 1] > box.y0 + margin) & (points[:, 1] < box.y1 - margin))
+
+
+def drawn_size(text: Text) -> float:
+    """The size (pt) of the smallest glyphs of ``text``: a mathtext sub- or superscript is drawn at
+    :data:`SCRIPT_SHRINK` of the font size (issue 59: log-axis exponents at 7 pt)."""
+    raw = text.get_text()
+    script = raw.count("$") >= 2 and ("^" in raw or "_" in raw)
+    return float(text.get_fontsize()) * (SCRIPT_SHRINK if script else 1.0)
 
 
 def _texts(fig: Figure) -> list[Text]:
@@ -255,18 +269,23 @@ def check(fig: Figure, name: str = "figure") -> Layout:
     from mpdp.figures import style
 
     fig.set_dpi(style.DPI)
+    style.readable_log_ticks(fig)  # as save_figure writes it (idempotent)
     renderer = renderer_of(fig)
     fig.canvas.draw()
     width = fig.get_figwidth() * style.DPI
     height = fig.get_figheight() * style.DPI
     texts = _texts(fig)
-    smallest = min((t.get_fontsize() for t in texts), default=float("nan"))
+    smallest = min((drawn_size(t) for t in texts), default=float("nan"))
     scale = min(1.0, COLUMN_PX / width)
     shown = smallest * style.DPI / 72 * scale
     layout = Layout(name, width, float(smallest), float(shown))
     if np.isfinite(shown) and shown < MIN_SHARE * BODY_PX - 1e-9:
         layout.problems.append(f"smallest text {smallest:g} pt is {shown:.1f} px where the report shows the "
                                f"figure, below {MIN_SHARE:.0%} of the {BODY_PX:g} px body text")
+    narrow = smallest * style.DPI / 72 * min(1.0, NARROW_COLUMN_PX / width)
+    if np.isfinite(narrow) and shown >= MIN_SHARE * BODY_PX - 1e-9 and narrow < NARROW_MIN_PX - 1e-9:
+        layout.problems.append(f"smallest text {smallest:g} pt is {narrow:.1f} px in an 800 px window, below "
+                               f"{NARROW_MIN_PX:g} px")
     for t in texts:
         box = t.get_window_extent(renderer)
         if box.x0 < -1 or box.y0 < -1 or box.x1 > width + 1 or box.y1 > height + 1:

@@ -29,6 +29,7 @@ def save_figure(fig: Figure, out_png: str | Path, out_pdf: str | Path) -> None:
     The layout is checked first and recorded next to the PNG (:func:`mpdp.figures.check.run`;
     ``$MPDP_FIGURE_CHECK=strict`` raises on a problem).
     """
+    style.readable_log_ticks(fig)
     layout = check.run(fig, out_png, write=False)
     with atomic_path(out_png) as tmp:
         fig.savefig(tmp, format="png", dpi=style.DPI, metadata=style.PNG_METADATA)
@@ -44,6 +45,7 @@ def png_bytes(fig: Figure, record_as: str | Path | None = None) -> bytes:
     (:func:`mpdp.figures.check.run`)."""
     import io
 
+    style.readable_log_ticks(fig)
     layout = check.run(fig, record_as, write=False) if record_as is not None else None
     buffer = io.BytesIO()
     fig.savefig(buffer, format="png", dpi=style.DPI, metadata=style.PNG_METADATA)

@@ -103,3 +103,53 @@ def palette_for(mechanisms: list[str] | tuple[str, ...] | set[str]) -> dict[str,
     for i, mech in enumerate(unknown):
         colours[mech] = _SPARE_COLOURS[i % len(_SPARE_COLOURS)]
     return colours
+
+
+_SUPERSCRIPT = str.maketrans("-−0123456789", "⁻⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
+
+
+def plain_log_label(label: str) -> str:
+    """A log formatter's mathtext label in plain text at the full font size: ``$\\mathdefault{10^{-2}}$``
+    → "10⁻²", ``$\\mathdefault{2\\times10^{-2}}$`` → "2×10⁻²" (matplotlib draws the exponent as a
+    superscript at 70 % of the font: 7 pt, issue 59)."""
+    import re
+
+    text = label.strip("$").replace("\\mathdefault", "").replace("\\times", "×").replace("{", "").replace("}", "")
+    text = re.sub(r"\^([-−]?\d+)", lambda m: m[1].translate(_SUPERSCRIPT), text).replace("\\,", "")
+    return {"10⁰": "1", "10¹": "10"}.get(text, text)
+
+
+def readable_log_ticks(fig: Any) -> None:
+    """Every log axis of ``fig`` labels its ticks in plain text ("10⁻²") instead of mathtext, so that
+    no exponent is drawn smaller than the figure's text (:func:`mpdp.figures.plot.save_figure` and the
+    layout check apply it to every figure). Which ticks are labelled stays matplotlib's choice; an axis
+    with a formatter of its own keeps it."""
+    from matplotlib.ticker import LogFormatterSciNotation
+
+    for ax in fig.axes:
+        for axis in (ax.xaxis, ax.yaxis):
+            if axis.get_scale() != "log":
+                continue
+            for get, put in ((axis.get_major_formatter, axis.set_major_formatter),
+                             (axis.get_minor_formatter, axis.set_minor_formatter)):
+                current = get()
+                if type(current) is LogFormatterSciNotation:
+                    plain = _PlainLogFormatter(base=current._base, labelOnlyBase=current.labelOnlyBase,
+                                               minor_thresholds=current.minor_thresholds,
+                                               linthresh=current._linthresh)
+                    put(plain)
+
+
+def _plain_log_formatter() -> type:
+    from matplotlib.ticker import LogFormatterSciNotation
+
+    class PlainLogFormatter(LogFormatterSciNotation):
+        """matplotlib's log tick labels, in plain text (:func:`plain_log_label`)."""
+
+        def __call__(self, x: float, pos: int | None = None) -> str:
+            return plain_log_label(super().__call__(x, pos))
+
+    return PlainLogFormatter
+
+
+_PlainLogFormatter = _plain_log_formatter()
