@@ -199,8 +199,12 @@ def test_report_reproduce_command_rebuilds_exactly_this_report(workdir):
     text = html.unescape((workdir / "reports" / "report.html").read_text(encoding="utf-8"))
     commands = re.findall(r"^(?:MPDP_DATA_MIRROR=\S+ )?snakemake --cores all[^\n<]*$", text, re.M)
     main = commands[0]
-    mirror = shlex.quote(str(MIRROR))
+    # issue 59: the mirror relative to the project folder; no absolute path of this machine in the report
+    mirror = shlex.quote(os.path.relpath(os.path.abspath(MIRROR), os.path.abspath(workdir)))
     assert main == f"MPDP_DATA_MIRROR={mirror} snakemake --cores all --configfile config/smoke.yaml --config root_seed=0"
+    for path in {os.path.abspath(MIRROR), os.path.realpath(MIRROR), os.path.abspath(workdir),
+                 os.path.realpath(workdir)}:
+        assert path not in text, path
     assert "<code>config/config.yaml</code>, then <code>config/smoke.yaml</code>" in (
         workdir / "reports" / "report.html").read_text(encoding="utf-8")
     # the command, run as printed, has nothing to do: same config, same params, same outputs

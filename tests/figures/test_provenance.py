@@ -180,3 +180,13 @@ def test_invocation_keeps_symlinked_config_folders_relative(tmp_path):
     (work / "config").symlink_to(real)  # like the end-to-end tests' working directory
     inv = provenance.invocation([work / "config" / "smoke.yaml", "config/config.yaml"], [], work)
     assert inv.command() == "snakemake --cores all --configfile config/smoke.yaml"
+
+
+def test_the_reproduce_command_names_the_mirror_relative_to_the_project(tmp_path):
+    """Issue 59: the report printed the builder's absolute mirror path five times."""
+    project, mirror = tmp_path / "work" / "project", tmp_path / "shared" / "datasets"
+    inv = provenance.invocation([], None, project, str(mirror))
+    assert inv.command(root=project) == "MPDP_DATA_MIRROR=../../shared/datasets snakemake --cores all"
+    # the same invocation whether the mirror was given absolute or relative (the report rule's param)
+    assert provenance.invocation([], None, project, "../../shared/datasets") == inv
+    assert str(tmp_path) not in inv.command("fig07", root=project)

@@ -288,6 +288,8 @@ def invocation(
         args = tuple(f"{k}={v!r}" if not isinstance(v, str) else f"{k}={v}" for k, v in config_args.items())
     else:
         args = tuple(config_args or ())
+    if mirror:  # one form whether the mirror was given absolute or relative (the report prints it relative)
+        mirror = os.path.normpath(root / os.path.expanduser(mirror))
     return Invocation(tuple(files), args, mirror, default_configfile)
 
 
