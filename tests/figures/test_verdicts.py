@@ -117,7 +117,8 @@ def test_the_cells_that_decided_a_verdict_include_those_with_no_effect():
          "estimate": 0.0, "lo": -0.001, "hi": 0.001, "cell_verdict": v, "p_holm": 0.01}
         for i, v in enumerate(["for", "no_effect", "underpowered", "uninformative"])]))
     shown = claims_view.significant_cells(claims_view.ClaimsTables(pd.DataFrame(), cells), "s")
-    assert list(shown["cell verdict"]) == ["for", "no_effect"]
+    assert list(shown["cell verdict"]) == ["for", "no effect"]
+    assert '<td class="v-no_effect">no effect</td>' in sections.html_table(shown)
 
 
 def _row(verdict: str, n_cells: int, n_for: int, n_against: int, **extra) -> pd.Series:

@@ -140,9 +140,10 @@ def significant_cells(claims: ClaimsTables, study: str, reading: str | None = No
         return pd.DataFrame(columns=["id", "reading", "data set", "cell", "estimate [95 % CI]", "cell verdict"])
     shown = c.head(limit)
     return pd.DataFrame({
-        "id": shown["claim_id"], "reading": shown["reading"], "data set": shown["dataset"], "cell": shown["cell"],
+        "id": shown["claim_id"], "reading": shown["reading"].map(names.reading),
+        "data set": shown["dataset"].map(names.dataset), "cell": shown["cell"].map(names.prose),
         "estimate [95 % CI]": [f"{e:+.3g} [{lo:+.3g}, {hi:+.3g}]" for e, lo, hi in
                                zip(shown["estimate"], shown["lo"], shown["hi"], strict=True)],
-        "cell verdict": shown["cell_verdict"],
+        "cell verdict": shown["cell_verdict"].map(lambda v: v.replace("_", " ")),
         "p (Holm)": shown["p_holm"].map(lambda p: f"{p:.2g}") if "p_holm" in shown else "",
     }).reset_index(drop=True)

@@ -166,7 +166,7 @@ pre.mpdp-pre { background: #f7f7f7; padding: 8px; font-size: 0.85em; overflow-x:
 
 #: a cell that starts with a verdict (claim verdicts, the audit's PASS/FAIL) or is a cell verdict
 _VERDICT_CELL = re.compile(r"<td>(HOLDS|FAILS|MIXED|VACUOUS|PASS|FAIL|IDENTICAL|UNDERPOWERED|UNINFORMATIVE)(?=[<:\s])"
-                           r"|<td>(for|against|no_effect|underpowered|identical|uninformative)(?=</td>)")
+                           r"|<td>(for|against|no_effect|no effect|underpowered|identical|uninformative)(?=</td>)")
 
 
 def html_table(
@@ -196,7 +196,7 @@ def html_table(
             for rid, row in zip(row_ids, rows[1:], strict=True)
         ]
         text = head + "<tbody>" + "".join(rows)
-    text = _VERDICT_CELL.sub(lambda m: f'<td class="v-{m[1] or m[2]}">{m[1] or m[2]}', text)
+    text = _VERDICT_CELL.sub(lambda m: f'<td class="v-{(m[1] or m[2]).replace(" ", "_")}">{m[1] or m[2]}', text)
     return f'<div class="mpdp-scroll">{text}</div>'  # a wide table scrolls inside the column
 
 
