@@ -117,6 +117,6 @@ def test_the_margin_is_drawn_from_the_cells_delta_and_the_axis_says_which_side_f
     assert "left of −0.008: for the claim" in forest.figure(cells, verdict).axes[-1].get_xlabel()
     text = forest.caption(verdicts.iloc[0], cells)
     assert "(Adult, KDDCup99)" in text and "practical margin ±0.008 (dashed)" in text
-    assert "green circles: for the claim (2)" in text and "dark-yellow triangles: underpowered (1)" in text
+    assert "Green circles: for the claim (2)" in text and "dark-yellow triangles: underpowered (1)" in text
     assert "adult" not in text and "Not drawn: 1 uninformative, 1 without data cells." in text
     assert check.check(fig).problems == []

@@ -162,7 +162,7 @@ def caption(verdict: pd.Series, cells: pd.DataFrame) -> str:
         drawn_lines = ", ".join(
             ("no effect (solid line)" if label == "no effect" else f"{label} (dashed)") for _, label in lines if label)
         text = (f"{head}: each informative cell's estimate with its 95 % interval, one panel per data set "
-                f"({', '.join(panels)}), against {drawn_lines}. {colours}. Reading the axis: "
+                f"({', '.join(panels)}), against {drawn_lines}. {colours[:1].upper() + colours[1:]}. Reading the axis: "
                 f"{sides(verdict, delta).replace('←', '').replace('→', '').strip()}.")
     left = not_drawn(cells)
     return text + (f" Not drawn: {', '.join(left)} cells." if left else "")
