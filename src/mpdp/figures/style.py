@@ -105,6 +105,9 @@ def palette_for(mechanisms: list[str] | tuple[str, ...] | set[str]) -> dict[str,
     return colours
 
 
+#: the minor ticks of a log axis that may carry a label (matplotlib picks which, on a short axis)
+MINOR_LABELS = frozenset({1, 2, 3, 5})
+
 _SUPERSCRIPT = str.maketrans("-−0123456789", "⁻⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
 
 
@@ -116,6 +119,7 @@ def plain_log_label(label: str) -> str:
 
     text = label.strip("$").replace("\\mathdefault", "").replace("\\times", "×").replace("{", "").replace("}", "")
     text = re.sub(r"\^([-−]?\d+)", lambda m: m[1].translate(_SUPERSCRIPT), text).replace("\\,", "")
+    text = re.sub(r"×10⁰$", "", text)
     return {"10⁰": "1", "10¹": "10"}.get(text, text)
 
 
@@ -148,6 +152,13 @@ def _plain_log_formatter() -> type:
 
         def __call__(self, x: float, pos: int | None = None) -> str:
             return plain_log_label(super().__call__(x, pos))
+
+        def set_locs(self, locs: Any = None) -> None:
+            """matplotlib's choice of labelled ticks, at most 1, 2, 3 and 5 of each decade: the eight
+            labels 2–9 of a short axis ran into each other and into the decade's label."""
+            super().set_locs(locs)
+            if self._sublabels is not None:
+                self._sublabels = {c for c in self._sublabels if round(float(c)) in MINOR_LABELS} or {1}
 
     return PlainLogFormatter
 
