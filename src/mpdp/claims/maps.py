@@ -10,6 +10,7 @@ its counts (from the same cells, :func:`mpdp.claims.engine.claim_verdict` via ve
 
 from __future__ import annotations
 
+import textwrap
 from pathlib import Path
 
 import matplotlib
@@ -43,6 +44,9 @@ COLOURS: dict[str, tuple[int, str, str]] = {
 #: the widest map, inches: at 10 pt its text is still 80 % of the report's body text where shown
 #: (mpdp.figures.check)
 MAX_WIDTH_IN: float = 12.6
+
+#: height of one claim's row, inches
+ROW_IN: float = 0.36
 
 #: with at most this many columns in all, every square is labelled with its cell
 ANNOTATE_MAX: int = 12
@@ -106,7 +110,14 @@ def figure(cells: pd.DataFrame, study: str, verdicts: pd.DataFrame | None = None
     total = sum(widths)
     fig_w = min(MAX_WIDTH_IN, max(10.0, 5.8 + 0.16 * total + 1.2 * len(mats)))
     ncol = 3
-    fig_h = 2.3 + 0.36 * len(labels)
+    fig_h = 2.3 + ROW_IN * len(labels)
+    left = min(0.62, (max(map(len, labels)) * 0.075 + 0.3) / fig_w)  # the row labels' width (10 pt DejaVu Sans)
+    panels_in = fig_w * (0.99 - left) * 0.96  # the panels' width, inches, less the gaps
+    headings = {ds: "\n".join([*textwrap.wrap(display.dataset(ds), max(6, int(panels_in * w / total / 0.09))),
+                                f"{int(np.isfinite(mat).sum())} cells"])
+                for (ds, mat), w in zip(mats.items(), widths, strict=True)}
+    heading_lines = max(h.count("\n") + 1 for h in headings.values())
+    fig_h += 0.17 * (heading_lines - 2)
     fig, axes = plt.subplots(1, len(mats), figsize=(fig_w, fig_h), squeeze=False,
                              gridspec_kw={"width_ratios": widths, "wspace": 0.04})
     for j, (ax, (ds, mat)) in enumerate(zip(axes[0], mats.items(), strict=True)):
@@ -114,12 +125,15 @@ def figure(cells: pd.DataFrame, study: str, verdicts: pd.DataFrame | None = None
                     linewidths=0.6, linecolor="white", square=False)
         square_in = fig_w * 0.55 / total  # width of one square, inches (approximately)
         lines = [part for text in names[ds].ravel() if text for part in str(text).split(", ")]
-        if total <= ANNOTATE_MAX and lines and max(map(len, lines)) * 0.085 <= square_in:
+        tallest = max((str(t).count(", ") + 1 for t in names[ds].ravel() if t), default=0)
+        if (total <= ANNOTATE_MAX and lines and max(map(len, lines)) * 0.085 <= square_in
+                and tallest * 0.17 <= ROW_IN):  # every name fits its square, across and up
+
             for (r, c), text in np.ndenumerate(names[ds]):  # few cells: name each inside its square
                 if text:
                     ax.text(c + 0.5, r + 0.5, str(text).replace(", ", "\n"), ha="center", va="center",
                             color="#222222")
-        ax.set_title(f"{display.dataset(ds)}\n{int(np.isfinite(mat).sum())} cells")
+        ax.set_title(headings[ds])
         ax.set_xticks([])
         ax.set_xlabel("")
         if j == 0:
@@ -135,9 +149,9 @@ def figure(cells: pd.DataFrame, study: str, verdicts: pd.DataFrame | None = None
     fig.suptitle(title or "Every cell of every claim, coloured by its verdict (Holm across a claim's cells)",
                  y=1 - 0.08 / fig_h, va="top")
     legend_h = 0.3 * int(np.ceil(len(handles) / ncol)) + 0.2
-    left = (max(map(len, labels)) * 0.075 + 0.3) / fig_w  # the row labels' width (10 pt DejaVu Sans)
-    # below the title (one line, ~0.3 in) the panels' two-line headings (~0.45 in): no overprinting
-    fig.subplots_adjust(left=min(0.62, left), right=0.99, top=1 - 0.95 / fig_h, bottom=legend_h / fig_h)
+    # below the title (one line, ~0.3 in) the panels' headings (~0.17 in a line): no overprinting
+    top = 0.5 + 0.2 * heading_lines
+    fig.subplots_adjust(left=left, right=0.99, top=1 - top / fig_h, bottom=legend_h / fig_h)
     return fig
 
 
