@@ -105,7 +105,7 @@ def test_the_conclusion_gives_the_reason_of_an_uninformative_verdict_not_a_blank
     assert "two cannot be judged (reference unconverged, at chance)" in text
     assert "methods at chance" not in text
     page = verdicts.verdict_matrix_html(rows, {"s": "Paper S"}, lambda s, r, c: c)
-    assert "UNINFORMATIVE: none of its 5 cells can be judged (reference unconverged)" in page
+    assert "UNINFORMATIVE: none of its 5 cells can be judged: reference unconverged" in page
     assert "Hamm&#x27;s soft vote" in page and "hamm_soft" not in page  # display names, not raw ids
 
 
@@ -145,7 +145,7 @@ def test_each_verdict_says_what_it_is_made_of_in_plain_words():
     stutter = _row("UNDERPOWERED", 1, 0, 0, reason="underpowered: 2 repetition(s), too few for an interval")
     assert "underpowered" not in verdicts.support(stutter).lower()
     assert verdicts.support(_row("UNINFORMATIVE", 8, 0, 0, reason="at chance (jayaraman, wddp)")) == (
-        "none of its 8 cells can be judged (at chance (Jayaraman, WD-DP))")
+        "none of its 8 cells can be judged: at chance (Jayaraman, WD-DP)")
     assert verdicts.composition_words(mixed) == "1 for, 4 against, 7 no effect"
 
 
@@ -237,3 +237,18 @@ def test_a_claim_that_holds_on_its_only_cell_says_so():
     """Issue 46: Z1 and LS1-t hold on 1 of 1 cell; the conclusion says how thin that is."""
     one = _verdicts([("-", "Z1", "HOLDS", 1, 0)]).assign(n_cells=1, n_informative=1)
     assert "Holds: method Z1 beats the baseline (in 1 of 1 cell that can decide)." in verdicts.conclusion(one, "Paper S")
+
+
+def test_one_name_table_gives_every_method_data_set_and_reading_its_display_name():
+    """Issue 59: no raw id ("wddp", "hamm_soft", "adult", "synthetic_d1") and no doubled class word."""
+    from mpdp.report import names
+
+    assert names.prose("at chance (jayaraman, wddp)") == "at chance (Jayaraman, WD-DP)"
+    assert names.prose("against: adult (ε=1); for: kddcup99 (m=2)") == "against: Adult (ε=1); for: KDDCup99 (m=2)"
+    assert names.prose("ls_sgd vs ls_ssp on synthetic_d1") == ("DP-SGD least squares vs sufficient-statistics "
+                                                               "perturbation on synthetic (d = 1)")
+    assert names.prose("wddp_literal beats jayaraman_literal") == "WD-DP (Alg. 1 as printed) beats Jayaraman (as printed)"
+    assert names.prose("underpowered: 2 repetition(s), too few", "UNDERPOWERED") == "2 repetition(s), too few"
+    assert names.method("hamm_soft") == "Hamm's soft vote" and names.dataset("breast_cancer").startswith("Breast")
+    assert names.reading("equal_privacy") == "equal privacy" and names.reason("no_effect") == "no effect"
+    assert names.prose("the fig03 variant ε-sweep of 2 sets") == "the fig03 variant ε-sweep of 2 sets"  # no id: kept

@@ -118,7 +118,7 @@ def verdict_table(rows: pd.DataFrame) -> pd.DataFrame:
     if "hedge" in out and not out["hedge"].astype(str).str.strip().any():
         out = out.drop(columns="hedge")
     out.insert(out.columns.get_loc("verdict") + 1, "in words", [verdicts.support(r) for r in rows.itertuples()])
-    for col in ("reason", "where"):
+    for col in ("reason", "where", "guard_rule", "equivalence"):
         if col in out:
             out[col] = [names.prose(str(t), str(v)) if pd.notna(t) else ""
                         for t, v in zip(out[col], rows["verdict"], strict=True)]
@@ -144,6 +144,6 @@ def significant_cells(claims: ClaimsTables, study: str, reading: str | None = No
         "data set": shown["dataset"].map(names.dataset), "cell": shown["cell"].map(names.prose),
         "estimate [95 % CI]": [f"{e:+.3g} [{lo:+.3g}, {hi:+.3g}]" for e, lo, hi in
                                zip(shown["estimate"], shown["lo"], shown["hi"], strict=True)],
-        "cell verdict": shown["cell_verdict"].map(lambda v: v.replace("_", " ")),
+        "cell verdict": shown["cell_verdict"].map(names.reason),
         "p (Holm)": shown["p_holm"].map(lambda p: f"{p:.2g}") if "p_holm" in shown else "",
     }).reset_index(drop=True)

@@ -6,8 +6,7 @@ a method, a data set, a reading or a reason, never the raw id.
 * methods: the figures' short names (:data:`mpdp.figures.style.MECHANISM_SHORT`) and
   :data:`METHODS` for the methods of the other studies' claims;
 * readings: :data:`mpdp.claims.tables.READING_NAMES`;
-* reasons: the claims engine's reason words (:data:`mpdp.claims.tables.REASONS`) in plain words,
-  :data:`REASONS`.
+* reasons and cell verdicts: :data:`REASONS` (``no_effect`` → "no effect").
 
 :func:`prose` rewrites a text of the claims engine (a verdict's ``reason`` or ``where``): every
 raw id it names is replaced by its display name, and a reason that repeats its verdict's class
@@ -50,21 +49,10 @@ METHODS: dict[str, str] = {
     "dpsgd": "DP-SGD",
 }
 
-#: the claims engine's reason words (and cell verdicts) -> plain words
-REASONS: dict[str, str] = {
-    "at chance": "at chance",
-    "reference unconverged": "reference not converged",
-    "identical by construction": "identical by construction",
-    "underpowered": "needs more repetitions",
-    "no effect beyond margin": "no effect beyond the margin",
-    "no data": "no data",
-    "for": "for the claim",
-    "against": "against the claim",
-    "no_effect": "no effect beyond the margin",
-    "uninformative": "cannot be judged",
-    "identical": "identical by construction",
-    "no_data": "no data",
-}
+#: cell verdicts (cells.parquet ``cell_verdict``) in words; the others read as they are ("for",
+#: "against", "underpowered", "identical", "uninformative"), as do the engine's reasons ("at chance",
+#: "reference unconverged", :data:`mpdp.claims.tables.REASONS`)
+REASONS: dict[str, str] = {"no_effect": "no effect", "no_data": "no data"}
 
 
 def dataset(dataset_id: str) -> str:
@@ -89,7 +77,7 @@ def reading(reading_id: str) -> str:
 
 
 def reason(word: str) -> str:
-    """A reason word or cell verdict in plain words."""
+    """A cell verdict or reason in plain words (``no_effect`` → "no effect")."""
     return REASONS.get(str(word), str(word).replace("_", " "))
 
 

@@ -133,7 +133,7 @@ div.mpdp-vmatrix { display: grid; grid-template-columns: minmax(5em, 8.5em) 1fr;
 .mpdp-reading { font-weight: 400; font-size: 0.9em; color: #555; white-space: nowrap; }
 .mpdp-vrow { display: flex; flex-wrap: wrap; gap: 3px; }
 a.mpdp-vcell, span.mpdp-vcell { display: inline-flex; flex-direction: column; align-items: stretch;
-  min-width: 4.6em; padding: 1px 10px 2px 4px; border-radius: 4px; text-decoration: none; font-size: 0.74em;
+  min-width: 4.6em; padding: 1px 14px 2px 4px; border-radius: 4px; text-decoration: none; font-size: 0.74em;
   line-height: 1.2; border: 1px solid rgba(0,0,0,0.15); box-sizing: border-box; }
 a.mpdp-vcell > b, a.mpdp-vcell > span { white-space: nowrap; }
 a.mpdp-vcell:hover { outline: 2px solid #1f5fa8; }

@@ -168,7 +168,7 @@ def support(row: object) -> str:
     elif verdict == "UNINFORMATIVE":
         why = names.prose(_raw_reason(row), verdict)
         head = (f"none of its {_count(n_cells, 'cell')} can be judged" if n_cells else "no cell with data") + (
-            f" ({why})" if why else "")
+            f": {why}" if why and why != "no data" else "")
         n_uninf = 0
     else:
         why = names.prose(_raw_reason(row), verdict)
