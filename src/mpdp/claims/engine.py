@@ -560,6 +560,8 @@ def verdicts(claims: Iterable[Claim], cells: pd.DataFrame) -> pd.DataFrame:
                 "equivalence": _equivalence(claim, scored),
                 "n_no_effect": int(counts.get("no_effect", 0)), "n_underpowered": int(counts.get("underpowered", 0)),
                 "n_identical": int(counts.get("identical", 0)),
+                "n_uninformative": int(counts.get("uninformative", 0)), "n_no_data": int(counts.get("no_data", 0)),
+                "margin_reason": claim.delta_reason, "hedge": claim.hedge,
                 "guarded": f"{', '.join(claim.guarded)}: {claim.guarded_why}",
                 "guard_rule": _guard_rule(claim, part),
             })
