@@ -217,15 +217,22 @@ def _informative(claim: Claim, guard_rows: pd.DataFrame, inputs: Inputs, dataset
 
 
 def _thresholds(claim: Claim) -> tuple[list[tuple[float, str]], list[tuple[float, str]]]:
-    """(for, against) lists of one-sided tests; ``for`` combines by max (all), ``against`` by min (any)."""
-    m = claim.margin
+    """(for, against) lists of one-sided tests; ``for`` combines by max (all), ``against`` by min (any).
+
+    Three-sided testing against the practical margin δ (issue 55; Goeman, Solari & Stijnen 2010): a
+    directional cell is ``for`` only when the effect is beyond δ in the claimed direction and ``against``
+    only when it is beyond δ the other way; the TOST decides ``no_effect`` within ±δ. An equivalence
+    claim is ``for`` inside ±δ (the TOST) and ``against`` outside it; a bound's share of draws above the
+    bound is ``for`` below its allowed share and ``against`` above it."""
     if claim.kind == "bound":
+        m = claim.margin
         return [(m, "below")], [(m, "above")]
+    d = claim.delta
     if claim.direction == "greater":
-        return [(m, "above")], [(0.0, "below")]
+        return [(d, "above")], [(-d, "below")]
     if claim.direction == "less":
-        return [(-m, "below")], [(0.0, "above")]
-    return [(-m, "above"), (m, "below")], [(m, "above"), (-m, "below")]
+        return [(-d, "below")], [(d, "above")]
+    return [(-d, "above"), (d, "below")], [(d, "above"), (-d, "below")]
 
 
 def _given_difference(claim: Claim, rows: pd.DataFrame) -> tuple[float, float, float]:
@@ -326,14 +333,13 @@ def evaluate_cell(claim: Claim, rows: pd.DataFrame, guard_rows: pd.DataFrame, in
             notes.append("fewer than 2 repetitions: no interval")
     if claim.kind == "bound" and np.isfinite(slack):
         notes.append(f"observed slack of the bound {slack:.3g}×")
-    cell_mde = sm.mde(se, df)
     return out | {"informative": guard.informative, "estimate": est, "lo": lo, "hi": hi, "n_reps": n,
                   "p_for": p_for, "p_against": p_against, "p_equiv": p_equiv, "slack": slack,
                   "note": "; ".join(notes), "has_data": bool(stat.size), "identical": same,
                   "reason": guard.reason, "at_chance": ", ".join(guard.at_chance), "guard_margin": guard.margin,
                   "guard_rule": guard.rule,
-                  "resolution": tol, "mde": cell_mde, "delta": claim.delta,
-                  "reps_needed": sm.reps_needed(n, se, df, claim.delta)}
+                  "resolution": tol, "delta": claim.delta, "stat_se": se, "stat_df": df,
+                  "stat_flips": claim.summary == "trimmed" and not given and 2 <= n <= sm.EXACT_FLIPS_MAX}
 
 
 def _rows_of_kind(claim: Claim, rows: pd.DataFrame) -> pd.DataFrame:
@@ -416,11 +422,42 @@ def evaluate_claim(claim: Claim, inputs: Inputs,
         frame.loc[idx, "p_holm"] = np.where(use_for, h_for, h_against)
         frame.loc[idx, "p_equiv_holm"] = h_equiv
         frame.loc[idx, "cell_verdict"] = verdict
+        family = int(scored.sum())
+        frame.loc[idx, "family"] = family
+        power = [_power(claim, se, df, int(n), bool(flips), family) for se, df, n, flips in
+                 part[["stat_se", "stat_df", "n_reps", "stat_flips"]].itertuples(index=False)]
+        frame.loc[idx, "mde"] = [m for m, _ in power]
+        frame.loc[idx, "reps_needed"] = [k for _, k in power]
+    frame = frame.drop(columns=["stat_se", "stat_df", "stat_flips"])
     frame.loc[frame["cell_verdict"] == "identical", "reason"] = "identical by construction"
     frame.loc[frame["cell_verdict"] == "no_effect", "reason"] = "no effect beyond margin"
     frame.loc[frame["cell_verdict"] == "underpowered", "reason"] = "underpowered"
     frame.loc[frame["cell_verdict"] == "no_data", "reason"] = "no data"
     return frame
+
+
+def _power(claim: Claim, se: float, df: float, n: int, flips: bool, family: int) -> tuple[float, float]:
+    """(mde, repetitions needed) of one cell inside its Holm family of ``family`` cells (issue 55: power
+    for the procedure that decides). A directional cell's mde is the true effect (from 0, in the claimed
+    direction) found ``for`` with :data:`~mpdp.claims.summaries.POWER`: δ plus the noncentral-t distance
+    (:func:`~mpdp.claims.summaries.mde`); an equivalence cell's the half-width ±e within which a true 0 is
+    shown with that power. The repetitions needed show a true 0 within ±δ with that power
+    (:func:`~mpdp.claims.summaries.tost_reps_needed`), which also finds an effect of 2δ beyond δ; with the
+    sign-flip test never fewer than its 2^-R resolution allows. Bounds: NaN (their draws are counted by
+    :func:`bound_draws_needed`)."""
+    if claim.kind == "bound" or not np.isfinite(se) or family < 1:
+        return _NAN, _NAN
+    a = sm.family_alpha(family)
+    floor = 2
+    if flips:
+        need = int(np.ceil(-np.log2(a)))
+        floor = need if need <= sm.EXACT_FLIPS_MAX else sm.EXACT_FLIPS_MAX + 1
+    reachable = not flips or sm.min_flip_p(n) <= a
+    if claim.direction == "equivalence":
+        cell_mde = sm.tost_mde(se, df, family) if reachable else np.inf
+    else:
+        cell_mde = claim.delta + sm.mde(se, df, family) if reachable else np.inf
+    return cell_mde, sm.tost_reps_needed(n, se, df, claim.delta, family, floor)
 
 
 #: cell verdicts that decide a cell (the rest say why it could not)
@@ -484,22 +521,32 @@ def claim_outcome(claim: Claim, cells: pd.DataFrame) -> tuple[str, str]:
     need = scored["reps_needed"].to_numpy(float)
     need = need[np.isfinite(need)]
     reps = int(scored["n_reps"].max())
+    family = len(scored)
+    within = f"with {sm.POWER:.0%} power inside its family of {family} cell(s) (Holm)"
     if need.size:
-        return "UNDERPOWERED", (f"underpowered: {reps} repetitions resolve ±{float(scored['mde'].median()):.2g} "
-                                f"(median mde); about {int(np.median(need))} needed for ±{claim.delta:g} in the median "
-                                f"cell, {int(need.max())} in every cell")
+        mde = float(scored["mde"].median())
+        found = (f"{reps} repetitions find only effects beyond ±{mde:.2g} (median cell) {within}" if np.isfinite(mde)
+                 else f"{reps} repetitions are too few for the sign-flip test to reach Holm's level in a family "
+                      f"of {family}")
+        return "UNDERPOWERED", (f"underpowered: {found}; about {int(np.median(need))} needed in the median cell to "
+                                f"show no effect within ±{claim.delta:g} (or an effect of twice that beyond it), "
+                                f"{int(need.max())} in every cell")
     if claim.kind == "bound" and 0 < claim.margin < 1:
         return "UNDERPOWERED", (f"underpowered: {reps} draws put the {CONFIDENCE:.0%} interval of the share above "
                                 f"the bound up to {float(scored['hi'].median()):.2g} (median), above the allowed "
-                                f"{claim.margin:g}; with none above it, about {bound_draws_needed(claim.margin)} "
-                                "are needed")
+                                f"{claim.margin:g}; with none above it, about "
+                                f"{bound_draws_needed(claim.margin, family=family)} are needed inside its family "
+                                f"of {family} cell(s) (Holm)")
     return "UNDERPOWERED", f"underpowered: {reps} repetition(s), too few for an interval"
 
 
-def bound_draws_needed(allowed: float, confidence: float = CONFIDENCE) -> int:
-    """The fewest draws whose Clopper–Pearson interval (:func:`mpdp.claims.intervals.binomial_interval`)
-    ends below the ``allowed`` share when none of them exceeds the bound: ``(α/2)^(1/n) > 1 − allowed``."""
-    return int(np.floor(np.log((1.0 - confidence) / 2.0) / np.log1p(-allowed))) + 1
+def bound_draws_needed(allowed: float, confidence: float = CONFIDENCE, family: int = 1) -> int:
+    """The fewest draws, none of them above the bound, at which the exact binomial test puts the share
+    above it below the ``allowed`` share inside a Holm family of ``family`` cells (its first step, level
+    (1 − confidence)/2 / family): ``(1 − allowed)^n ≤ level``; with ``family`` 1 also where the
+    Clopper–Pearson interval (:func:`mpdp.claims.intervals.binomial_interval`) ends below ``allowed``."""
+    level = (1.0 - confidence) / 2.0 / max(int(family), 1)
+    return int(np.floor(np.log(level) / np.log1p(-allowed))) + 1
 
 
 def claim_verdict(claim: Claim, cells: pd.DataFrame) -> str:
@@ -561,7 +608,7 @@ def verdicts(claims: Iterable[Claim], cells: pd.DataFrame) -> pd.DataFrame:
                 "n_no_effect": int(counts.get("no_effect", 0)), "n_underpowered": int(counts.get("underpowered", 0)),
                 "n_identical": int(counts.get("identical", 0)),
                 "n_uninformative": int(counts.get("uninformative", 0)), "n_no_data": int(counts.get("no_data", 0)),
-                "margin_reason": claim.delta_reason, "hedge": claim.hedge,
+                "margin_reason": claim.delta_reason, "hedge": claim.hedge, "family": int(len(scored)),
                 "guarded": f"{', '.join(claim.guarded)}: {claim.guarded_why}",
                 "guard_rule": _guard_rule(claim, part),
             })
