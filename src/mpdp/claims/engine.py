@@ -245,7 +245,7 @@ def _given_difference(claim: Claim, rows: pd.DataFrame) -> tuple[float, float, f
     return (float(vals[0, 0] - vals[1, 0]), float(vals[0, 1] - vals[1, 2]), float(vals[0, 2] - vals[1, 1]))
 
 
-def _p_values(claim: Claim, stat: pd.Series, given: bool, est: float, lo: float, hi: float,
+def p_values(claim: Claim, stat: pd.Series, given: bool, est: float, lo: float, hi: float,
               tol: float) -> tuple[float, float, float]:
     """(p for, p against, p of the TOST within ±δ) of one cell; the TOST is NaN for a bound."""
     tests_for, tests_against = _thresholds(claim)
@@ -328,7 +328,7 @@ def evaluate_cell(claim: Claim, rows: pd.DataFrame, guard_rows: pd.DataFrame, in
         p_for = p_against = p_equiv = _NAN
         notes.append("no paired values")
     else:
-        p_for, p_against, p_equiv = _p_values(claim, stat, given, est, lo, hi, tol)
+        p_for, p_against, p_equiv = p_values(claim, stat, given, est, lo, hi, tol)
         if not np.isfinite(p_for):
             notes.append("fewer than 2 repetitions: no interval")
     if claim.kind == "bound" and np.isfinite(slack):
@@ -402,20 +402,12 @@ def evaluate_claim(claim: Claim, inputs: Inputs,
     frame.insert(0, "claim_id", claim.claim_id)
     frame.insert(0, "study", claim.study)
     frame["p_value"], frame["p_holm"], frame["p_equiv_holm"], frame["cell_verdict"] = _NAN, _NAN, _NAN, ""
-    directional = claim.direction != "equivalence" and claim.kind != "bound"
     for _, idx in frame.groupby("reading", sort=False).groups.items():
         part = frame.loc[idx]
         scored = (part["informative"] & part["has_data"] & ~part["identical"]).to_numpy()
-        h_for, h_against, h_equiv = (np.full(len(part), np.nan) for _ in range(3))
-        h_for[scored] = sm.holm(part.loc[scored, "p_for"].to_numpy(float))
-        h_against[scored] = sm.holm(part.loc[scored, "p_against"].to_numpy(float))
-        h_equiv[scored] = sm.holm(part.loc[scored, "p_equiv"].to_numpy(float))
-        no_effect = (h_equiv < sm.ALPHA) if directional else np.zeros(len(part), bool)
-        verdict = np.where(~part["has_data"], "no_data", np.where(
-            ~part["informative"], "uninformative", np.where(
-                part["identical"], "identical", np.where(
-                    h_for < sm.ALPHA, "for", np.where(h_against < sm.ALPHA, "against", np.where(
-                        no_effect, "no_effect", "underpowered"))))))
+        h_for, h_against, h_equiv, verdict = decide(claim, *(part[c].to_numpy(float) for c in (
+            "p_for", "p_against", "p_equiv")), *(part[c].to_numpy(bool) for c in ("has_data", "informative",
+                                                                                  "identical")))
         use_for = np.nan_to_num(part["p_for"].to_numpy(float), nan=2) <= np.nan_to_num(
             part["p_against"].to_numpy(float), nan=2)
         frame.loc[idx, "p_value"] = np.where(use_for, part["p_for"], part["p_against"])
@@ -424,7 +416,7 @@ def evaluate_claim(claim: Claim, inputs: Inputs,
         frame.loc[idx, "cell_verdict"] = verdict
         family = int(scored.sum())
         frame.loc[idx, "family"] = family
-        power = [_power(claim, se, df, int(n), bool(flips), family) for se, df, n, flips in
+        power = [cell_power(claim, se, df, int(n), bool(flips), family) for se, df, n, flips in
                  part[["stat_se", "stat_df", "n_reps", "stat_flips"]].itertuples(index=False)]
         frame.loc[idx, "mde"] = [m for m, _ in power]
         frame.loc[idx, "reps_needed"] = [k for _, k in power]
@@ -436,7 +428,30 @@ def evaluate_claim(claim: Claim, inputs: Inputs,
     return frame
 
 
-def _power(claim: Claim, se: float, df: float, n: int, flips: bool, family: int) -> tuple[float, float]:
+def decide(claim: Claim, p_for: np.ndarray, p_against: np.ndarray, p_equiv: np.ndarray, has_data: np.ndarray,
+           informative: np.ndarray, same: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Rule 3 on one Holm family (a claim's cells in one reading): the Holm-adjusted p-values for, against
+    and of the TOST over the scored cells (informative, with data, not identical) and each cell's verdict.
+    A cell is ``for`` / ``against`` when its adjusted p-value against the practical margin is below
+    :data:`~mpdp.claims.summaries.ALPHA`; else, for a directional claim, ``no_effect`` when the adjusted
+    TOST puts it within ±δ, else ``underpowered`` (an equivalence claim's or a bound's ``for`` already is
+    its TOST or its exact test)."""
+    scored = informative & has_data & ~same
+    h_for, h_against, h_equiv = (np.full(len(scored), np.nan) for _ in range(3))
+    h_for[scored] = sm.holm(p_for[scored])
+    h_against[scored] = sm.holm(p_against[scored])
+    h_equiv[scored] = sm.holm(p_equiv[scored])
+    directional = claim.direction != "equivalence" and claim.kind != "bound"
+    no_effect = (h_equiv < sm.ALPHA) if directional else np.zeros(len(scored), bool)
+    verdict = np.where(~has_data, "no_data", np.where(
+        ~informative, "uninformative", np.where(
+            same, "identical", np.where(
+                h_for < sm.ALPHA, "for", np.where(h_against < sm.ALPHA, "against", np.where(
+                    no_effect, "no_effect", "underpowered"))))))
+    return h_for, h_against, h_equiv, verdict
+
+
+def cell_power(claim: Claim, se: float, df: float, n: int, flips: bool, family: int) -> tuple[float, float]:
     """(mde, repetitions needed) of one cell inside its Holm family of ``family`` cells (issue 55: power
     for the procedure that decides). A directional cell's mde is the true effect (from 0, in the claimed
     direction) found ``for`` with :data:`~mpdp.claims.summaries.POWER`: δ plus the noncentral-t distance

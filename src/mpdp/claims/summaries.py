@@ -27,10 +27,11 @@ standard deviation's distribution).
 
 from __future__ import annotations
 
+import functools
 from typing import Literal
 
 import numpy as np
-from scipy import optimize, stats
+from scipy import optimize, special, stats
 
 from mpdp.claims.intervals import CONFIDENCE, binomial_interval, median_interval, t_interval
 
@@ -215,6 +216,16 @@ def family_alpha(family: int) -> float:
     return ALPHA / max(int(family), 1)
 
 
+@functools.lru_cache(maxsize=4096)
+def _mde_factor(df: float, family: int) -> float:
+    """k with P(T'_{df, k} > t_{1−α/family, df}) = POWER (noncentral t; normal when df is infinite)."""
+    a = family_alpha(family)
+    if not np.isfinite(df):
+        return float(stats.norm.ppf(1 - a) + stats.norm.ppf(POWER))
+    crit = float(stats.t.ppf(1 - a, df))
+    return float(optimize.brentq(lambda ncp: stats.nct.sf(crit, df, ncp) - POWER, 0.0, crit + 50.0))
+
+
 def mde(se: float, df: float, family: int = 1) -> float:
     """How far beyond a tested threshold a true effect must lie to be found with :data:`POWER` by the
     one-sided test at :func:`family_alpha` given the standard error ``se``: ``k · se`` with k solving
@@ -222,15 +233,17 @@ def mde(se: float, df: float, family: int = 1) -> float:
     directional cell's effect must reach δ plus this (:func:`mpdp.claims.engine` adds δ)."""
     if not (np.isfinite(se) and df > 0):
         return _NAN
-    a = family_alpha(family)
-    if not np.isfinite(df):
-        return float((stats.norm.ppf(1 - a) + stats.norm.ppf(POWER)) * se)
-    crit = float(stats.t.ppf(1 - a, df))
-    k = optimize.brentq(lambda ncp: stats.nct.sf(crit, df, ncp) - POWER, 0.0, crit + 50.0)
-    return float(k * se)
+    return float(_mde_factor(float(df), int(family)) * se)
 
 
 _CHI_GRID = (np.arange(400) + 0.5) / 400
+
+
+@functools.lru_cache(maxsize=4096)
+def _tost_terms(df: float, family: int) -> tuple[float, np.ndarray]:
+    """(t_{1−α/family, df}, s/σ at the mid-quantiles of the sample standard deviation's distribution)."""
+    crit = float(stats.t.ppf(1 - family_alpha(family), df))
+    return crit, np.sqrt(stats.chi2.ppf(_CHI_GRID, df) / df)
 
 
 def tost_power(se: float, df: float, delta: float, family: int = 1) -> float:
@@ -239,12 +252,10 @@ def tost_power(se: float, df: float, delta: float, family: int = 1) -> float:
     integrated over s (χ² with df degrees of freedom; normal, s = se, when df is infinite)."""
     if not (np.isfinite(se) and se > 0 and delta > 0 and df > 0):
         return _NAN
-    a = family_alpha(family)
     if not np.isfinite(df):
-        return float(max(0.0, 2 * stats.norm.cdf(delta / se - stats.norm.ppf(1 - a)) - 1))
-    crit = float(stats.t.ppf(1 - a, df))
-    s = se * np.sqrt(stats.chi2.ppf(_CHI_GRID, df) / df)
-    return float(np.mean(np.maximum(0.0, 2 * stats.norm.cdf((delta - crit * s) / se) - 1)))
+        return float(max(0.0, 2 * stats.norm.cdf(delta / se - stats.norm.ppf(1 - family_alpha(family))) - 1))
+    crit, ratio = _tost_terms(float(df), int(family))
+    return float(np.mean(np.maximum(0.0, 2 * special.ndtr((delta - crit * se * ratio) / se) - 1)))
 
 
 def tost_mde(se: float, df: float, family: int = 1) -> float:
