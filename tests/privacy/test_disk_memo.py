@@ -136,6 +136,8 @@ def fresh_checks(monkeypatch):
     """This process's folder checks and warnings forgotten (each test is a new process)."""
     monkeypatch.setattr(disk_memo, "_FOLDERS", {})
     monkeypatch.setattr(disk_memo, "_WARNED", set())
+    monkeypatch.setenv(disk_memo.REFUSED_ENV, "")  # recorded as absent before: restored so after the test
+    monkeypatch.delenv(disk_memo.REFUSED_ENV)
 
 
 def test_the_memo_creates_its_folders_and_entries_private(memo_dir, fresh_checks):
@@ -170,6 +172,11 @@ def test_a_memo_writable_by_others_is_not_used(memo_dir, fresh_checks, capsys, w
     if where == "folder":
         assert "not used, the calibrations are computed in this process only" in err[0]
     assert json.loads(path.read_text())["value"] == {"float": "9.0"}  # not read, and not written either
+    if where == "folder":  # a job started after the warning (it inherits the environment) is quiet
+        disk_memo._FOLDERS.clear()
+        disk_memo._WARNED.clear()
+        third, calls = counted({"x": 0.5})
+        assert third("x") == 0.5 and calls == ["x"] and capsys.readouterr().err == ""
 
 
 def test_a_memo_of_another_user_is_not_used(memo_dir, fresh_checks, capsys, monkeypatch):

@@ -31,14 +31,17 @@ the value (never to trusting it), with one line on stderr:
 - *ownership*: the folder, an entry's sub-folder and the entry itself must belong to the current
   user and be writable by no one else (not group- or other-writable; an entry must be a regular
   file, not a link). A folder that fails is not used at all in this process (read nor written:
-  the calibrations are computed in memory only) and the line says how to fix it; an entry that
-  fails is computed again and not replaced.
+  the calibrations are computed in memory only) and the line says how to fix it, once per build
+  (:data:`REFUSED_ENV` tells the jobs it was said); an entry that fails is computed again and not
+  replaced.
 - *re-verification*: every value read from disk is checked before use by the function's
   ``verify`` (given to :func:`persistent`), one cheap independent accountant or formula call
   that the value meets its privacy target (DP-SGD's σ: its ε at δ is at most the target; ADMM's
   α: its k-fold composition is at most ε_total; an RDP curve: recomputed at the orders that decide
   its ε at δ). A value that fails is computed again and its entry replaced. Values computed in the
-  process are not re-checked: they come from the calibration itself.
+  process are not re-checked: they come from the calibration itself. A value more conservative
+  than the calibration's (a larger σ, a smaller α) passes: it is private, though a build using it
+  differs from a clean one; keeping others from writing the folder is the ownership check's job.
 """
 
 from __future__ import annotations
@@ -64,6 +67,9 @@ from mpdp.errors import InputDataError
 
 #: environment variable naming the folder (or ``off``)
 ENV = "MPDP_CALIBRATION_CACHE"
+#: set to a refused folder once its warning is printed: the processes started afterwards (a
+#: Snakemake run's jobs) refuse it too, without printing it again
+REFUSED_ENV = "MPDP_CALIBRATION_CACHE_REFUSED"
 #: libraries whose versions enter every key
 LIBRARIES = ("numpy", "scipy", "dp-accounting")
 #: version of the entry layout
@@ -111,9 +117,10 @@ def usable(where: Path) -> bool:
         why, ok = None, False  # cannot be created: the memo stays in memory, as for an unwritable folder
     else:
         ok = why is None
-    if why is not None:
+    if why is not None and os.environ.get(REFUSED_ENV) != str(where):
         _warn(f"calibration memo folder {where} {why}: not used, the calibrations are computed in this process "
               f"only (fix: chmod go-w, or set {ENV} to a folder of your own, or to off)")
+        os.environ[REFUSED_ENV] = str(where)  # the jobs started after this: refused without a word
     _FOLDERS[where] = ok
     return ok
 
