@@ -121,7 +121,8 @@ def test_a_zombie_run_is_gone_and_its_job_writes_nothing(tmp_path):
         assert not io.run_alive(run)  # ... the state says it is gone
         go.write_text("")  # the job would now write its output at once
         job_pid = int(started.read_text())
-        _wait_for(lambda: io.process_start(job_pid) is None, "the job did not stop", 15)
+        # gone, or a zombie where no init reaps the orphan (some containers)
+        _wait_for(lambda: io.process_state(job_pid) in (None, "Z", "X"), "the job did not stop", 15)
         assert not out.exists()
         assert [p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp")] == []
         assert "the Snakemake run that started" in log.read_text() and "is gone" in log.read_text()
