@@ -136,8 +136,9 @@ def fresh_checks(monkeypatch):
     """This process's folder checks and warnings forgotten (each test is a new process)."""
     monkeypatch.setattr(disk_memo, "_FOLDERS", {})
     monkeypatch.setattr(disk_memo, "_WARNED", set())
-    monkeypatch.setenv(disk_memo.REFUSED_ENV, "")  # recorded as absent before: restored so after the test
-    monkeypatch.delenv(disk_memo.REFUSED_ENV)
+    monkeypatch.setattr(disk_memo, "_BAD_SUBFOLDERS", set())
+    monkeypatch.setenv(disk_memo.SAID_ENV, "")  # recorded as absent before: restored so after the test
+    monkeypatch.delenv(disk_memo.SAID_ENV)
 
 
 def test_the_memo_creates_its_folders_and_entries_private(memo_dir, fresh_checks):
@@ -168,13 +169,16 @@ def test_a_memo_writable_by_others_is_not_used(memo_dir, fresh_checks, capsys, w
     again, calls = counted({"x": 0.5})
     assert again("x") == 0.5 and again("x") == 0.5 and calls == ["x"]
     err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and f"{target} is writable by its group" in err[0] and "chmod go-w" in err[0], err
+    assert len(err) == 1 and "is writable by its group" in err[0] and "chmod" in err[0] and "go-w" in err[0], err
+    assert {"folder": f"folder {memo_dir} is writable", "sub-folder": f"{memo_dir}: 1 of its sub-folders are not "
+            f"used, e.g. {path.parent.name} is writable", "entry": f"entry {path} is writable"}[where] in err[0], err
     if where == "folder":
         assert "not used, the calibrations are computed in this process only" in err[0]
     assert json.loads(path.read_text())["value"] == {"float": "9.0"}  # not read, and not written either
-    if where == "folder":  # a job started after the warning (it inherits the environment) is quiet
+    if where != "entry":  # a job started after the warning (it inherits the environment) is quiet
         disk_memo._FOLDERS.clear()
         disk_memo._WARNED.clear()
+        disk_memo._BAD_SUBFOLDERS.clear()
         third, calls = counted({"x": 0.5})
         assert third("x") == 0.5 and calls == ["x"] and capsys.readouterr().err == ""
 

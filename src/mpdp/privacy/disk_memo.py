@@ -32,8 +32,8 @@ the value (never to trusting it), with one line on stderr:
   user and be writable by no one else (not group- or other-writable; an entry must be a regular
   file, not a link). A folder that fails is not used at all in this process (read nor written:
   the calibrations are computed in memory only) and the line says how to fix it, once per build
-  (:data:`REFUSED_ENV` tells the jobs it was said); an entry that fails is computed again and not
-  replaced.
+  (:data:`SAID_ENV` tells the jobs it was said); sub-folders that fail are not used either (one
+  line for all of them); an entry that fails is computed again and not replaced.
 - *re-verification*: every value read from disk is checked before use by the function's
   ``verify`` (given to :func:`persistent`), one cheap independent accountant or formula call
   that the value meets its privacy target (DP-SGD's σ: its ε at δ is at most the target; ADMM's
@@ -67,9 +67,9 @@ from mpdp.errors import InputDataError
 
 #: environment variable naming the folder (or ``off``)
 ENV = "MPDP_CALIBRATION_CACHE"
-#: set to a refused folder once its warning is printed: the processes started afterwards (a
-#: Snakemake run's jobs) refuse it too, without printing it again
-REFUSED_ENV = "MPDP_CALIBRATION_CACHE_REFUSED"
+#: the folder warnings already printed (hashes): the processes started afterwards (a Snakemake
+#: run's jobs) refuse the same folders without printing them again
+SAID_ENV = "MPDP_CALIBRATION_MEMO_SAID"
 #: libraries whose versions enter every key
 LIBRARIES = ("numpy", "scipy", "dp-accounting")
 #: version of the entry layout
@@ -82,13 +82,22 @@ Verifier = Callable[..., "str | None"]
 
 _WARNED: set[str] = set()
 _FOLDERS: dict[Path, bool] = {}  # folder -> whether it may be used (checked once per process)
+_BAD_SUBFOLDERS: set[Path] = set()  # sub-folders of a usable folder that may not be trusted
 
 
-def _warn(message: str) -> None:
-    """One line on stderr, once per process per message."""
-    if message not in _WARNED:
-        _WARNED.add(message)
-        sys.stderr.write(f"mpdp: {message}\n")
+def _warn(message: str, *, once_per_build: bool = False) -> None:
+    """One line on stderr, once per process per message; with ``once_per_build`` also once for
+    the processes this one starts afterwards (:data:`SAID_ENV`)."""
+    if message in _WARNED:
+        return
+    _WARNED.add(message)
+    if once_per_build:
+        said = os.environ.get(SAID_ENV, "").split()
+        tag = hashlib.sha256(message.encode()).hexdigest()[:12]
+        if tag in said:
+            return
+        os.environ[SAID_ENV] = " ".join([*said, tag])
+    sys.stderr.write(f"mpdp: {message}\n")
 
 
 def untrusted(path: Path, *, entry: bool = False) -> str | None:
@@ -107,20 +116,26 @@ def untrusted(path: Path, *, entry: bool = False) -> str | None:
 
 def usable(where: Path) -> bool:
     """Whether the memo may use folder ``where`` (module docstring, "Trust"): created 0700 when
-    absent; refused, with one line on stderr, when it is not the user's or others may write it."""
+    absent; refused, with one line on stderr, when it is not the user's or others may write it.
+    Its sub-folders are checked at once too (one line for all that fail; they are not used)."""
     if where in _FOLDERS:
         return _FOLDERS[where]
     try:
         where.mkdir(mode=0o700, parents=True, exist_ok=True)
         why = untrusted(where)
+        bad = [] if why is not None else [d for d in sorted(where.iterdir()) if d.is_dir() and untrusted(d)]
     except OSError:
-        why, ok = None, False  # cannot be created: the memo stays in memory, as for an unwritable folder
+        why, ok, bad = None, False, []  # cannot be created: the memo stays in memory, as for an unwritable folder
     else:
         ok = why is None
-    if why is not None and os.environ.get(REFUSED_ENV) != str(where):
+    if why is not None:
         _warn(f"calibration memo folder {where} {why}: not used, the calibrations are computed in this process "
-              f"only (fix: chmod go-w, or set {ENV} to a folder of your own, or to off)")
-        os.environ[REFUSED_ENV] = str(where)  # the jobs started after this: refused without a word
+              f"only (fix: chmod go-w, or set {ENV} to a folder of your own, or to off)", once_per_build=True)
+    if bad:
+        _BAD_SUBFOLDERS.update(bad)
+        _warn(f"calibration memo folder {where}: {len(bad)} of its sub-folders are not used, e.g. {bad[0].name} "
+              f"{untrusted(bad[0])}; their values are computed again (fix: chmod -R go-w {where})",
+              once_per_build=True)
     _FOLDERS[where] = ok
     return ok
 
@@ -187,6 +202,8 @@ def _key(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) 
 
 def _read(path: Path, key: str) -> tuple[Any | None, str | None]:
     """(the stored value or None, why the entry may not be trusted or None)."""
+    if path.parent in _BAD_SUBFOLDERS:
+        return None, ""  # said once for the whole folder (usable)
     try:
         if (why := untrusted(path.parent)) is not None:
             return None, f"folder {path.parent} {why}"
@@ -239,7 +256,7 @@ def persistent(verify: Verifier) -> Callable[[F], F]:
             where = folder()
             path = None if where is None or not usable(where) else where / key[:2] / f"{key}.json"
             value, distrust = (None, None) if path is None else _read(path, key)
-            if distrust is not None:
+            if distrust:
                 _warn(f"calibration memo {distrust}: not used, its values are computed again (fix: chmod go-w, "
                       "or delete it)")
             elif value is not None and (why := _refusal(verify, fn, value, args, kwargs)) is not None:
