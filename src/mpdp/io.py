@@ -12,9 +12,8 @@ time* (a pid reused by another process after ``kill -9`` does not count) and *ru
 zombie: a killed Snakemake whose parent has not reaped it yet keeps its pid and start time; not
 stopped; :func:`run_alive`), and refuses the write otherwise (:class:`RunGoneError`). So an
 orphaned job, or a figure drawn by the warm renderer for a run that was killed, never adds an
-output to a build nobody tracks. Jobs
-without the variable (run by hand, the tests) or on another host (a cluster node, whose jobs
-cannot see the submitting host's processes) are not bound.
+output to a build nobody tracks. Jobs without the variable (run by hand, the tests) or on another
+host (a cluster node, whose jobs cannot see the submitting host's processes) are not bound.
 """
 
 from __future__ import annotations
