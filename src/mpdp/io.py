@@ -66,10 +66,12 @@ def process_state(pid: int) -> str | None:
 #: states of proc(5) in which a run's main process no longer runs the build: zombie (killed, its
 #: parent has not reaped it yet), dead, stopped (SIGSTOP), stopped by a debugger
 GONE_STATES = frozenset("ZXxTt")
-#: a stopped run is looked at again after this pause before it counts as gone: a whole process
-#: group continued with ``fg`` (SIGCONT to every member at once) may show a job its run as still
-#: stopped for an instant
+#: a stopped run counts as gone only if it stays stopped at every look for this long: a whole
+#: process group continued with ``fg`` (SIGCONT to every member at once) may show a job its run
+#: as still stopped for an instant, and a tracer (strace, a sampling profiler) stops it briefly
 STOPPED_GRACE_S = 0.5
+#: looks at a stopped run during :data:`STOPPED_GRACE_S`
+STOPPED_LOOKS = 5
 
 
 def _run_state(run: tuple[int, int]) -> str | None:
@@ -99,14 +101,16 @@ def run_alive(run: tuple[int, int] | None) -> bool:
     """Whether the run ``(pid, start time)`` is still alive (True for an unbound job): its process
     exists with that start time and is not in a :data:`GONE_STATES` state. A killed Snakemake keeps
     its pid and start time until its parent reaps it (a driver that starts it with ``Popen`` and is
-    slow to ``wait()``, issue 58), so the state decides; a stopped one is looked at again after
-    :data:`STOPPED_GRACE_S`."""
+    slow to ``wait()``, issue 58), so the state decides; a stopped one is gone only if it stays
+    stopped for :data:`STOPPED_GRACE_S`."""
     if run is None:
         return True
     state = _run_state(run)
-    if state in ("T", "t"):
-        time.sleep(STOPPED_GRACE_S)
+    for _ in range(STOPPED_LOOKS if state in ("T", "t") else 0):
+        time.sleep(STOPPED_GRACE_S / STOPPED_LOOKS)
         state = _run_state(run)
+        if state not in ("T", "t"):
+            break
     return state is not None and state not in GONE_STATES
 
 
