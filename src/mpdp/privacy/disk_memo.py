@@ -239,7 +239,7 @@ def _refusal(verify: Verifier, fn: Callable[..., Any], value: Any, args: tuple[A
         return f"its check failed ({type(exc).__name__}: {exc})"
 
 
-def persistent(verify: Verifier) -> Callable[[F], F]:
+def persistent(*, verify: Verifier) -> Callable[[F], F]:
     """Memoise a function (pure; arguments with an exact ``repr``; returns a float or a float64
     array) on disk and in memory; a value read from disk is used only if ``verify(value,
     **arguments)`` returns None (module docstring)."""
