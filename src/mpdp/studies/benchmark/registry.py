@@ -31,6 +31,8 @@ BUILTIN: tuple[Mechanism, ...] = (*PAPERS, dpsgd.MECHANISM)
 _REGISTRY: dict[str, Mechanism] = {m.id: m for m in BUILTIN}
 #: config entries already resolved (module name or path → id)
 _ENTRIES: dict[str, str] = {}
+#: config entries that are modules → the file imported
+_FILES: dict[str, Path] = {}
 
 
 def register(mechanism: Mechanism) -> Mechanism:
@@ -79,7 +81,20 @@ def resolve(entry: str) -> Mechanism:
         raise ConfigError(f"benchmark.mechanisms: module {entry!r} defines no MECHANISM")
     register(mechanism)
     _ENTRIES[entry] = mechanism.id
+    if getattr(module, "__file__", None):
+        _FILES[entry] = Path(module.__file__).resolve()
     return mechanism
+
+
+def module_files(cfg: Mapping[str, Any]) -> tuple[Path, ...]:
+    """The files of the modules ``benchmark.mechanisms`` names (imported here by path or name,
+    which no import statement shows): the workflow adds them to the code hash of every rule whose
+    job can import this registry, so an edit of a plug-in reruns them (mpdp.pipeline.code_hash,
+    docs/extending.md)."""
+    entries = [str(e) for e in (cfg.get("benchmark") or {}).get("mechanisms", [])]
+    for entry in entries:
+        resolve(entry)
+    return tuple(sorted({_FILES[e] for e in entries if e in _FILES}))
 
 
 def get(mechanism_id: str) -> Mechanism:
