@@ -23,9 +23,11 @@ per claim and reading (:data:`mpdp.claims.tables.VERDICT_COLUMNS`). The rules (d
    method is at chance is ``uninformative`` first: two majority classifiers agree trivially). Neither is
    scored.
 3. **Holm** across the scored cells of a claim and reading, separately for the p-values for, against and
-   of the TOST; a cell is ``for`` / ``against`` when its Holm-adjusted p-value is below ALPHA, else (a
-   directional claim) ``no_effect`` when the TOST puts it within ±δ, else ``underpowered``; ``no_data``
-   when it has no value.
+   of the TOST (:func:`decide`); three-sided against the practical margin δ (issue 55): a cell is ``for``
+   when its Holm-adjusted p-value that the effect is beyond δ in the claimed direction is below ALPHA,
+   ``against`` when beyond δ the other way, else (a directional claim) ``no_effect`` when the TOST puts
+   it within ±δ, else ``underpowered``; ``no_data`` when it has no value. Power (``mde``,
+   ``reps_needed``) is stated for the cell inside that family (:func:`cell_power`).
 4. **Verdict** (:func:`claim_outcome`, with its ``reason``): no cell with data → UNINFORMATIVE (no data);
    no scored cell → IDENTICAL when a cell is identical, else UNINFORMATIVE (at chance, naming the methods,
    or reference unconverged); a bound whose observed slack exceeds its ``vacuous_factor`` in every scored
