@@ -45,3 +45,16 @@ def test_planted_noise_scale_bug_is_caught(mech):
 def test_other_bugs_are_refused_with_one_line():
     with pytest.raises(ConfigError, match="objective_noise_scale"):
         registry.get("objpert").run({"mechanism": "objpert", "epsilon": 1.0, "planted_bug": True}, CTX)
+
+
+@pytest.mark.parametrize(("setting", "match"), [
+    ({"mechanism": "nl2_output", "epsilon": 1.0, "planted_bug": "objective_noise_scale"}, "nl2_output audit"),
+    ({"mechanism": "objpert_avg", "epsilon": 1.0, "planted_bug": True}, "objpert_avg audit"),
+])
+def test_a_bug_the_audit_cannot_plant_is_refused_at_planning(setting, match):
+    from mpdp.pipeline.planning_studies import check_audit_settings
+
+    with pytest.raises(ConfigError, match=match):
+        check_audit_settings({"audit": {"settings": [setting]}})
+    check_audit_settings({"audit": {"settings": [{"mechanism": "objpert", "epsilon": 1.0,
+                                                  "planted_bug": "objective_noise_scale"}]}})
