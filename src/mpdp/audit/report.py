@@ -17,6 +17,7 @@ BUG_TEXT = {
     "largest_party_sigma": "the largest party's σ used for every party (literal mode)",
     "sampling_rate": "DP-SGD sampling every record while σ is calibrated for the claimed rate q",
     "unnoised_scores": "the private selection scoring its trials without noise (whole procedure audited)",
+    "objective_noise_scale": "objective perturbation's noise term divided by n twice (bᵀθ/n²)",
 }
 
 
