@@ -13,6 +13,13 @@ A setting's ``planted_bug`` names one (``true`` is ``noise_factor``):
 - ``unnoised_scores``: the private selection scores its trials without their Gaussian noise
   while the private protocol is claimed (issue 43); planted in the whole-procedure audit
   (:mod:`mpdp.audit.selection_adapter`), where the winner then follows one validation record.
+- ``unnoised_party_scores``: the party-level private selection scores its trials on the validation
+  records held out of every party without noise (the benchmark before issue 58, which declared
+  them public); planted in the whole-procedure audit at unit ``validation`` (one validation record
+  flipped), where the winner follows that record: ε̂ ≈ ln 8 at any target.
+- ``validation_in_parties``: the audited party also holds validation records (the benchmark's grid
+  before issue 43) while the party-level claim is kept; planted in the whole-procedure audit at
+  unit ``party``: the scores' noise covers one validation record, not a party's.
 
 Only a planted bug shows that the audit has power (spec A6.12).
 """
@@ -32,6 +39,8 @@ BUGS: dict[str, tuple[str, ...]] = {
     "noise_factor": ("one_run", "many_draws", "canary_draws"),
     "largest_party_sigma": ("one_run", "canary_draws"),
     "unnoised_scores": ("many_draws",),
+    "unnoised_party_scores": ("many_draws",),
+    "validation_in_parties": ("many_draws",),
 }
 
 
