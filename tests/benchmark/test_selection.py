@@ -6,6 +6,7 @@ from __future__ import annotations
 import logging
 import math
 from pathlib import Path
+from unittest import mock
 
 import dp_accounting
 import numpy as np
@@ -21,8 +22,19 @@ from mpdp.pipeline import planning_budgets
 from mpdp.privacy import private_selection as ps
 from mpdp.privacy.calibration import noise_multiplier
 from mpdp.studies.benchmark import calibration as calib
-from mpdp.studies.benchmark import plan, registry, runner, selection, train
+from mpdp.studies.benchmark import (
+    output_runner,
+    plan,
+    ranking,
+    registry,
+    runner,
+    section,
+    selection,
+    train,
+)
+from mpdp.studies.benchmark import report as xr
 from mpdp.studies.benchmark.schema import EXTRA_COLUMNS
+from mpdp.studies.benchmark.tables import headline_rows
 
 LOG = logging.getLogger("test")
 #: the oracle rows of this module's config recorded on commit d2dc779 (before the protocols existed)
@@ -262,10 +274,6 @@ def test_party_level_scores_are_noised_for_one_validation_record(bench_data, mak
     """Issue 58: the party-level runner scores every trial with the shipped noisy scores at the
     budget's ε_s (Gaussian for one validation record, σ = clip/n_val · z(ε_s, δ)), noise on, on the
     validation records held out of every party; without it the selection reads them un-noised."""
-    from unittest import mock
-
-    from mpdp.studies.benchmark import output_runner
-
     cfg = make_small_cfg()
     cfg["benchmark"]["selection"]["final_run_reading"] = False
     spy = mock.patch.object(selection, "noisy_scores", wraps=selection.noisy_scores)
@@ -325,11 +333,6 @@ def test_ranking_and_report_state_both_guarantees(default_run):
     largest ε for a party member and for a validation record), and the report's footing line and
     reading sentence say it from the rows: ≤ ε for both in the end-to-end reading, none in the
     papers' convention."""
-    from mpdp.studies.benchmark import ranking
-    from mpdp.studies.benchmark import report as xr
-    from mpdp.studies.benchmark import section
-    from mpdp.studies.benchmark.tables import headline_rows
-
     _, frame, _ = default_run
     ranks = ranking.ranking_table(frame)
     e2e = ranks[ranks["privacy_reading"] == "end_to_end"]

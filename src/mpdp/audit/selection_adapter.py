@@ -218,7 +218,7 @@ class SelectionProcedureAdapter:
             "noise": sens / b["eps_trial"], "T": 1, "trials": draws, "k": None, "guesses": None,
             "correct": None, "tp": result.tp, "fp": result.fp, "threshold": result.threshold, "n_min": None,
             "n": n_val, "seconds": time.perf_counter() - start,
-            "data": (f"synthetic 1-D pair: two candidates ±1, K ~ TNB({shape:g}, E[K] = {mean:g}); " + DATA[unit]
+            "data": (f"synthetic 1-D pair: two candidates ±{THETA[0]:g}, K ~ TNB({shape:g}, E[K] = {mean:g}); " + DATA[unit]
                      + (f"; the party also holds {PARTY_VALIDATION} validation records" if bug == "validation_in_parties"
                         else "")),
         }

@@ -164,7 +164,8 @@ def _run_curve(mech: str, eps: float, delta: float, params: tuple[Any, ...]) -> 
 
 def releases_selected_trial(mech: str) -> bool:
     """Whether ``mech``'s private selection runs its trials on the released partition, scores them
-    on public validation records and releases the selected trial (party-level; module docstring)."""
+    on the validation records held out of every party (noised for one of them) and releases the selected
+    trial (party-level; module docstring)."""
     return registry.get(mech).privacy_unit == "party"
 
 
