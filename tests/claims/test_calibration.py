@@ -82,6 +82,12 @@ def test_the_fast_path_is_the_engine():
         cells = cells.assign(f=cells["reading"].str[1:].astype(int), c=cells["cell"].str[1:].astype(int))
         full = cells.sort_values(["f", "c"])["cell_verdict"].to_numpy().reshape(stats.shape[:2])
         assert (full == _decide(claim, stats)).all(), claim.claim_id
+        decided = cells[cells["cell_verdict"] == "for"]
+        if claim.direction == "greater":  # no "for" cell's interval reaches inside ±δ
+            assert len(decided) and (decided["lo"] > claim.delta).all()
+        against = cells[cells["cell_verdict"] == "against"]
+        if claim.direction == "greater":
+            assert (against["hi"] < -claim.delta).all()
 
 
 def _at_power(rate: float, n: int, need: int, claim: Claim, family: int) -> bool:

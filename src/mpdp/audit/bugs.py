@@ -19,6 +19,13 @@ A setting's ``planted_bug`` names one (``true`` is ``noise_factor``):
   planted by replacing :func:`mpdp.mechanisms.objective_perturbation.linear_term`, which the
   solver calls, for one block; the ledger is left right. Audited by
   :mod:`mpdp.audit.objective_adapter`.
+- ``unnoised_party_scores``: the party-level private selection scores its trials on the validation
+  records held out of every party without noise (the benchmark before issue 58, which declared
+  them public); planted in the whole-procedure audit at unit ``validation`` (one validation record
+  flipped), where the winner follows that record: ε̂ ≈ ln 8 at any target.
+- ``validation_in_parties``: the audited party also holds validation records (the benchmark's grid
+  before issue 43) while the party-level claim is kept; planted in the whole-procedure audit at
+  unit ``party``: the scores' noise covers one validation record, not a party's.
 
 Only a planted bug shows that the audit has power (spec A6.12).
 """
@@ -41,6 +48,8 @@ BUGS: dict[str, tuple[str, ...]] = {
     "largest_party_sigma": ("one_run", "canary_draws"),
     "unnoised_scores": ("many_draws",),
     "objective_noise_scale": ("many_draws",),
+    "unnoised_party_scores": ("many_draws",),
+    "validation_in_parties": ("many_draws",),
 }
 
 
