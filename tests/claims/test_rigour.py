@@ -120,7 +120,7 @@ def test_cannot_tell_is_split_into_no_effect_and_underpowered():
     assert f"{int(verdict['reps_needed'])} in every cell" in verdict["reason"]  # the matrix's count, named
     # the repetitions the statement asks for do power the decision: at that count (same spread) a true 0 is
     # shown within ±δ with 80 % power by the TOST, and one fewer does not (the calibration by simulation is
-    # tests/claims/test_calibration.py)
+    # tests/claims/test_decision_calibration.py)
     piv = noisy.pivot_table(index="rep", columns="method", values="value")
     sd = float((piv["a"] - piv["b"]).std(ddof=1))
     n = int(verdict["reps_needed"])
