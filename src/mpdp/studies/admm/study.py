@@ -10,7 +10,7 @@ from mpdp.claims.declare import Claim
 from mpdp.claims.engine import Inputs
 from mpdp.report.claims_view import ClaimsTables
 from mpdp.report.scaffold import StudySection
-from mpdp.studies.admm import checks, section
+from mpdp.studies.admm import checks, cost, section
 from mpdp.studies.admm import claims as admm_claims
 from mpdp.studies.admm.train import read_table
 from mpdp.studies.interface import Cards, Study
@@ -39,4 +39,4 @@ def report_section(ctx: Mapping[str, Any], cfg: Mapping[str, Any], view: ClaimsT
 
 
 STUDY = Study(id="admm", name="Zhang–Zhu ADMM", enabled=enabled, tables=tables, claims=claims,
-              section=report_section, check=checks.check, aliases=("zz",))
+              section=report_section, check=checks.check, cost=cost.cost, aliases=("zz",))
