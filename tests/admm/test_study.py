@@ -342,3 +342,22 @@ def test_z5_is_net_of_non_private_admm_at_dvps_own_step():
     # the old reference (ADMM at its own η) puts convergence into the statistic
     old = claims.observations(table, cfg).query("metric == 'g_drift'")["value"]
     assert np.all(np.abs(old) > 0.1)
+
+
+def test_registry_entry_hands_the_engine_n_test_and_references(tmp_path, monkeypatch):
+    """The study's registry entry passes the card's test-set size (MER's record grid) and the table (the
+    guard's converged references) to the claims module."""
+    import json
+
+    from mpdp.studies.admm import study
+    from mpdp.studies.interface import Cards
+
+    card = tmp_path / "card.json"
+    card.write_text(json.dumps({**CARD, "n_test": 1000}))
+    table = _synthetic_table().assign(optimal_loss=1.05)
+    monkeypatch.setattr(study, "read_table", lambda path: table)
+    cfg = _cfg()
+    _, inputs = study.claims(["adult.parquet"], cfg, Cards({cfg["admm"]["dataset"]: str(card)}))
+    mer = inputs.observations[inputs.observations["metric"] == "mer"]
+    assert (mer["n_test"] == cfg["admm"]["P"] * 1000).all()
+    assert (inputs.baselines.loc[inputs.baselines["cell"] != "*", "reference"].notna()).all()
