@@ -89,7 +89,11 @@ def _claims(table, **admm):
 
 def test_claims_verdicts_follow_the_data():
     cells, out = _run(_synthetic_table(dvp_better_mer=True))
-    assert out.loc["Z2", "verdict"] == "HOLDS"
+    # Z2: at α = 0.1 the loss's own descent dominates both mechanisms' steps (their oscillations 3 % apart,
+    # inside the practical margin of a factor 1.12): no effect there, a clear one at α = 1 and 10
+    z2 = cells[cells["claim_id"] == "Z2"].set_index("cell")["cell_verdict"]
+    assert z2.to_dict() == {"ring: α=0.1": "no_effect", "ring: α=1": "for", "ring: α=10": "for"}
+    assert out.loc["Z2", "verdict"] == "MIXED"
     assert out.loc["Z3", "verdict"] == "HOLDS"
     # every α is a cell of its own: nothing is averaged over α
     assert set(cells.loc[cells["claim_id"] == "Z4", "cell"]) == {"ring: α=0.1", "ring: α=1", "ring: α=10"}

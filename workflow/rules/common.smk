@@ -18,6 +18,7 @@ from mpdp.pipeline import rule_keys
 from mpdp.studies.wddp import plan
 from mpdp.studies import scheduling
 from mpdp.studies import registry as study_registry
+from mpdp.studies.benchmark import registry as benchmark_registry
 
 for _var, _value in job_environment().items():  # inherited by every job
     os.environ.setdefault(_var, _value)
@@ -74,6 +75,14 @@ SCRIPTS = Path(workflow.main_snakefile).resolve().parent / "workflow" / "scripts
 
 #: files a script executes besides itself (repository paths): their imports are its code too
 SCRIPT_RUNS = {"report.py": ("notebooks/report.py",)}
+#: files the package imports at run time by the config's say (mpdp.pipeline.code_hash "Files loaded
+#: at run time"): the benchmark's plug-in mechanism modules, imported by its registry; an edit of
+#: one reruns every rule whose script can import the registry
+try:
+    RUNTIME_LOADS = (("mpdp.studies.benchmark.registry", benchmark_registry.module_files(CFG)),) if CFG.get("benchmark") else ()
+except MpdpError as exc:
+    sys.stderr.write(f"\nmpdp: {exc}\n\n")
+    sys.exit(1)
 
 
 def code(script):
@@ -82,7 +91,7 @@ def code(script):
     (mpdp.pipeline.code_hash; an edit reruns exactly the rules whose scripts import it).
     check_code_params() holds every rule with a script to it."""
     root = SCRIPTS.parents[1]
-    return code_hash.script_hash(SCRIPTS / script, *(root / f for f in SCRIPT_RUNS.get(script, ())))
+    return code_hash.script_hash(SCRIPTS / script, *(root / f for f in SCRIPT_RUNS.get(script, ())), loads=RUNTIME_LOADS)
 
 
 EXPERIMENTS = ("eps_sweep", "u_sweep")
@@ -204,6 +213,12 @@ def figure_variant(figname):
 WHOLE_PACKAGE_RULES = ("multiverse_universe",)
 
 
+def whole_package_code():
+    """The ``code`` param of a WHOLE_PACKAGE_RULES rule: every source of the package and the files
+    it loads at run time (the main config's plug-ins)."""
+    return code_hash.package_hash(loads=RUNTIME_LOADS)
+
+
 def check_code_params():
     """Stop planning unless every rule with a script declares as param ``code`` the hash of the
     package code its script runs (code(), issue 44): a rule without it would not rerun after
@@ -211,7 +226,7 @@ def check_code_params():
     for r in workflow.rules:
         if not r.script:
             continue
-        expected = code_hash.package_hash() if r.name in WHOLE_PACKAGE_RULES else code(Path(str(r.script)).name)
+        expected = whole_package_code() if r.name in WHOLE_PACKAGE_RULES else code(Path(str(r.script)).name)
         declared = r.params.get("code") if "code" in r.params.keys() else None
         if declared != expected:
             sys.exit(f"mpdp: rule {r.name!r} runs a script but its param 'code' is {declared!r}, not "

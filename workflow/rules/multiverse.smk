@@ -55,7 +55,7 @@ rule multiverse_universe:
         # a hash of the universe's whole config: any change of it reruns the universe (one short
         # line as the rerun reason; the script rebuilds the config itself)
         settings=lambda wc: mpdp_config.config_hash(multiverse_spec.universe_config(CFG, MULTIVERSE[wc.universe])),
-        code=code_hash.package_hash(),
+        code=whole_package_code(),
         root=str(Path(workflow.main_snakefile).resolve().parent),
     conda:
         "../envs/mpdp.yaml"

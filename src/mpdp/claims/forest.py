@@ -58,19 +58,16 @@ def name(study: str, reading: str, claim_id: str) -> str:
 
 
 def thresholds(kind: str, direction: str, margin: float) -> list[tuple[float, str]]:
-    """The lines the engine tests a cell's estimate against (mpdp.claims.engine._thresholds):
-    (value, label) of the claim's margin and of no effect."""
+    """The lines the engine tests a cell's estimate against (mpdp.claims.engine._thresholds) and the line
+    of no effect: (value, label). ``margin`` is the claim's practical margin δ (a bound's allowed share):
+    a directional cell is ``for`` beyond δ on the claimed side, ``against`` beyond δ on the other and
+    without effect within ±δ (issue 55), so ±δ is drawn for every claim that has one."""
     if kind == "bound":
         return [(margin, f"allowed share above the bound ({margin:g})")]
     m = abs(float(margin))
     if direction == "equivalence":  # within ±m: for; beyond it: against
         return [(-m, f"equivalence margin ±{m:g}"), (m, "")]
-    lines = [(0.0, "no effect")]
-    if direction == "greater" and m:
-        lines.append((m, f"margin +{m:g}"))
-    elif direction == "less" and m:
-        lines.append((-m, f"margin −{m:g}"))
-    return lines
+    return [(0.0, "no effect"), (-m, f"practical margin ±{m:g}"), (m, "")]
 
 
 def _x_label(verdict: pd.Series) -> str:
@@ -116,8 +113,11 @@ def figure(cells: pd.DataFrame, verdict: pd.Series) -> Figure:
     title = f"{verdict['claim_id']}" + (f" ({reading_label(reading)})" if reading_label(reading) else "")
     title += f": {verdict['claim']}"
     head = "\n".join(textwrap.wrap(title, 100)) + "\n" + "\n".join(textwrap.wrap(subtitle(verdict, cells), 110))
-    lines = thresholds(str(verdict.get("kind", "")), str(verdict.get("direction", "")),
-                       float(verdict.get("margin", 0.0) or 0.0))
+    delta = pd.to_numeric(verdict.get("delta", np.nan), errors="coerce")
+    kind = str(verdict.get("kind", ""))
+    lines = thresholds(kind, str(verdict.get("direction", "")),
+                       float(verdict.get("margin", 0.0) or 0.0) if kind == "bound" or not np.isfinite(delta)
+                       else float(delta))
     sizes = [int((drawn["dataset"] == ds).sum()) for ds in datasets]
     n_head = head.count("\n") + 1
     height = 0.3 + 0.2 * n_head + sum(PANEL_IN + ROW_IN * n for n in sizes) + 1.2

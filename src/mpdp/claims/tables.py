@@ -29,7 +29,7 @@ CELL_OPTIONAL: dict[str, str] = {"n_reps": "int64", "p_value": "float64", "p_hol
                                  "slack": "float64", "reason": "string", "at_chance": "string",
                                  "guard_margin": "float64", "guard_rule": "string", "resolution": "float64", "p_equiv": "float64",
                                  "p_equiv_holm": "float64", "mde": "float64", "delta": "float64",
-                                 "reps_needed": "float64", "identical": "bool"}
+                                 "reps_needed": "float64", "identical": "bool", "family": "int64"}
 
 #: verdicts.parquet: required column -> dtype (then the optional ones)
 VERDICT_COLUMNS: dict[str, str] = {
