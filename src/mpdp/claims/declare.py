@@ -113,6 +113,14 @@ METRICS: dict[str, Metric] = {m.name: m for m in (
     Metric("risk_gap", "lower", text="weighted risk gap R_S(w_p) − R_S(w_s)"),
     Metric("rel_error", "lower", text="relative error of a prediction against the measurement"),
     Metric("exponent_error", "lower", text="fitted growth exponent minus its target"),
+    Metric("log_var_ratio", "lower", text="log10 of the ratio of two mechanisms' variances of ln(loss) over "
+           "repetitions (Zhang–Zhu Z6: DVP / PVP)", effect_margin=0.09691001300805642,  # log10(1.25)
+           margin_reason="a variance ratio of 1.25 (standard deviations 12 % apart): a smaller reduction leaves a "
+                         "single run's loss about as uncertain, and is below what variance bars over 20 runs show"),
+    Metric("log_gap_spread", "lower", text="standard deviation across u of log10 optimal gap",
+           effect_margin=0.04845500650402821,  # log10(1.25) / 2
+           margin_reason="half of the gap claims' factor 1.25 (a twentieth of a decade): half the level margin, as "
+                         "for accuracy's spread, since a spread is smaller than a level"),
 )}
 
 

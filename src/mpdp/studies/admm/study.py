@@ -29,8 +29,9 @@ def tables(cfg: Mapping[str, Any], available: Sequence[str]) -> list[str]:
 def claims(paths: Sequence[str], cfg: Mapping[str, Any], cards: Cards) -> tuple[tuple[Claim, ...], Inputs]:
     table = read_table(paths[0])
     c = dict(cfg)
-    return admm_claims.claims(c), Inputs(admm_claims.observations(table, c),
-                                         admm_claims.baselines(c, cards.get(c["admm"]["dataset"])),
+    dataset = c["admm"]["dataset"]
+    return admm_claims.claims(c), Inputs(admm_claims.observations(table, c, cards.n_test(dataset)),
+                                         admm_claims.baselines(c, cards.get(dataset), table),
                                          admm_claims.unusable(table, c))
 
 

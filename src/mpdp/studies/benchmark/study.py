@@ -24,7 +24,7 @@ def tables(cfg: Mapping[str, Any], available: Sequence[str]) -> list[str]:
 def claims(paths: Sequence[str], cfg: Mapping[str, Any], cards: Cards) -> tuple[tuple[Claim, ...], Inputs]:
     bt = read_tables(paths)
     used = {ds: cards.get(ds) for ds in bt["dataset"].astype(str).unique() if ds in cards.paths}
-    return bench_claims.CLAIMS, Inputs(bench_claims.observations(bt), bench_claims.baselines(used))
+    return bench_claims.CLAIMS, Inputs(bench_claims.observations(bt), bench_claims.baselines(used, bt))
 
 
 def report_section(ctx: Mapping[str, Any], cfg: Mapping[str, Any], view: ClaimsTables) -> StudySection:
