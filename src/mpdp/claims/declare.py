@@ -73,8 +73,6 @@ GUARD_RELATIVE: float = 0.01
 RATE_MARGIN: float = 0.01
 #: … of a log10-ratio (a loss): a factor 10^0.05 ≈ 1.12
 LOG_MARGIN: float = 0.05
-#: … of a squared deviation of ln(loss) (Z6): 0.01, a standard deviation of 10 % of the loss
-SQDEV_MARGIN: float = 0.01
 
 #: every metric a claim may declare (name -> :class:`Metric`); a study adding a metric adds it here
 METRICS: dict[str, Metric] = {m.name: m for m in (
@@ -102,9 +100,6 @@ METRICS: dict[str, Metric] = {m.name: m for m in (
            effect_margin=RATE_MARGIN / 2,
            margin_reason="half a point of accuracy's spread across u: half the rate margin, a spread is smaller than a level"),
     Metric("oscillation", "lower", loss=True, text="mean |Δ log loss| per iteration"),
-    Metric("log_loss_sqdev", "lower", text="squared deviation of log loss from its mean over repetitions",
-           effect_margin=SQDEV_MARGIN,
-           margin_reason="a standard deviation of 10 % of the loss"),
     Metric("settle_iter", "lower", loss=True, text="settling iteration"),
     Metric("g_drift", "lower", text="change of log(L_DVP / L_ADMM) between the first and last Fig. 4 iterations"),
     Metric("gap_to_ensemble", "lower", text="test error of Alg. 2 minus that of the non-private ensemble",
