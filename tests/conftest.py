@@ -29,7 +29,7 @@ def calibration_memo(tmp_path_factory: pytest.TempPathFactory):
     writes are atomic), so that no test reads or fills the user's."""
     base = tmp_path_factory.getbasetemp()
     folder = (base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / "calibration-memo"
-    folder.mkdir(exist_ok=True)
+    folder.mkdir(mode=0o700, exist_ok=True)  # the user's own, writable by no one else (disk_memo.usable)
     before = os.environ.get(disk_memo.ENV)
     os.environ[disk_memo.ENV] = str(folder)
     yield folder

@@ -10,6 +10,7 @@ so a new key cannot be added without its case.
 from __future__ import annotations
 
 import copy
+import functools
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -40,6 +41,7 @@ def warn(key: str) -> Outcome:
 RUNS = Outcome("runs")
 
 _WDDP4 = ["kddcup99", "adult", "bank", "breast_cancer"]
+SMOKE_AVAILABLE = ["kddcup99", "adult", "bank", "breast_cancer", "credit_card"]
 
 #: (case id, {dotted key: value}, expected outcome, data sets whose raw files are missing)
 CASES: list[tuple[str, dict[str, Any], Outcome, tuple[str, ...]]] = [
@@ -110,17 +112,19 @@ CASES: list[tuple[str, dict[str, Any], Outcome, tuple[str, ...]]] = [
     ("a multiverse choice on a whole section", {"multiverse.choices.7.key": "wddp.cv",
                                                 "multiverse.choices.7.values": [{"folds": 3}]},
      err("multiverse.choices.7.key"), ()),
-    ("a multiverse alternative equal to the default", {"multiverse.choices.0.values": [1.0e-3]},
-     warn("multiverse.choices.0.values"), ()),
+    # issue 58: what only the multiverse's own build sees does not touch a plain build (MULTIVERSE_CASES)
+    ("a multiverse alternative equal to the default", {"multiverse.choices.0.values": [1.0e-3]}, RUNS, ()),
     ("a multiverse reseed of a key the config lacks", {"multiverse.reseeds": [{"no_such_seed": 1}]},
-     err("multiverse.reseeds.0"), ()),
-    ("a multiverse reseed equal to the default", {"multiverse.reseeds": [{"root_seed": 0}]},
-     warn("multiverse.reseeds.0"), ()),
+     err("multiverse.reseeds.0.no_such_seed"), ()),
+    ("a multiverse reseed of a key that is no seed", {"multiverse.reseeds": [{"wddp.T": 10}]},
+     err("multiverse.reseeds.0.wddp.T"), ()),
+    ("a multiverse reseed of a seed and another key", {"multiverse.reseeds": [{"root_seed": 2, "wddp.lambda": 0.1}]},
+     err("multiverse.reseeds.0.wddp.lambda"), ()),
+    ("a multiverse reseed equal to the default", {"multiverse.reseeds": [{"root_seed": 0}]}, RUNS, ()),
     ("a multiverse choice named like the reseeds", {"multiverse.choices.0.choice": "reseed"},
      err("multiverse.choices.0.choice"), ()),
     ("a joint multiverse sample naming an undeclared choice",
-     {"multiverse.joint": {"choices": ["wddp_lambda", "no_such_choice"], "sample": 2}},
-     warn("multiverse.joint.choices"), ()),
+     {"multiverse.joint": {"choices": ["wddp_lambda", "no_such_choice"], "sample": 2}}, RUNS, ()),
     ("wyx audited with Jayaraman's accountant", {"audit.settings.0.accountant": "zcdp_code"},
      err("audit.settings.0.accountant"), ()),
     # ---- issue 47: valid but pointless (warned)
@@ -147,14 +151,35 @@ CASES: list[tuple[str, dict[str, Any], Outcome, tuple[str, ...]]] = [
     ("unequal selection budgets", {"benchmark.output.lambda_candidates": [0.1]},
      err("benchmark.output.lambda_candidates"), ()),
     ("small group not a whole number of parties", {"wddp.small_group_frac": 0.3}, err("wddp.small_group_frac"), ()),
-    # the full grid drops multiverse.base: smoke's own ADMM grid has only the ring, so the topology choice is invalid
-    ("multiverse on the main grid", {"multiverse.full_grid": True}, err("multiverse.choices"), ()),
+    # the full grid drops multiverse.base: smoke's own ADMM grid has only the ring, so the topology choice is
+    # invalid, in a universe: only the multiverse's build is refused (MULTIVERSE_CASES), not this one (issue 58)
+    ("multiverse on the main grid", {"multiverse.full_grid": True}, RUNS, ()),
     ("small group three quarters of the parties", {"wddp.small_group_frac": 0.75}, RUNS, ()),
-    # the multiverse's alternatives set in the main config: it builds; the choice repeats the default (a warning)
+    # the multiverse's alternatives set in the main config: valid settings, no warning here (issue 58)
     ("scaling alternatives", {"preprocess.row_scaling": "global_max", "preprocess.scaling_bounds": "train_split"},
-     warn("multiverse.choices"), ()),
-    ("CV per setting, random vote ties", {"wddp.cv.scope": "per_setting", "voting.tie_break": "random"},
-     warn("multiverse.choices"), ()),
+     RUNS, ()),
+    ("CV per setting, random vote ties", {"wddp.cv.scope": "per_setting", "voting.tie_break": "random"}, RUNS, ()),
+    # ---- issue 58: runtime bombs stop at planning (the cost check, mpdp.pipeline.planning_cost)
+    ("a count written as 1e6 (a float in YAML)", {"wddp.T": "1e6"}, err("wddp.T"), ()),
+    ("a float among the party counts", {"voting.M_grid": [10, 30, "1e6"]}, err("voting.M_grid.2"), ()),
+    ("a non-integral count", {"admm.P": 2.5}, err("admm.P"), ()),
+    ("WD-DP steps beyond the CPU cap", {"wddp.T": 10 ** 8}, err("wddp.T"), ()),
+    ("WD-DP repetitions beyond the CPU cap", {"wddp.reps": 10 ** 7}, err("wddp.reps"), ()),
+    ("least-squares draws beyond the memory cap", {"ls.draws": 10 ** 9}, err("ls.draws"), ()),
+    ("least-squares SGD records beyond the CPU cap", {"ls.ls_2.n": 100000}, err("ls.ls_2.n"), ()),
+    ("audit draws beyond the memory cap", {"audit.many_draws.draws": 10 ** 10}, err("audit.many_draws.draws"), ()),
+    ("a setting's own audit draws beyond the memory cap", {"audit.settings.9.draws": 10 ** 10},
+     err("audit.settings.9.draws"), ()),
+    ("ADMM iterations beyond the CPU cap", {"admm.T": 10 ** 7}, err("admm.T"), ()),
+    ("voting repetitions beyond the CPU cap", {"voting.reps": 10 ** 7}, err("voting.reps"), ()),
+    ("benchmark repetitions beyond the CPU cap", {"benchmark.reps": 10 ** 7}, err("benchmark.reps"), ()),
+    ("a CPU cap below the smoke profile", {"limits.cpu_hours": 1e-4}, err("wddp.T"), ()),
+    ("a memory cap below the smoke profile", {"limits.memory_gib": 1e-6}, err("wddp.reps"), ()),
+    ("a raised CPU cap lets a large config plan", {"wddp.T": 10 ** 8, "limits.cpu_hours": 1e5}, RUNS, ()),
+    ("a party count no data set can hold", {"voting.M_grid": [10, 30, 1000000]}, warn("voting.M_grid"), ()),
+    ("benchmark parties larger than any cell", {"benchmark.min_party_size": 5000}, err("benchmark.min_party_size"), ()),
+    ("benchmark parties no cell can hold", {"benchmark.m_grid": [1000], "benchmark.reference.m": 1000},
+     err("benchmark.m_grid"), ()),
     ("CV per setting", {"wddp.cv.scope": "per_setting"}, RUNS, ()),
     ("typo", {"wddp.lamda": 0.1}, err("wddp"), ()),
     ("NaN", {"wddp.G": float("nan")}, err("wddp.G"), ()),
@@ -223,6 +248,7 @@ SCHEMA_CASES: dict[str, Any] = {
     "multiverse.base": 5, "multiverse.full_grid": "yes", "multiverse.choices.0.choice": "Bad Name", "multiverse.choices.0.key": "no spaces",
     "multiverse.choices.0.values": [], "multiverse.choices.0.source": "", "multiverse.reseeds": [{}],
     "multiverse.joint.sample": 0, "multiverse.joint.choices": ["only_one"], "multiverse.joint.seed": -1,
+    "limits.cpu_hours": 0, "limits.memory_gib": -1,
 }
 
 ALL_CASES = CASES + [(f"out of schema: {key}", {key: value}, err(key), ()) for key, value in SCHEMA_CASES.items()]
@@ -248,15 +274,17 @@ def _apply(cfg: dict[str, Any], key: str, value: Any) -> None:
         node[last] = value
 
 
-def outcome(override: dict[str, Any], missing: tuple[str, ...] = ()) -> tuple[Outcome, str]:
-    """Validate and plan the smoke profile with ``override``: (outcome, message)."""
+def outcome(override: dict[str, Any], missing: tuple[str, ...] = (), multiverse: bool = False,
+            ignore: tuple[str, ...] = ()) -> tuple[Outcome, str]:
+    """Validate and plan the smoke profile with ``override``: (outcome, message). ``multiverse``:
+    plan a build of the multiverse (``snakemake multiverse``); warnings in ``ignore`` do not count."""
     raw = _smoke_raw()
     for key, value in override.items():
         _apply(raw, key, copy.deepcopy(value) if value is not DELETE else value)
     try:
         cfg = config.validate(raw)
         available = [d for d in cfg["datasets"] if d not in missing]
-        lines = planning.check(cfg, available, {})
+        lines = [line for line in planning.check(cfg, available, {}, multiverse=multiverse) if line not in ignore]
     except ConfigError as exc:
         message = str(exc)
         key = message.split("config key '", 1)[1].split("'", 1)[0] if "config key '" in message else ""
@@ -276,6 +304,58 @@ def test_bad_config(override, expected, missing):
         assert "\n" not in message, "one line"
         if not message.startswith("invalid configuration"):  # schema messages name the allowed values
             assert "; " in message, f"the fix is missing: {message}"
+
+
+def _base(settings: dict[str, Any]) -> dict[str, Any]:
+    """The smoke profile's ``multiverse.base`` with ``settings`` (dotted keys) set too."""
+    return {**_smoke_raw()["multiverse"]["base"], **settings}
+
+
+#: issue 58: planned as a build of the multiverse (``snakemake multiverse``), which checks every
+#: universe's config and shows its warnings and the multiverse's; the plain build of each is in CASES
+MULTIVERSE_CASES: list[tuple[str, dict[str, Any], Outcome]] = [
+    ("smoke as shipped", {}, RUNS),
+    ("a multiverse alternative equal to the default", {"multiverse.choices.0.values": [1.0e-3]},
+     warn("multiverse.choices.0.values")),
+    ("a multiverse reseed equal to the default", {"multiverse.reseeds": [{"root_seed": 0}]},
+     warn("multiverse.reseeds.0")),
+    ("a joint multiverse sample naming an undeclared choice",
+     {"multiverse.joint": {"choices": ["wddp_lambda", "no_such_choice"], "sample": 2}}, warn("multiverse.joint.choices")),
+    ("multiverse on the main grid", {"multiverse.full_grid": True}, err("multiverse.choices")),
+    ("scaling alternatives", {"preprocess.row_scaling": "global_max", "preprocess.scaling_bounds": "train_split"},
+     warn("multiverse.choices")),
+    ("one repetition in every universe", {"multiverse.base": _base({"wddp.reps": 1})}, warn("multiverse.base")),
+    ("one repetition in one universe",
+     {"multiverse.choices.0": {"choice": "few", "key": "voting.reps", "values": [1], "source": "x"}},
+     warn("multiverse.choices.0")),
+    ("a universe beyond the CPU cap",
+     {"multiverse.choices.0": {"choice": "long", "key": "wddp.T", "values": [10 ** 9], "source": "x"}},
+     err("multiverse.choices.0")),
+]
+
+
+@functools.cache
+def _shipped_multiverse_warnings() -> tuple[str, ...]:
+    return tuple(planning.check(config.validate(_smoke_raw()), SMOKE_AVAILABLE, {}, multiverse=True))
+
+
+@pytest.mark.parametrize(("override", "expected"), [c[1:] for c in MULTIVERSE_CASES],
+                         ids=[c[0] for c in MULTIVERSE_CASES])
+def test_bad_multiverse_config(override, expected):
+    """The same table's outcomes when the build includes the multiverse; the shipped smoke
+    profile's own multiverse warning (its noise_sharing universe has no equal-privacy runs) aside."""
+    got, message = outcome(override, multiverse=True, ignore=_shipped_multiverse_warnings())
+    assert got.kind == expected.kind, message
+    assert got.key == expected.key or got.key.startswith(expected.key + "."), message
+    if expected.kind == "error":
+        assert "\n" not in message, "one line"
+
+
+def test_a_universe_warning_names_the_universes_and_says_what_the_main_config_would():
+    _, message = outcome({"multiverse.base": _base({"wddp.reps": 1})}, multiverse=True)
+    line = next(x for x in message.splitlines() if "wddp.reps" in x)
+    main = next(x for x in outcome({"wddp.reps": 1})[1].splitlines() if x.startswith("wddp.reps"))
+    assert line.startswith("multiverse.base: in the multiverse's universes default, ") and line.endswith(main)
 
 
 def _covered(leaf: str, keys: set[str]) -> bool:

@@ -140,3 +140,41 @@ def test_a_rule_with_a_script_but_no_code_hash_stops_planning(tmp_path, mirror):
     assert proc.returncode != 0
     assert "mpdp: rule 'admm_collect' runs a script but its param 'code' is None" in proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+def test_an_edit_of_a_plugin_mechanism_reruns_the_rules_that_import_it(tmp_path):
+    """Issue 58: a module of ``benchmark.mechanisms`` named by path is imported by importlib, which
+    no import statement shows; the workflow passes it as a run-time load of the registry
+    (common.smk RUNTIME_LOADS), so its edit changes the hash of exactly the scripts that can
+    import the registry, and a package module only it imports is covered."""
+    from mpdp.studies.benchmark import registry
+
+    plugin = tmp_path / "probe_mechanism.py"
+    example = (ROOT / "docs" / "examples" / "central_output.py").read_text()
+    plugin.write_text(example.replace('id="central_output"', 'id="code_hash_probe"')
+                      + "\nfrom mpdp.figures import plot  # a module the benchmark job does not import\n")
+    cfg = {"benchmark": {"mechanisms": ["nonprivate", str(plugin)]}}
+    files = registry.module_files(cfg)
+    assert files == (plugin.resolve(),)
+    loads = (("mpdp.studies.benchmark.registry", files),)
+    importers = {s.name for s in SCRIPTS if "mpdp.studies.benchmark.registry" in code_hash.script_modules(s)}
+    assert {"benchmark_job.py", "benchmark_budgets.py", "benchmark_collect.py", "audit_table.py"} <= importers
+    job = ROOT / "workflow" / "scripts" / "benchmark_job.py"
+    assert "mpdp.figures.plot" not in code_hash.script_modules(job)
+    more, outside = code_hash.loaded(code_hash.script_modules(job), loads)
+    assert "mpdp.figures.plot" in more and outside == [plugin.resolve()]
+
+    def hashes():
+        code_hash.script_hash.cache_clear()  # a new Snakemake run
+        return {s.name: code_hash.script_hash(s, loads=loads) for s in SCRIPTS}
+
+    before = hashes()
+    assert {s.name for s in SCRIPTS if code_hash.script_hash(s) != before[s.name]} == importers
+    plugin.write_text(plugin.read_text() + "\n# an edit\n")
+    after = hashes()
+    assert {name for name in before if before[name] != after[name]} == importers
+    assert len(importers) < len(SCRIPTS)
+    code_hash.package_hash.cache_clear()
+    assert code_hash.package_hash(loads=loads) != code_hash.package_hash()  # a multiverse universe's
+    code_hash.script_hash.cache_clear()
+    code_hash.package_hash.cache_clear()

@@ -22,7 +22,8 @@ ROOT = Path(__file__).resolve().parents[1]
 #: keys that decide *which* jobs exist (wildcards, inputs, params such as partition layouts),
 #: not what a job computes; a change adds or removes jobs instead of rerunning them
 DAG_KEYS = {"profile", "data_mirror", "allow_download", "datasets", "wddp.m_grid", "wddp.u_settings",
-            "wddp.u_grid"}
+            "wddp.u_grid",
+            "limits"}  # read by planning's cost check only (issue 58): no output depends on it
 
 
 def _smoke() -> dict:

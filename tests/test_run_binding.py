@@ -65,6 +65,120 @@ def test_run_step_restores_sigint(monkeypatch):
     assert seen == [signal.default_int_handler]
 
 
+#: a "Snakemake" bound like common.smk binds it, running one job through bash as Snakemake's shell does
+DRIVEN_RUN = """
+import os, subprocess, sys
+sys.path.insert(0, {src!r})
+from mpdp import io
+os.environ[io.RUN_ENV] = io.run_token()
+subprocess.run(["bash", "-c", sys.executable + " " + sys.argv[1]])
+"""
+
+#: its job: says it started, waits for the test's "go", then writes its output (unless the run is gone)
+DRIVEN_JOB = """
+import os, sys, time
+from pathlib import Path
+sys.path.insert(0, {src!r})
+from mpdp import io
+from mpdp.pipeline.runner import run_step
+
+def step(log):
+    Path({started!r}).write_text(str(os.getpid()))
+    while not Path({go!r}).exists():
+        time.sleep(0.02)
+    with io.atomic_path({out!r}) as tmp:
+        tmp.write_text("written")
+
+run_step(step, {log!r}, "driven job")
+"""
+
+
+def _wait_for(condition, what, timeout=30.0):
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, what
+        time.sleep(0.02)
+
+
+@pytest.mark.skipif(not LINUX, reason="Linux /proc needed")
+def test_a_zombie_run_is_gone_and_its_job_writes_nothing(tmp_path):
+    """Issue 58: a driver that Popens Snakemake and does not wait() for it (a notebook, a harness,
+    a stopped supervisor). After SIGKILL the run is a zombie: same pid, same start time, state Z.
+    It is not alive, and its job, told to write right after the kill, writes nothing."""
+    src = str(SRC)
+    started, go, out, log = (tmp_path / n for n in ("started", "go", "out.txt", "job.log"))
+    job = tmp_path / "job.py"
+    job.write_text(DRIVEN_JOB.format(src=src, started=str(started), go=str(go), out=str(out), log=str(log)))
+    (tmp_path / "run.py").write_text(DRIVEN_RUN.format(src=src))
+    driven = subprocess.Popen([sys.executable, str(tmp_path / "run.py"), str(job)], start_new_session=True)
+    try:
+        _wait_for(started.exists, "the job did not start")
+        run = (driven.pid, io.process_start(driven.pid))
+        assert io.run_alive(run)
+        os.kill(driven.pid, signal.SIGKILL)  # and no wait(): this test is the slow driver
+        _wait_for(lambda: io.process_state(driven.pid) == "Z", "the killed run did not become a zombie", 10)
+        assert io.process_start(driven.pid) == run[1]  # pid and start time alone say "alive" ...
+        assert not io.run_alive(run)  # ... the state says it is gone
+        go.write_text("")  # the job would now write its output at once
+        job_pid = int(started.read_text())
+        # gone, or a zombie where no init reaps the orphan (some containers)
+        _wait_for(lambda: io.process_state(job_pid) in (None, "Z", "X"), "the job did not stop", 15)
+        assert not out.exists()
+        assert [p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp")] == []
+        assert "the Snakemake run that started" in log.read_text() and "is gone" in log.read_text()
+        assert driven.poll() == -signal.SIGKILL  # reaped only now
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(driven.pid, signal.SIGKILL)  # this test's own process group only
+        driven.wait()
+
+
+@pytest.mark.skipif(not LINUX, reason="Linux /proc needed")
+def test_a_stopped_run_is_gone_and_a_continued_one_alive():
+    sleeper = subprocess.Popen(["sleep", "30"])
+    try:
+        run = (sleeper.pid, io.process_start(sleeper.pid))
+        assert io.run_alive(run)
+        os.kill(sleeper.pid, signal.SIGSTOP)
+        _wait_for(lambda: io.process_state(sleeper.pid) == "T", "not stopped", 10)
+        assert not io.run_alive(run)
+        os.kill(sleeper.pid, signal.SIGCONT)
+        _wait_for(lambda: io.process_state(sleeper.pid) != "T", "not continued", 10)
+        assert io.run_alive(run)
+    finally:
+        sleeper.kill()
+        sleeper.wait()
+
+
+#: run_step with a real SIGINT delivered while it installs its handler or its watchdog
+EARLY_INTERRUPT = """
+import os, signal
+from mpdp.pipeline import runner
+
+install = getattr(runner, {at!r})
+def interrupted(*args):
+    install(*args)
+    os.kill(os.getpid(), signal.SIGINT)
+setattr(runner, {at!r}, interrupted)
+runner.run_step(lambda log: print("the step ran"), None, "early job")
+"""
+
+
+@pytest.mark.parametrize("at", ["restore_sigint", "die_with_snakemake"])
+def test_an_interrupt_while_run_step_starts_is_one_line(at):
+    """Issue 58: an interrupt landing before the step (while the SIGINT handler or the watchdog is
+    installed: the watchdog's own interrupt when the run is already gone) gave a 24-line
+    traceback; it is one line and exit status 130."""
+    env = {**os.environ, "PYTHONPATH": str(SRC)}
+    env.pop(io.RUN_ENV, None)
+    done = subprocess.run([sys.executable, "-c", EARLY_INTERRUPT.format(at=at)], env=env, capture_output=True,
+                          text=True, timeout=60)
+    err = done.stderr.strip().splitlines()
+    assert "Traceback" not in done.stderr and len(err) == 1, done.stderr
+    assert err[0].endswith("early job stopped: interrupted; its output was not written")
+    assert done.returncode == 130 and "the step ran" not in done.stdout
+
+
 SNAKEFILE = """
 import os
 from mpdp import io as mpdp_io

@@ -51,7 +51,7 @@ def test_uninformative_check_is_not_scored():
     """A comparison at the trivial baseline is UNINFORMATIVE (the engine's guard), not scored."""
     claim = Claim("t", "V1", "A beats B", "Fig. 1", "accuracy", ("a", "b"), "compare", "greater")
     rows = [{"dataset": "bank", "reading": "-", "cell": "c", "rep": r, "method": m, "metric": "accuracy",
-             "value": v + 0.001 * r, "x": float("nan"), "bound": float("nan")}
+             "value": v + (0.002 if m == "a" else 0.001) * r, "x": float("nan"), "bound": float("nan")}
             for r in range(4) for m, v in (("a", 0.88), ("b", 0.86))]
     base = pd.DataFrame([{"dataset": "bank", "cell": "*", "metric": "accuracy", "value": 0.887,
                           "baseline": "majority rate"}])

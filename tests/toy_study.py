@@ -71,7 +71,7 @@ def toy_rows(path: Path) -> None:
     import pandas as pd
 
     rows = [{"dataset": "bank", "reading": "-", "cell": "c", "rep": r, "method": m, "metric": "accuracy",
-             "value": v + 0.001 * r, "x": float("nan"), "bound": float("nan")}
+             "value": v + (0.002 if m == "a" else 0.001) * r, "x": float("nan"), "bound": float("nan")}
             for r in range(4) for m, v in (("a", 0.88), ("b", 0.80))]
     path.parent.mkdir(parents=True, exist_ok=True)
     pd.DataFrame(rows).to_parquet(path, index=False)

@@ -85,20 +85,40 @@ def _key_path(error: jsonschema.ValidationError) -> str:
     return ".".join(str(p) for p in error.absolute_path) or "<top level>"
 
 
+def _is_integer(checker: Any, instance: Any) -> bool:
+    """JSON Schema's ``integer``, without the floats it accepts (``1e6`` in YAML is a string that
+    :func:`_coerce_cli_strings` reads as the float 1000000.0): a count or a seed in a config is
+    written as an integer, so a float there is refused at validation (issue 58), not passed to a
+    job that would fail on it or run it as a float."""
+    return isinstance(instance, int) and not isinstance(instance, bool)
+
+
+#: the schema's validator with :func:`_is_integer` for ``type: integer``
+_VALIDATOR = jsonschema.validators.extend(
+    jsonschema.Draft202012Validator,
+    type_checker=jsonschema.Draft202012Validator.TYPE_CHECKER.redefine("integer", _is_integer),
+)
+
+
+def _message(err: jsonschema.ValidationError) -> str:
+    if err.validator == "additionalProperties":
+        return f"config key '{_key_path(err)}': {err.message} (typo?)"
+    if err.validator == "type" and "integer" in err.validator_value and isinstance(err.instance, float):
+        fix = (f"write it without a decimal point or exponent: {int(err.instance)}" if err.instance.is_integer()
+               else "write a whole number")
+        return f"config key '{_key_path(err)}': {err.instance!r} is not an integer; {fix}"
+    return f"config key '{_key_path(err)}': {err.message}"
+
+
 def validate(config: dict[str, Any]) -> dict[str, Any]:
     """Return a validated copy of ``config`` with defaults filled in, or raise ConfigError."""
     cfg = _coerce_cli_strings(copy.deepcopy(dict(config)))
     _reject_dotted_keys(cfg)
     sch = schema()
-    validator = jsonschema.Draft202012Validator(sch)
+    validator = _VALIDATOR(sch)
     errors = sorted(validator.iter_errors(cfg), key=lambda e: list(e.absolute_path))
     if errors:
-        lines = []
-        for err in errors:
-            if err.validator == "additionalProperties":
-                lines.append(f"config key '{_key_path(err)}': {err.message} (typo?)")
-            else:
-                lines.append(f"config key '{_key_path(err)}': {err.message}")
+        lines = [_message(err) for err in errors]
         if len(lines) == 1:
             raise ConfigError(f"invalid configuration: {lines[0]}")
         raise ConfigError("invalid configuration:\n  " + "\n  ".join(lines))

@@ -8,11 +8,12 @@ only when complete, so an interrupted job leaves either the old file or none.
 ``"<host> <pid> <start time>"`` of its main process (:func:`run_token`), in the environment
 variable :data:`RUN_ENV` that every job inherits. :func:`atomic_path` checks just before it
 renames a finished file into place that this process is still alive *with the same start
-time* (a pid reused by another process after ``kill -9`` does not count), and refuses the
-write otherwise (:class:`RunGoneError`). So an orphaned job, or a figure drawn by the warm
-renderer for a run that was killed, never adds an output to a build nobody tracks. Jobs
-without the variable (run by hand, the tests) or on another host (a cluster node, whose jobs
-cannot see the submitting host's processes) are not bound.
+time* (a pid reused by another process after ``kill -9`` does not count) and *running* (not a
+zombie: a killed Snakemake whose parent has not reaped it yet keeps its pid and start time; not
+stopped; :func:`run_alive`), and refuses the write otherwise (:class:`RunGoneError`). So an
+orphaned job, or a figure drawn by the warm renderer for a run that was killed, never adds an
+output to a build nobody tracks. Jobs without the variable (run by hand, the tests) or on another
+host (a cluster node, whose jobs cannot see the submitting host's processes) are not bound.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import json
 import os
 import socket
 import tempfile
+import time
 import zipfile
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
@@ -39,13 +41,43 @@ class RunGoneError(MpdpError):
     """The Snakemake run that started this job is gone: the job stops without output."""
 
 
-def process_start(pid: int) -> int | None:
-    """Start time (clock ticks since boot) of process ``pid`` from /proc (Linux); None if gone."""
+def _stat(pid: int) -> list[str] | None:
+    """Fields 3 onwards of /proc/<pid>/stat (proc(5): state, ppid, …; after the command name,
+    which may hold spaces); None if the process is gone (or not Linux)."""
     try:
         stat = Path(f"/proc/{pid}/stat").read_text()
     except OSError:
         return None
-    return int(stat.rsplit(")", 1)[1].split()[19])  # field 22 of proc(5), after the command name
+    return stat.rsplit(")", 1)[1].split()
+
+
+def process_start(pid: int) -> int | None:
+    """Start time (clock ticks since boot) of process ``pid`` from /proc (Linux); None if gone."""
+    fields = _stat(pid)
+    return None if fields is None else int(fields[19])  # field 22 of proc(5)
+
+
+def process_state(pid: int) -> str | None:
+    """State letter of process ``pid`` (field 3 of proc(5): R, S, D, Z, T, t, X, …); None if gone."""
+    fields = _stat(pid)
+    return None if fields is None else fields[0]
+
+
+#: states of proc(5) in which a run's main process no longer runs the build: zombie (killed, its
+#: parent has not reaped it yet), dead, stopped (SIGSTOP), stopped by a debugger
+GONE_STATES = frozenset("ZXxTt")
+#: a stopped run counts as gone only if it stays stopped at every look for this long: a whole
+#: process group continued with ``fg`` (SIGCONT to every member at once) may show a job its run
+#: as still stopped for an instant, and a tracer (strace, a sampling profiler) stops it briefly
+STOPPED_GRACE_S = 0.5
+#: looks at a stopped run during :data:`STOPPED_GRACE_S`
+STOPPED_LOOKS = 5
+
+
+def _run_state(run: tuple[int, int]) -> str | None:
+    """State of the run's main process, None if gone (its pid absent, or reused by another start)."""
+    fields = _stat(run[0])
+    return None if fields is None or int(fields[19]) != run[1] else fields[0]
 
 
 def run_token(pid: int | None = None) -> str:
@@ -66,8 +98,20 @@ def bound_run(env: Mapping[str, str] | None = None) -> tuple[int, int] | None:
 
 
 def run_alive(run: tuple[int, int] | None) -> bool:
-    """Whether the run ``(pid, start time)`` is still alive (True for an unbound job)."""
-    return run is None or process_start(run[0]) == run[1]
+    """Whether the run ``(pid, start time)`` is still alive (True for an unbound job): its process
+    exists with that start time and is not in a :data:`GONE_STATES` state. A killed Snakemake keeps
+    its pid and start time until its parent reaps it (a driver that starts it with ``Popen`` and is
+    slow to ``wait()``, issue 58), so the state decides; a stopped one is gone only if it stays
+    stopped for :data:`STOPPED_GRACE_S`."""
+    if run is None:
+        return True
+    state = _run_state(run)
+    for _ in range(STOPPED_LOOKS if state in ("T", "t") else 0):
+        time.sleep(STOPPED_GRACE_S / STOPPED_LOOKS)
+        state = _run_state(run)
+        if state not in ("T", "t"):
+            break
+    return state is not None and state not in GONE_STATES
 
 
 def check_run_alive(path: str | Path) -> None:
@@ -80,8 +124,9 @@ def check_run_alive(path: str | Path) -> None:
 
 
 @contextmanager
-def atomic_path(path: str | Path) -> Iterator[Path]:
-    """Yield a temporary path next to ``path``; rename it to ``path`` on success, delete on error."""
+def atomic_path(path: str | Path, mode: int | None = None) -> Iterator[Path]:
+    """Yield a temporary path next to ``path``; rename it to ``path`` on success, delete on error.
+    The file gets ``mode`` (default: the usual ``0o666`` less the umask)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
@@ -90,9 +135,11 @@ def atomic_path(path: str | Path) -> Iterator[Path]:
     try:
         yield tmp
         check_run_alive(path)  # the last moment before the output appears
-        umask = os.umask(0)
-        os.umask(umask)
-        tmp.chmod(0o666 & ~umask)  # mkstemp creates 0600; give the file the usual mode
+        if mode is None:
+            umask = os.umask(0)
+            os.umask(umask)
+            mode = 0o666 & ~umask  # mkstemp creates 0600; give the file the usual mode
+        tmp.chmod(mode)
         tmp.replace(path)
     except OSError as exc:
         if exc.errno is None or exc.filename not in (None, str(tmp), tmp):

@@ -19,12 +19,15 @@ LOG = logging.getLogger("test")
 
 
 def test_default_config_names_every_paper_mechanism_in_legend_order(bench_cfg):
-    assert [m.id for m in registry.configured(bench_cfg)] == [*(m.id for m in builtin.MECHANISMS), "dpsgd"]
+    assert [m.id for m in registry.configured(bench_cfg)] == [*(m.id for m in builtin.MECHANISMS), "dpsgd", "objpert",
+                                                              "objpert_avg"]
     assert registry.job_groups(bench_cfg) == {
         "output": ("nonprivate", "jayaraman_output", "pathak", "param_avg", "hamm_vote", "hamm_soft"),
         "gradient": ("wyx", "wddp_per_round", "wddp_literal", "jayaraman_per_round", "jayaraman_literal"),
         "admm": ("dvp", "pvp"),
         "dpsgd": ("dpsgd",),
+        "objpert": ("objpert",),
+        "objpert_avg": ("objpert_avg",),
     }
 
 

@@ -45,10 +45,11 @@ def test_the_lines_drawn_are_the_thresholds_the_engine_tests(kind, direction):
     claim = declare.Claim(study="s", claim_id="X", text="t", source="seed", kind=kind, metric="accuracy",
                           methods=("a", "b") if kind == "compare" else ("a",), direction=direction, margin=0.01)
     tests_for, tests_against = engine._thresholds(claim)
-    drawn = {value for value, _ in forest.thresholds(kind, direction, 0.01, 0.01)}
-    assert {value for value, _ in tests_for + tests_against} <= drawn  # every line the engine tests is drawn
-    if kind != "bound":  # and the practical margin on both sides (issue 59), whatever the claim's margin
-        assert {-0.01, 0.01} <= drawn
+    delta = claim.delta if kind != "bound" else 0.0
+    drawn = {value for value, _ in forest.thresholds(kind, direction, 0.01, delta)}
+    assert drawn - {0.0} == {value for value, _ in tests_for + tests_against}  # the lines the engine tests
+    if kind != "bound":  # the practical margin on both sides (issue 59), from δ whatever the claim's margin
+        assert {-claim.delta, claim.delta} <= drawn
         assert {-0.02, 0.02} <= {value for value, _ in forest.thresholds(kind, direction, 0.0, 0.02)}
 
 

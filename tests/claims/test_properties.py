@@ -59,8 +59,8 @@ def test_a_planted_effect_larger_than_the_mde_is_found(n, sd, seed):
     rng = np.random.default_rng(seed)
     noise = rng.standard_normal(n)
     noise = (noise - noise.mean()) / noise.std(ddof=1) * sd  # exactly this spread: the planted effect's mde
-    mde = summaries.mde(sd / np.sqrt(n), n - 1)
-    effect = max(1.5 * mde, ACC.delta + 1.5 * mde)  # beyond the mde and the practical margin
+    mde = ACC.delta + summaries.mde(sd / np.sqrt(n), n - 1)  # the cell's mde: beyond the practical margin
+    effect = ACC.delta + 1.5 * (mde - ACC.delta)  # beyond the mde
     obs = _obs({"c": {"a": 0.8 + effect + noise, "b": np.full(n, 0.8)}})
     cells, verdict = _verdict(ACC, obs, _baseline("accuracy", 0.5))
     assert cells["mde"].iloc[0] == np.float64(mde) or abs(cells["mde"].iloc[0] - mde) < 1e-12

@@ -7,6 +7,7 @@ import pandas as pd
 import pytest
 
 from mpdp.claims import forest, tables
+from mpdp.studies.wddp import claims as wddp_claims
 from tests.workflow_helpers import require_mirror, run_snakemake, workflow_dir
 
 pytestmark = pytest.mark.slow
@@ -28,7 +29,7 @@ def test_snakemake_claims_writes_the_contract_tables(tmp_path):
     assert set(cells["cell_verdict"]) <= set(tables.CELL_VERDICTS)
     wddp = verdicts[verdicts["study"] == "wddp"]
     assert set(wddp["reading"]) == {"paper", "equal_privacy", "per_round"}
-    assert len(wddp) == 8 * 3  # C1–C7 (C6 as C6a, C6b) × readings
+    assert len(wddp) == len(wddp_claims.CLAIMS) * 3  # C1–C7 (C6 as C6a, C6b) and the -gap claims × readings
     counts = cells.groupby(["study", "claim_id", "reading"]).size().rename("n").reset_index()
     merged = verdicts.merge(counts, on=["study", "claim_id", "reading"], how="left").fillna({"n": 0})
     assert (merged["n_cells"] == merged["n"]).all()  # every verdict counts exactly its cells

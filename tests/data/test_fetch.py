@@ -73,7 +73,7 @@ def test_fetch_from_mirror_then_reuse(mirror: Path, tmp_path: Path) -> None:
     assert paths == [expected]
     assert fetch.sha256_file(expected) == registry.get("breast_cancer").files[0].sha256
     assert _files_under(tmp_path / "raw") == [expected]  # no temporary left behind
-    assert "copied from mirror" in lines[-1]
+    assert "copied from the mirror, <mirror>/breast_cancer_wisconsin/" in lines[-1]
     assert fetch.fetch("breast_cancer", tmp_path / "raw", None, False, log=lines.append) == [
         expected
     ]
@@ -97,6 +97,37 @@ def test_tampered_mirror_copy_leaves_nothing(mirror: Path, tmp_path: Path) -> No
     assert _files_under(tmp_path / "raw") == []
 
 
+def test_the_fetch_log_names_paths_relative_to_the_mirror_and_the_project(mirror: Path, tmp_path: Path,
+                                                                          monkeypatch) -> None:
+    """Issue 58: logs/fetch_raw/<id>.log (the job's lines and its errors) shows no absolute path of
+    the machine: mirror files as <mirror>/..., raw files relative to the project."""
+    from mpdp.pipeline.runner import run_step
+
+    project = tmp_path / "project"
+    project.mkdir()
+    monkeypatch.chdir(project)
+    for raw_dir in (Path("data/raw"), project / "data/raw"):  # as the script passes it, and absolute
+        log_path = project / "logs/fetch_raw/breast_cancer.log"
+        for _ in range(2):  # copied from the mirror, then present
+            run_step(lambda log, raw_dir=raw_dir: fetch.fetch("breast_cancer", raw_dir, mirror, False, log=log.info),
+                     log_path, "fetch_raw breast_cancer")
+            text = log_path.read_text()
+            assert str(tmp_path) not in text and str(mirror.resolve()) not in text, text
+        assert "present in data/raw/breast_cancer (SHA-256 verified)" in text
+        (project / "data/raw/breast_cancer/breast-cancer-wisconsin.data").unlink()
+    lines: list[str] = []
+    fetch.fetch("breast_cancer", project / "data/raw", mirror, False, log=lines.append)
+    assert lines == ["breast_cancer: breast-cancer-wisconsin.data copied from the mirror, "
+                     "<mirror>/breast_cancer_wisconsin/breast-cancer-wisconsin.data.gz (SHA-256 verified)"]
+    info, raw = _toy((), CONTENT)  # an error names them so too
+    damaged = tmp_path / "damaged-mirror"
+    (damaged / "toy").mkdir(parents=True)
+    (damaged / raw.mirror_path).write_bytes(b"not gzip")
+    with pytest.raises(InputDataError) as err:
+        fetch.fetch_file(info, raw, project / "data/raw", damaged, False, log=lambda _: None)
+    assert str(tmp_path) not in str(err.value) and "nothing was written to data/raw/toy" in str(err.value)
+
+
 def test_wrong_file_in_raw_dir_is_reported_not_used(tmp_path: Path) -> None:
     bad = tmp_path / "raw/breast_cancer/breast-cancer-wisconsin.data"
     bad.parent.mkdir(parents=True)
@@ -116,7 +147,7 @@ def test_credit_card_unavailable_offline_says_where_to_put_it(tmp_path: Path) ->
     assert "creditcard.csv" in message
     assert registry.get("credit_card").files[0].sha256 in message
     assert str(tmp_path / "raw/credit_card/creditcard.csv") in message
-    assert str(mirror / "creditcard/creditcard.csv.gz") in message
+    assert "<mirror>/creditcard/creditcard.csv.gz (absent" in message and str(mirror) not in message
     assert "storage.googleapis.com" in message and "downloads not allowed" in message
     assert _files_under(tmp_path / "raw") == []
 
@@ -223,7 +254,7 @@ def test_all_downloads_failing_lists_the_urls(tmp_path: Path) -> None:
     assert "downloads tried, all failed" in message
     assert (
         str(tmp_path / "raw/toy/toy.csv") in message
-        and str(tmp_path / "mirror/toy/toy.csv.gz") in message
+        and "<mirror>/toy/toy.csv.gz" in message and str(tmp_path / "mirror") not in message
     )
     assert _files_under(tmp_path / "raw") == []
 
@@ -248,7 +279,8 @@ def test_a_damaged_mirror_copy_is_one_line_naming_the_file_and_the_fix(tmp_path:
     with pytest.raises(InputDataError) as err:
         fetch.fetch_file(info, raw, tmp_path / "raw", mirror, False, log=lambda _: None)
     message = str(err.value)
-    assert message.startswith(f"mirror copy {copy} of toy.csv cannot be decompressed (")
+    assert message.startswith(f"mirror copy <mirror>/{raw.mirror_path} of toy.csv cannot be decompressed (")
+    assert str(copy) not in message
     assert "gzip -9 -n" in message and raw.sha256 in message and "\n" not in message
     assert _files_under(tmp_path / "raw") == []
 

@@ -57,10 +57,14 @@ def test_claims_matrix_shows_each_claims_verdict_over_all_cells(claims):
                for w in summary["in words"])
 
 
-def test_figure_claims_use_the_companion_for_gap_vs_u(claims):
+def test_figure_claims_name_their_own_claims_or_the_companions(claims):
     rows, note = wddp_report.figure_claims(claims, FIGURES["fig03"])
-    assert set(rows["claim_id"]) == {"C2"} and note == ""
-    rows, note = wddp_report.figure_claims(claims, FIGURES["fig12"])
+    assert set(rows["claim_id"]) == {"C2", "C3-gap", "C4-gap"} and note == ""
+    rows, note = wddp_report.figure_claims(claims, FIGURES["fig12"])  # the gap over u has claims (issue 55)
+    assert set(rows["claim_id"]) == {"C5-gap", "C6a-gap", "C6b-gap"} and note == ""
+    # a figure no claim names gets its companion's verdicts, and the note says so
+    without = claims[~claims["claim_id"].str.endswith("-gap")]
+    rows, note = wddp_report.figure_claims(without, FIGURES["fig12"])
     assert set(rows["claim_id"]) == {"C5", "C6a", "C6b", "C7"} and "Fig. 2" in note
 
 

@@ -140,3 +140,20 @@ def test_report_helpers(tables, tmp_path, ls_cfg):
     assert not report.ledger(res).empty
     assert report.load(None) is None and report.context([]) is None
     assert not report.reconstructed_choices({"ls": ls_cfg}).empty
+
+
+def test_sgd_guard_and_margin_are_the_documented_ones(tables):
+    """Issue 55: LS-sgd's guard needs SGD a quarter of releasing θ = 0's excess below it (converged reference
+    0, θ* itself), and its practical margin is a factor 1.25 (log10 1.25 on its log-ratio)."""
+    t2 = tables["ls_2"]
+    base = claims.baselines({"ls_2": t2})
+    assert (base["reference"] == 0.0).all()
+    sgd = t2[(t2["mechanism"] == "ls_sgd") & t2["epsilon"].notna()]
+    top = float(np.fmax(sgd["excess_median"], sgd["excess_median_hi"]).max())
+    zero = 1.2 * top  # every SGD excess below θ = 0's, the largest not a quarter below it
+    cells, verdicts = _verdicts({"ls_2": t2.assign(zero_excess=zero)})
+    sgd = cells[cells["claim_id"] == "LS-sgd"]
+    assert np.allclose(sgd["guard_margin"], 0.25 * zero)
+    assert not sgd["informative"].all() and sgd["informative"].any()
+    assert np.allclose(sgd["delta"], np.log10(1.25))
+    assert verdicts.loc["LS-sgd", "delta"] == pytest.approx(np.log10(1.25))

@@ -67,8 +67,13 @@ def test_the_shipped_multiverse_plans_and_covers_ten_choices(name):
 def test_a_bad_alternative_is_named_in_one_line(choice, match):
     cfg = _cfg(choices=[choice])
     with pytest.raises(ConfigError, match=match) as err:
-        planning.check(cfg, AVAILABLE, {})
+        planning.check(cfg, AVAILABLE, {}, multiverse=True)
     assert "\n" not in str(err.value)
+    if choice["choice"] != "typo":  # issue 58: a universe's invalid config never stops a plain build
+        planning.check(cfg, AVAILABLE, {})
+    else:  # the multiverse section itself names a key this config lacks: refused on every build
+        with pytest.raises(ConfigError, match=match):
+            planning.check(cfg, AVAILABLE, {})
 
 
 def test_a_bad_base_key_is_named():
@@ -170,3 +175,29 @@ def test_the_full_grid_runs_every_universe_on_the_main_config():
     assert lam0["wddp"] == {**main["wddp"], "lambda": 0.0} and {k for k in lam0 if lam0[k] != main[k]} == {"wddp"}
     cfg["multiverse"]["full_grid"] = False
     assert spec.universe_config(cfg, spec.universes(cfg)[0])["wddp"]["reps"] == 3
+
+
+@pytest.mark.slow
+def test_a_universe_stops_only_the_multiverse_build(tmp_path, mirror):
+    """Issue 58: with ``multiverse.full_grid`` the smoke profile's topology choice is invalid in its
+    universe (smoke's ADMM runs the ring only). A plain call plans, without any multiverse warning
+    (the shipped reseeds and choices equal nothing here); ``snakemake -n multiverse`` stops at
+    planning in one line naming the choice."""
+    for name in ("Snakefile", "workflow", "config", "notebooks", "environment.yml"):
+        (tmp_path / name).symlink_to(ROOT / name)
+    grid = tmp_path / "grid.yaml"
+    grid.write_text("multiverse:\n  full_grid: true\n")
+    env = {**os.environ, "MPDP_DATA_MIRROR": str(mirror)}
+
+    def dry_run(*targets: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "snakemake", "-n", *targets, "--configfile", "config/smoke.yaml",
+                               str(grid)], cwd=tmp_path, env=env, capture_output=True, text=True)
+
+    plain = dry_run("data/raw/adult/manifest.json")
+    assert plain.returncode == 0, plain.stderr[-2000:]
+    assert "multiverse" not in plain.stderr
+    proc = dry_run("multiverse")
+    assert proc.returncode != 0
+    lines = [line for line in proc.stderr.splitlines() if line.startswith("mpdp: config key")]
+    assert len(lines) == 1 and lines[0].startswith("mpdp: config key 'multiverse.choices.")
+    assert "this universe's config is invalid" in lines[0] and "Traceback" not in proc.stderr

@@ -38,15 +38,23 @@ def make_table(
     jay_accountant: str | None = None,
     majority: float = 0.5,
     jay_shift: float = 0.0,
+    gap_noise: float = 0.05,
+    gap_eps_slope: float = 4.0,
+    wyx_log_gap: float = 0.0,
+    wd_u_gap_slope: float = 0.0,
+    jay_u_gap_slope: float = 0.0,
+    jay_u_gap_zigzag: float = 0.0,
     seed: int = 0,
 ) -> pd.DataFrame:
     """A synthetic results table with controlled effects (WD-DP relative to Jayaraman).
 
     Accuracy = 0.8 + eps_slope * eps + repetition effect (shared by all mechanisms, paired
-    design) + method effect + independent noise of std ``noise``. Gaps are 10^(-1 - 4 eps ...).
-    In the u-sweep, Jayaraman's accuracy moves by ``jay_u_slope`` per unit u and zig-zags by
-    ``± jay_u_zigzag``; WD-DP's by ``wd_u_slope``. ``majority`` is the majority rate (the trivial
-    baseline of accuracy); ``jay_shift`` moves Jayaraman's ε-sweep accuracy; θ₀'s gap is 1.
+    design) + method effect + independent noise of std ``noise``. Gaps are 10^(-1 - gap_eps_slope eps
+    + method effect + noise of std ``gap_noise``) (WYX's effect ``wyx_log_gap``). In the u-sweep,
+    Jayaraman's accuracy moves by ``jay_u_slope`` per unit u and zig-zags by ``± jay_u_zigzag``; WD-DP's by
+    ``wd_u_slope``; the log10 gaps likewise (``jay_u_gap_slope``, ``jay_u_gap_zigzag``, ``wd_u_gap_slope``,
+    around −1). ``majority`` is the majority rate (the trivial baseline of accuracy); ``jay_shift`` moves
+    Jayaraman's ε-sweep accuracy; θ₀'s gap is 1.
     """
     rng = np.random.default_rng(seed)
     jay_accountant = jay_accountant or accountant
@@ -78,7 +86,7 @@ def make_table(
                 "n": 1000,
                 "p": 10,
                 "accuracy": acc + rng.normal(0, noise),
-                "optimal_gap": 10 ** (log_gap + rng.normal(0, 0.05)),
+                "optimal_gap": 10 ** (log_gap + rng.normal(0, gap_noise)),
                 "init_loss": 1.5,
                 "optimal_loss": 0.5,
                 "majority_rate": majority,
@@ -92,18 +100,19 @@ def make_table(
         rep_effect = rng.normal(0, 0.01)
         for eps in EPS:
             base = 0.8 + eps_slope * eps + rep_effect
-            base_gap = -1 - 4 * eps
-            row("wyx", "eps_sweep", None, None, eps, rep, base + wyx_acc, base_gap)
+            base_gap = -1 - gap_eps_slope * eps
+            row("wyx", "eps_sweep", None, None, eps, rep, base + wyx_acc, base_gap + wyx_log_gap)
             for m in M_GRID:
                 row("wddp", "eps_sweep", m, None, eps, rep, base + wd_acc, base_gap + wd_log_gap)
                 row("jayaraman", "eps_sweep", m, None, eps, rep, base + jay_shift, base_gap)
         for m, eps in U_SETTINGS:
             base = 0.8 + rep_effect
             for u in U_GRID:
-                zig = jay_u_zigzag * (1 if u % 2 else -1)
-                row("wddp", "u_sweep", m, u, eps, rep, base + wd_u_slope * (u - 1), -1.0)
-                jay = base + jay_u_slope * (u - 1) + zig
-                row("jayaraman", "u_sweep", m, u, eps, rep, jay, -1.0)
+                sign = 1 if u % 2 else -1
+                row("wddp", "u_sweep", m, u, eps, rep, base + wd_u_slope * (u - 1), -1.0 + wd_u_gap_slope * (u - 1))
+                jay = base + jay_u_slope * (u - 1) + jay_u_zigzag * sign
+                jay_gap = -1.0 + jay_u_gap_slope * (u - 1) + jay_u_gap_zigzag * sign
+                row("jayaraman", "u_sweep", m, u, eps, rep, jay, jay_gap)
                 row("wyx", "u_sweep", m, u, eps, rep, base, -1.0)
     return to_frame(rows)
 
@@ -135,7 +144,8 @@ def test_t_interval_matches_formula() -> None:
 
 def test_claims_catalogue() -> None:
     ids = [c.claim_id for c in claims.CLAIMS]
-    assert ids == ["C1", "C2", "C3", "C4", "C5", "C6a", "C6b", "C7"]
+    assert ids == ["C1", "C2", "C3", "C4", "C5", "C6a", "C6b", "C7", "C3-gap", "C4-gap", "C5-gap", "C6a-gap",
+                   "C6b-gap"]
     for claim in claims.CLAIMS:
         assert claim.text and claim.source.startswith("seed 000") and claim.study == "wddp"
         assert (claim.direction == "equivalence") == (claim.margin > 0)
@@ -175,14 +185,14 @@ def test_a_loss_in_one_cell_is_not_outvoted() -> None:
 
 
 def test_pure_noise_is_underpowered() -> None:
-    table = make_table(noise=0.02, reps=8, seed=3)
+    table = make_table(noise=0.02, gap_noise=0.3, reps=8, seed=3)
     for claim_id in ("C1", "C2"):
         r = result(table, claim_id)
         assert r["verdict"] == "UNDERPOWERED" and "needed" in r["reason"] and r["mde"] > 0
 
 
 def test_pairing_removes_shared_repetition_effect() -> None:
-    table = make_table(wd_acc=0.01, noise=0.001)
+    table = make_table(wd_acc=0.03, noise=0.001)  # beyond the practical margin of one point
     table.loc[table["rep"] == 0, "accuracy"] -= 0.2
     assert result(table, "C1")["verdict"] == "HOLDS"
     cells = cells_of(table, "C1")
@@ -276,16 +286,67 @@ def test_c7_equal_sizes() -> None:
     assert result(shifted, "C7")["verdict"] == "FAILS"
 
 
+# ---------------------------------------------------------------------------- the optimal-gap statements (App. B)
+
+
+def test_every_claim_declares_its_margin_and_why() -> None:
+    for claim in claims.CLAIMS:
+        assert claim.delta > 0 and claim.delta_reason and claim.delta_reason != "declared with the claim", claim
+    gap = [c for c in claims.CLAIMS if c.metric == "optimal_gap"]
+    assert {c.claim_id for c in gap} == {"C2", "C3-gap", "C4-gap", "C5-gap", "C6a-gap"}
+    assert all(c.delta == pytest.approx(math.log10(1.25)) for c in gap)  # one margin for "≈" and "<" alike
+
+
+def test_gap_similar_to_wang_ye_xu() -> None:
+    assert result(make_table(), "C3-gap")["verdict"] == "HOLDS"
+    far = make_table(wyx_log_gap=0.5)  # WYX's gap 10^0.5 ≈ 3.2 times WD-DP's
+    assert result(far, "C3-gap")["verdict"] == "FAILS"
+    assert cells_of(far, "C3-gap")["estimate"].mean() == pytest.approx(-0.5, abs=0.03)
+    # the per-round reading of WD-DP is Wang–Ye–Xu itself: bitwise-identical gaps are no evidence
+    table = make_table()
+    wyx = table[(table["mechanism"] == "wyx") & (table["experiment"] == "eps_sweep")]
+    same = pd.concat([wyx.assign(mechanism="wddp", mode="per_round", m=m) for m in M_GRID], ignore_index=True)
+    assert result(pd.concat([table, same], ignore_index=True), "C3-gap", "per_round")["verdict"] == "IDENTICAL"
+
+
+def test_gap_falls_with_eps_per_m() -> None:
+    table = make_table(gap_eps_slope=4.0)
+    r = result(table, "C4-gap")
+    assert r["verdict"] == "HOLDS" and r["n_cells"] == len(M_GRID)
+    x = np.log10(EPS)  # the fitted change of log10 gap along log10 ε over its range, computed independently
+    expected = np.polyfit(x, -4.0 * np.asarray(EPS), 1)[0] * (x.max() - x.min())
+    assert cells_of(table, "C4-gap")["estimate"].to_numpy() == pytest.approx(expected, abs=0.05)
+    assert result(make_table(gap_eps_slope=0.0), "C4-gap")["verdict"] != "HOLDS"
+    assert result(make_table(gap_eps_slope=-4.0), "C4-gap")["verdict"] == "FAILS"
+
+
+def test_gap_steady_in_u_for_wddp_not_for_jayaraman() -> None:
+    rising = make_table(jay_u_gap_slope=0.1)  # Jayaraman's gap up 0.4 decade over u = 1..5
+    assert result(rising, "C5-gap")["verdict"] == "HOLDS"
+    assert result(rising, "C6a-gap")["verdict"] == "HOLDS"
+    assert cells_of(rising, "C6a-gap")["estimate"].to_numpy() == pytest.approx(0.4, abs=0.05)
+    assert result(rising, "C6b-gap")["verdict"] == "HOLDS"  # a trend is also spread across u
+    zigzag = make_table(jay_u_gap_zigzag=0.3)
+    assert result(zigzag, "C6a-gap")["verdict"] != "HOLDS"
+    assert result(zigzag, "C6b-gap")["verdict"] == "HOLDS"
+    spread = np.std([0.3 * (1 if u % 2 else -1) for u in U_GRID], ddof=1)  # Jayaraman's; WD-DP's ≈ the noise
+    assert cells_of(zigzag, "C6b-gap")["estimate"].to_numpy() == pytest.approx(spread - 0.05, abs=0.04)
+    drifting = make_table(wd_u_gap_slope=0.1)
+    assert result(drifting, "C5-gap")["verdict"] == "FAILS"
+    assert result(make_table(), "C6a-gap")["verdict"] == "FAILS"  # flat: no rise beyond the margin
+
+
 # ---------------------------------------------------------------------------- selection, missing data
 
 
 def test_missing_baseline_has_no_cell() -> None:
     table = make_table()
     table = table.loc[table["mechanism"] != "jayaraman"].reset_index(drop=True)
-    for claim_id in ("C1", "C2", "C6a", "C6b", "C7"):
+    for claim_id in ("C1", "C2", "C6a", "C6b", "C7", "C6a-gap", "C6b-gap"):
         r = result(table, claim_id)
         assert r["verdict"] == "UNINFORMATIVE" and r["reason"] == "no data" and r["n_cells"] == 0
     assert result(table, "C3")["verdict"] == "HOLDS"  # WYX is still there
+    assert result(table, "C3-gap")["verdict"] == "HOLDS"
 
 
 def test_single_repetition_is_inconclusive() -> None:

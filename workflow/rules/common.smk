@@ -1,4 +1,5 @@
 # Config validation, data-set availability and input functions (no rules here).
+import contextlib
 import os
 import sys
 from pathlib import Path
@@ -6,6 +7,7 @@ from pathlib import Path
 from mpdp import config as mpdp_config
 from mpdp import io as mpdp_io
 from mpdp.pipeline import planning as mpdp_planning
+from mpdp.multiverse import spec as multiverse_spec
 from mpdp.data import fetch as mpdp_fetch
 from mpdp.data import prepare as mpdp_prepare
 from mpdp.data import registry as mpdp_registry
@@ -18,6 +20,7 @@ from mpdp.pipeline import rule_keys
 from mpdp.studies.wddp import plan
 from mpdp.studies import scheduling
 from mpdp.studies import registry as study_registry
+from mpdp.studies.benchmark import registry as benchmark_registry
 
 for _var, _value in job_environment().items():  # inherited by every job
     os.environ.setdefault(_var, _value)
@@ -25,6 +28,23 @@ if workflow.is_main_process:  # jobs are bound to this run: they write nothing o
     os.environ[mpdp_io.RUN_ENV] = mpdp_io.run_token()
 # the checkout holding this Snakefile: workflow/envs/mpdp.post-deploy.sh installs mpdp from it
 os.environ.update(MPDP_SOURCE_DIR=str(Path(workflow.main_snakefile).resolve().parent))
+
+def cli_targets():
+    """The targets of this call's command line, read by Snakemake's own parser (Snakemake reads the
+    Snakefile before it hands its DAG settings, the targets among them, to the workflow); None when
+    the call is not Snakemake's command line (its API called from Python): then the multiverse counts
+    as built (mpdp.multiverse.spec.in_build), the safe side."""
+    if Path(sys.argv[0]).name not in ("snakemake", "__main__.py"):
+        return None
+    from snakemake.cli import parse_args
+
+    try:
+        with open(os.devnull, "w") as null, contextlib.redirect_stdout(null), contextlib.redirect_stderr(null):
+            _, args = parse_args(sys.argv[1:])
+    except (Exception, SystemExit):
+        return None
+    return [str(t) for t in args.targets or ()]
+
 
 try:
     CFG = mpdp_config.validate(config)
@@ -62,7 +82,12 @@ try:
     mpdp_planning.check_writable()
     for _ds in AVAILABLE:  # a raw file lost or damaged after its fetch was verified
         mpdp_fetch.check_fetched(_ds, RAW_DIR)
-    PLANNING_WARNINGS = mpdp_planning.check(CFG, AVAILABLE, {ds: f"data/processed/{ds}/card.json" for ds in AVAILABLE})
+    # the multiverse's universes are checked (and warn) only when this call builds it (issue 58);
+    # a job's own process (not the main one) plans nothing it would build
+    MULTIVERSE_BUILD = "multiverse" in CFG and workflow.is_main_process and multiverse_spec.in_build(
+        cli_targets(), Path(multiverse_spec.TABLE_PATH).is_file())
+    PLANNING_WARNINGS = mpdp_planning.check(CFG, AVAILABLE, {ds: f"data/processed/{ds}/card.json" for ds in AVAILABLE},
+                                            multiverse=MULTIVERSE_BUILD)
 except MpdpError as exc:
     sys.stderr.write(f"\nmpdp: {exc}\n\n")
     sys.exit(1)
@@ -74,6 +99,14 @@ SCRIPTS = Path(workflow.main_snakefile).resolve().parent / "workflow" / "scripts
 
 #: files a script executes besides itself (repository paths): their imports are its code too
 SCRIPT_RUNS = {"report.py": ("notebooks/report.py",)}
+#: files the package imports at run time by the config's say (mpdp.pipeline.code_hash "Files loaded
+#: at run time"): the benchmark's plug-in mechanism modules, imported by its registry; an edit of
+#: one reruns every rule whose script can import the registry
+try:
+    RUNTIME_LOADS = (("mpdp.studies.benchmark.registry", benchmark_registry.module_files(CFG)),) if CFG.get("benchmark") else ()
+except MpdpError as exc:
+    sys.stderr.write(f"\nmpdp: {exc}\n\n")
+    sys.exit(1)
 
 
 def code(script):
@@ -82,7 +115,7 @@ def code(script):
     (mpdp.pipeline.code_hash; an edit reruns exactly the rules whose scripts import it).
     check_code_params() holds every rule with a script to it."""
     root = SCRIPTS.parents[1]
-    return code_hash.script_hash(SCRIPTS / script, *(root / f for f in SCRIPT_RUNS.get(script, ())))
+    return code_hash.script_hash(SCRIPTS / script, *(root / f for f in SCRIPT_RUNS.get(script, ())), loads=RUNTIME_LOADS)
 
 
 EXPERIMENTS = ("eps_sweep", "u_sweep")
@@ -204,6 +237,12 @@ def figure_variant(figname):
 WHOLE_PACKAGE_RULES = ("multiverse_universe",)
 
 
+def whole_package_code():
+    """The ``code`` param of a WHOLE_PACKAGE_RULES rule: every source of the package and the files
+    it loads at run time (the main config's plug-ins)."""
+    return code_hash.package_hash(loads=RUNTIME_LOADS)
+
+
 def check_code_params():
     """Stop planning unless every rule with a script declares as param ``code`` the hash of the
     package code its script runs (code(), issue 44): a rule without it would not rerun after
@@ -211,7 +250,7 @@ def check_code_params():
     for r in workflow.rules:
         if not r.script:
             continue
-        expected = code_hash.package_hash() if r.name in WHOLE_PACKAGE_RULES else code(Path(str(r.script)).name)
+        expected = whole_package_code() if r.name in WHOLE_PACKAGE_RULES else code(Path(str(r.script)).name)
         declared = r.params.get("code") if "code" in r.params.keys() else None
         if declared != expected:
             sys.exit(f"mpdp: rule {r.name!r} runs a script but its param 'code' is {declared!r}, not "
@@ -236,7 +275,6 @@ def study_targets():
 
 
 # ---- the multiverse (issue 38; workflow/rules/multiverse.smk): its universes and their raw data
-from mpdp.multiverse import spec as multiverse_spec
 
 #: the universes that run; an alternative equal to the default is not run (a planning warning; the
 #: robustness table lists it, issue 48)

@@ -4,7 +4,7 @@
 # `multiverse.full_grid` no base, and the default universe is the main build), each in its own
 # folder data/multiverse/<universe>/ by a nested Snakemake; then one table (beside the main build's
 # verdicts, when it has them) and its figures. Not part of `all`: run `snakemake multiverse`.
-# Logic in src/mpdp/multiverse; every universe was validated at planning (common.smk).
+# Logic in src/mpdp/multiverse; every universe is validated at planning when the call builds the multiverse (common.smk, issue 58).
 import re
 
 
@@ -55,7 +55,7 @@ rule multiverse_universe:
         # a hash of the universe's whole config: any change of it reruns the universe (one short
         # line as the rerun reason; the script rebuilds the config itself)
         settings=lambda wc: mpdp_config.config_hash(multiverse_spec.universe_config(CFG, MULTIVERSE[wc.universe])),
-        code=code_hash.package_hash(),
+        code=whole_package_code(),
         root=str(Path(workflow.main_snakefile).resolve().parent),
     conda:
         "../envs/mpdp.yaml"

@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from mpdp.audit import dpsgd_adapter
+from mpdp.audit import dpsgd_adapter, objective_adapter
 from mpdp.audit.adapters import Adapter, GradientCanaryAdapter, L2OutputPerturbationAdapter
 from mpdp.audit.pvp_history import PVPHistoryAdapter
 from mpdp.audit.release_adapters import (
@@ -86,6 +86,7 @@ for _adapter in (
     PVPHistoryAdapter(),
     DVPFirstIterationAdapter(),
     dpsgd_adapter.ADAPTER,  # multi-party DP-SGD (the benchmark's baseline, mpdp.mechanisms.dpsgd)
+    *objective_adapter.ADAPTERS,  # objective perturbation, central and per party (issue 56)
     SelectionProcedureAdapter(),
 ):
     register(_adapter)

@@ -17,6 +17,10 @@ BUG_TEXT = {
     "largest_party_sigma": "the largest party's σ used for every party (literal mode)",
     "sampling_rate": "DP-SGD sampling every record while σ is calibrated for the claimed rate q",
     "unnoised_scores": "the private selection scoring its trials without noise (whole procedure audited)",
+    "objective_noise_scale": "objective perturbation's noise term divided by n twice (bᵀθ/n²)",
+    "unnoised_party_scores": "the party-level selection scoring its trials on the held-out validation records "
+                             "without noise (one validation record flipped)",
+    "validation_in_parties": "validation records inside the audited party under the party-level claim",
 }
 
 

@@ -26,9 +26,9 @@ COLUMNS: dict[str, str] = {
     "setting": "string",  # readable setting id
     "method": "string",  # many_draws | one_run
     "dataset": "string",  # data set whose sizes are used (<NA> for synthetic pairs)
-    "privacy_unit": "string",  # record | party
+    "privacy_unit": "string",  # record | party | validation_record (private_selection, unit validation)
     "planted_bug": "boolean",  # a bug deliberately planted (mpdp.audit.bugs)
-    "bug": "string",  # which: noise_factor | largest_party_sigma | sampling_rate | unnoised_scores (report.BUG_TEXT)
+    "bug": "string",  # which planted bug (mpdp.audit.bugs; readable names: report.BUG_TEXT)
     "noise_factor": "float64",  # multiplier of the noise std actually used (1 = honest)
     "eps_claimed": "float64",  # ε the mechanism claims
     "eps_accounted": "float64",  # ε its ledger gives for the calibrated noise

@@ -59,6 +59,8 @@ class Metric:
     guard_relative: float = 0.0
     #: the practical margin ±δ of an effect on the ``difference`` scale when a claim gives none (the TOST's)
     effect_margin: float = 0.0
+    #: one line: why :attr:`effect_margin` is the smallest effect that matters
+    margin_reason: str = ""
 
 
 #: the guard's practical margin on a rate (accuracy, test error, MER): at least this many test records …
@@ -71,19 +73,21 @@ GUARD_RELATIVE: float = 0.01
 RATE_MARGIN: float = 0.01
 #: … of a log10-ratio (a loss): a factor 10^0.05 ≈ 1.12
 LOG_MARGIN: float = 0.05
-#: … of a squared deviation of ln(loss) (Z6): 0.01, a standard deviation of 10 % of the loss
-SQDEV_MARGIN: float = 0.01
 
 #: every metric a claim may declare (name -> :class:`Metric`); a study adding a metric adds it here
 METRICS: dict[str, Metric] = {m.name: m for m in (
     Metric("accuracy", "higher", text="test accuracy", per_record=True, guard_records=GUARD_RECORDS,
-           guard_share=GUARD_SHARE, effect_margin=RATE_MARGIN),
+           guard_share=GUARD_SHARE, effect_margin=RATE_MARGIN,
+           margin_reason="1 point of a rate: smaller differences do not change which method a practitioner picks"),
     Metric("test_error", "lower", text="test error", per_record=True, guard_records=GUARD_RECORDS,
-           guard_share=GUARD_SHARE, effect_margin=RATE_MARGIN),
+           guard_share=GUARD_SHARE, effect_margin=RATE_MARGIN,
+           margin_reason="1 point of a rate: smaller differences do not change which method a practitioner picks"),
     Metric("mer", "lower", text="misclassification error rate", per_record=True, guard_records=GUARD_RECORDS,
-           guard_share=GUARD_SHARE, guard_relative=GUARD_RELATIVE, effect_margin=RATE_MARGIN),
+           guard_share=GUARD_SHARE, guard_relative=GUARD_RELATIVE, effect_margin=RATE_MARGIN,
+           margin_reason="1 point of a rate: smaller differences do not change which method a practitioner picks"),
     Metric("mer_iter", "lower", text="misclassification error rate, mean over the mechanism's own iterations",
-           effect_margin=RATE_MARGIN),
+           effect_margin=RATE_MARGIN,
+           margin_reason="1 point of a rate: smaller differences do not change which method a practitioner picks"),
     Metric("optimal_gap", "lower", loss=True, text="optimality gap L(θ) − L(θ*)", guard_share=GUARD_SHARE),
     Metric("log_loss", "lower", loss=True, text="test log-loss", guard_share=GUARD_SHARE,
            guard_relative=GUARD_RELATIVE),
@@ -93,17 +97,25 @@ METRICS: dict[str, Metric] = {m.name: m for m in (
            guard_relative=GUARD_RELATIVE),
     Metric("excess_risk", "lower", loss=True, text="least-squares excess risk", guard_share=GUARD_SHARE),
     Metric("accuracy_spread", "lower", text="standard deviation of test accuracy across u",
-           effect_margin=RATE_MARGIN / 2),
+           effect_margin=RATE_MARGIN / 2,
+           margin_reason="half a point of accuracy's spread across u: half the rate margin, a spread is smaller than a level"),
     Metric("oscillation", "lower", loss=True, text="mean |Δ log loss| per iteration"),
-    Metric("log_loss_sqdev", "lower", text="squared deviation of log loss from its mean over repetitions",
-           effect_margin=SQDEV_MARGIN),
     Metric("settle_iter", "lower", loss=True, text="settling iteration"),
     Metric("g_drift", "lower", text="change of log(L_DVP / L_ADMM) between the first and last Fig. 4 iterations"),
     Metric("gap_to_ensemble", "lower", text="test error of Alg. 2 minus that of the non-private ensemble",
-           per_record=True, effect_margin=RATE_MARGIN),
+           per_record=True, effect_margin=RATE_MARGIN,
+           margin_reason="1 point of a rate: smaller differences do not change which method a practitioner picks"),
     Metric("risk_gap", "lower", text="weighted risk gap R_S(w_p) − R_S(w_s)"),
     Metric("rel_error", "lower", text="relative error of a prediction against the measurement"),
     Metric("exponent_error", "lower", text="fitted growth exponent minus its target"),
+    Metric("log_var_ratio", "lower", text="log10 of the ratio of two mechanisms' variances of ln(loss) over "
+           "repetitions (Zhang–Zhu Z6: DVP / PVP)", effect_margin=0.09691001300805642,  # log10(1.25)
+           margin_reason="a variance ratio of 1.25 (standard deviations 12 % apart): a smaller reduction leaves a "
+                         "single run's loss about as uncertain, and is below what variance bars over 20 runs show"),
+    Metric("log_gap_spread", "lower", text="standard deviation across u of log10 optimal gap",
+           effect_margin=0.04845500650402821,  # log10(1.25) / 2
+           margin_reason="half of the gap claims' factor 1.25 (a twentieth of a decade): half the level margin, as "
+                         "for accuracy's spread, since a spread is smaller than a level"),
 )}
 
 
@@ -142,6 +154,8 @@ class Claim:
     floor: float = 1e-10  # values below it are raised to it before a log (GAP_FLOOR)
     practical_margin: float | None = None  # ±δ of the TOST of a directional claim (default: the metric's)
     guard_reason: str = ""  # why ``guarded`` are the methods that must be above chance (default: the rule's)
+    margin_reason: str = ""  # one line: why ±δ is the smallest effect that matters (default: the metric's)
+    hedge: str = ""  # the paper's own qualifier of the claim (e.g. "for most values of α"), shown with the verdict
 
     def __post_init__(self) -> None:
         for field_name, value, allowed in (("kind", self.kind, KINDS), ("direction", self.direction, DIRECTIONS),
@@ -207,6 +221,18 @@ class Claim:
         if self.kind == "compare":
             return "two methods at chance are equivalent trivially: both must be above it"
         return f"a claim about {self.methods[0]} alone needs it above chance"
+
+    @property
+    def delta_reason(self) -> str:
+        """Why ±δ (:attr:`delta`) is the smallest effect that matters: the declaration's ``margin_reason``,
+        else the metric's, else the default of the claim's scale."""
+        if self.margin_reason:
+            return self.margin_reason
+        if self.direction == "equivalence" or self.kind == "bound" or self.practical_margin is not None:
+            return "declared with the claim"
+        if self.effect_scale == "log_ratio":
+            return "a factor 10^0.05 ≈ 1.12: smaller ratios of a loss are within run-to-run tuning noise"
+        return METRICS[self.metric].margin_reason or "the metric's default practical margin"
 
     @property
     def delta(self) -> float:

@@ -23,9 +23,11 @@ per claim and reading (:data:`mpdp.claims.tables.VERDICT_COLUMNS`). The rules (d
    method is at chance is ``uninformative`` first: two majority classifiers agree trivially). Neither is
    scored.
 3. **Holm** across the scored cells of a claim and reading, separately for the p-values for, against and
-   of the TOST; a cell is ``for`` / ``against`` when its Holm-adjusted p-value is below ALPHA, else (a
-   directional claim) ``no_effect`` when the TOST puts it within ±δ, else ``underpowered``; ``no_data``
-   when it has no value.
+   of the TOST (:func:`decide`); three-sided against the practical margin δ (issue 55): a cell is ``for``
+   when its Holm-adjusted p-value that the effect is beyond δ in the claimed direction is below ALPHA,
+   ``against`` when beyond δ the other way, else (a directional claim) ``no_effect`` when the TOST puts
+   it within ±δ, else ``underpowered``; ``no_data`` when it has no value. Power (``mde``,
+   ``reps_needed``) is stated for the cell inside that family (:func:`cell_power`).
 4. **Verdict** (:func:`claim_outcome`, with its ``reason``): no cell with data → UNINFORMATIVE (no data);
    no scored cell → IDENTICAL when a cell is identical, else UNINFORMATIVE (at chance, naming the methods,
    or reference unconverged); a bound whose observed slack exceeds its ``vacuous_factor`` in every scored
@@ -217,15 +219,22 @@ def _informative(claim: Claim, guard_rows: pd.DataFrame, inputs: Inputs, dataset
 
 
 def _thresholds(claim: Claim) -> tuple[list[tuple[float, str]], list[tuple[float, str]]]:
-    """(for, against) lists of one-sided tests; ``for`` combines by max (all), ``against`` by min (any)."""
-    m = claim.margin
+    """(for, against) lists of one-sided tests; ``for`` combines by max (all), ``against`` by min (any).
+
+    Three-sided testing against the practical margin δ (issue 55; Goeman, Solari & Stijnen 2010): a
+    directional cell is ``for`` only when the effect is beyond δ in the claimed direction and ``against``
+    only when it is beyond δ the other way; the TOST decides ``no_effect`` within ±δ. An equivalence
+    claim is ``for`` inside ±δ (the TOST) and ``against`` outside it; a bound's share of draws above the
+    bound is ``for`` below its allowed share and ``against`` above it."""
     if claim.kind == "bound":
+        m = claim.margin
         return [(m, "below")], [(m, "above")]
+    d = claim.delta
     if claim.direction == "greater":
-        return [(m, "above")], [(0.0, "below")]
+        return [(d, "above")], [(-d, "below")]
     if claim.direction == "less":
-        return [(-m, "below")], [(0.0, "above")]
-    return [(-m, "above"), (m, "below")], [(m, "above"), (-m, "below")]
+        return [(-d, "below")], [(d, "above")]
+    return [(-d, "above"), (d, "below")], [(d, "above"), (-d, "below")]
 
 
 def _given_difference(claim: Claim, rows: pd.DataFrame) -> tuple[float, float, float]:
@@ -238,7 +247,7 @@ def _given_difference(claim: Claim, rows: pd.DataFrame) -> tuple[float, float, f
     return (float(vals[0, 0] - vals[1, 0]), float(vals[0, 1] - vals[1, 2]), float(vals[0, 2] - vals[1, 1]))
 
 
-def _p_values(claim: Claim, stat: pd.Series, given: bool, est: float, lo: float, hi: float,
+def p_values(claim: Claim, stat: pd.Series, given: bool, est: float, lo: float, hi: float,
               tol: float) -> tuple[float, float, float]:
     """(p for, p against, p of the TOST within ±δ) of one cell; the TOST is NaN for a bound."""
     tests_for, tests_against = _thresholds(claim)
@@ -321,19 +330,18 @@ def evaluate_cell(claim: Claim, rows: pd.DataFrame, guard_rows: pd.DataFrame, in
         p_for = p_against = p_equiv = _NAN
         notes.append("no paired values")
     else:
-        p_for, p_against, p_equiv = _p_values(claim, stat, given, est, lo, hi, tol)
+        p_for, p_against, p_equiv = p_values(claim, stat, given, est, lo, hi, tol)
         if not np.isfinite(p_for):
             notes.append("fewer than 2 repetitions: no interval")
     if claim.kind == "bound" and np.isfinite(slack):
         notes.append(f"observed slack of the bound {slack:.3g}×")
-    cell_mde = sm.mde(se, df)
     return out | {"informative": guard.informative, "estimate": est, "lo": lo, "hi": hi, "n_reps": n,
                   "p_for": p_for, "p_against": p_against, "p_equiv": p_equiv, "slack": slack,
                   "note": "; ".join(notes), "has_data": bool(stat.size), "identical": same,
                   "reason": guard.reason, "at_chance": ", ".join(guard.at_chance), "guard_margin": guard.margin,
                   "guard_rule": guard.rule,
-                  "resolution": tol, "mde": cell_mde, "delta": claim.delta,
-                  "reps_needed": sm.reps_needed(n, se, df, claim.delta)}
+                  "resolution": tol, "delta": claim.delta, "stat_se": se, "stat_df": df,
+                  "stat_flips": claim.summary == "trimmed" and not given and 2 <= n <= sm.EXACT_FLIPS_MAX}
 
 
 def _rows_of_kind(claim: Claim, rows: pd.DataFrame) -> pd.DataFrame:
@@ -396,31 +404,77 @@ def evaluate_claim(claim: Claim, inputs: Inputs,
     frame.insert(0, "claim_id", claim.claim_id)
     frame.insert(0, "study", claim.study)
     frame["p_value"], frame["p_holm"], frame["p_equiv_holm"], frame["cell_verdict"] = _NAN, _NAN, _NAN, ""
-    directional = claim.direction != "equivalence" and claim.kind != "bound"
     for _, idx in frame.groupby("reading", sort=False).groups.items():
         part = frame.loc[idx]
         scored = (part["informative"] & part["has_data"] & ~part["identical"]).to_numpy()
-        h_for, h_against, h_equiv = (np.full(len(part), np.nan) for _ in range(3))
-        h_for[scored] = sm.holm(part.loc[scored, "p_for"].to_numpy(float))
-        h_against[scored] = sm.holm(part.loc[scored, "p_against"].to_numpy(float))
-        h_equiv[scored] = sm.holm(part.loc[scored, "p_equiv"].to_numpy(float))
-        no_effect = (h_equiv < sm.ALPHA) if directional else np.zeros(len(part), bool)
-        verdict = np.where(~part["has_data"], "no_data", np.where(
-            ~part["informative"], "uninformative", np.where(
-                part["identical"], "identical", np.where(
-                    h_for < sm.ALPHA, "for", np.where(h_against < sm.ALPHA, "against", np.where(
-                        no_effect, "no_effect", "underpowered"))))))
+        h_for, h_against, h_equiv, verdict = decide(claim, *(part[c].to_numpy(float) for c in (
+            "p_for", "p_against", "p_equiv")), *(part[c].to_numpy(bool) for c in ("has_data", "informative",
+                                                                                  "identical")))
         use_for = np.nan_to_num(part["p_for"].to_numpy(float), nan=2) <= np.nan_to_num(
             part["p_against"].to_numpy(float), nan=2)
         frame.loc[idx, "p_value"] = np.where(use_for, part["p_for"], part["p_against"])
         frame.loc[idx, "p_holm"] = np.where(use_for, h_for, h_against)
         frame.loc[idx, "p_equiv_holm"] = h_equiv
         frame.loc[idx, "cell_verdict"] = verdict
+        family = int(scored.sum())
+        frame.loc[idx, "family"] = family
+        power = [cell_power(claim, se, df, int(n), bool(flips), family) for se, df, n, flips in
+                 part[["stat_se", "stat_df", "n_reps", "stat_flips"]].itertuples(index=False)]
+        frame.loc[idx, "mde"] = [m for m, _ in power]
+        frame.loc[idx, "reps_needed"] = [k for _, k in power]
+    frame = frame.drop(columns=["stat_se", "stat_df", "stat_flips"])
     frame.loc[frame["cell_verdict"] == "identical", "reason"] = "identical by construction"
     frame.loc[frame["cell_verdict"] == "no_effect", "reason"] = "no effect beyond margin"
     frame.loc[frame["cell_verdict"] == "underpowered", "reason"] = "underpowered"
     frame.loc[frame["cell_verdict"] == "no_data", "reason"] = "no data"
     return frame
+
+
+def decide(claim: Claim, p_for: np.ndarray, p_against: np.ndarray, p_equiv: np.ndarray, has_data: np.ndarray,
+           informative: np.ndarray, same: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Rule 3 on one Holm family (a claim's cells in one reading): the Holm-adjusted p-values for, against
+    and of the TOST over the scored cells (informative, with data, not identical) and each cell's verdict.
+    A cell is ``for`` / ``against`` when its adjusted p-value against the practical margin is below
+    :data:`~mpdp.claims.summaries.ALPHA`; else, for a directional claim, ``no_effect`` when the adjusted
+    TOST puts it within ±δ, else ``underpowered`` (an equivalence claim's or a bound's ``for`` already is
+    its TOST or its exact test)."""
+    scored = informative & has_data & ~same
+    h_for, h_against, h_equiv = (np.full(len(scored), np.nan) for _ in range(3))
+    h_for[scored] = sm.holm(p_for[scored])
+    h_against[scored] = sm.holm(p_against[scored])
+    h_equiv[scored] = sm.holm(p_equiv[scored])
+    directional = claim.direction != "equivalence" and claim.kind != "bound"
+    no_effect = (h_equiv < sm.ALPHA) if directional else np.zeros(len(scored), bool)
+    verdict = np.where(~has_data, "no_data", np.where(
+        ~informative, "uninformative", np.where(
+            same, "identical", np.where(
+                h_for < sm.ALPHA, "for", np.where(h_against < sm.ALPHA, "against", np.where(
+                    no_effect, "no_effect", "underpowered"))))))
+    return h_for, h_against, h_equiv, verdict
+
+
+def cell_power(claim: Claim, se: float, df: float, n: int, flips: bool, family: int) -> tuple[float, float]:
+    """(mde, repetitions needed) of one cell inside its Holm family of ``family`` cells (issue 55: power
+    for the procedure that decides). A directional cell's mde is the true effect (from 0, in the claimed
+    direction) found ``for`` with :data:`~mpdp.claims.summaries.POWER`: δ plus the noncentral-t distance
+    (:func:`~mpdp.claims.summaries.mde`); an equivalence cell's the half-width ±e within which a true 0 is
+    shown with that power. The repetitions needed show a true 0 within ±δ with that power
+    (:func:`~mpdp.claims.summaries.tost_reps_needed`), which also finds an effect of 2δ beyond δ; with the
+    sign-flip test never fewer than its 2^-R resolution allows. Bounds: NaN (their draws are counted by
+    :func:`bound_draws_needed`)."""
+    if claim.kind == "bound" or not np.isfinite(se) or family < 1:
+        return _NAN, _NAN
+    a = sm.family_alpha(family)
+    floor = 2
+    if flips:
+        need = int(np.ceil(-np.log2(a)))
+        floor = need if need <= sm.EXACT_FLIPS_MAX else sm.EXACT_FLIPS_MAX + 1
+    reachable = not flips or sm.min_flip_p(n) <= a
+    if claim.direction == "equivalence":
+        cell_mde = sm.tost_mde(se, df, family) if reachable else np.inf
+    else:
+        cell_mde = claim.delta + sm.mde(se, df, family) if reachable else np.inf
+    return cell_mde, sm.tost_reps_needed(n, se, df, claim.delta, family, floor)
 
 
 #: cell verdicts that decide a cell (the rest say why it could not)
@@ -484,22 +538,32 @@ def claim_outcome(claim: Claim, cells: pd.DataFrame) -> tuple[str, str]:
     need = scored["reps_needed"].to_numpy(float)
     need = need[np.isfinite(need)]
     reps = int(scored["n_reps"].max())
+    family = len(scored)
+    within = f"with {sm.POWER:.0%} power inside its family of {family} cell(s) (Holm)"
     if need.size:
-        return "UNDERPOWERED", (f"underpowered: {reps} repetitions resolve ±{float(scored['mde'].median()):.2g} "
-                                f"(median mde); about {int(np.median(need))} needed for ±{claim.delta:g} in the median "
-                                f"cell, {int(need.max())} in every cell")
+        mde = float(scored["mde"].median())
+        found = (f"{reps} repetitions find only effects beyond ±{mde:.2g} (median cell) {within}" if np.isfinite(mde)
+                 else f"{reps} repetitions are too few for the sign-flip test to reach Holm's level in a family "
+                      f"of {family}")
+        return "UNDERPOWERED", (f"underpowered: {found}; about {int(np.median(need))} needed in the median cell to "
+                                f"show no effect within ±{claim.delta:g} (or an effect of twice that beyond it), "
+                                f"{int(need.max())} in every cell")
     if claim.kind == "bound" and 0 < claim.margin < 1:
         return "UNDERPOWERED", (f"underpowered: {reps} draws put the {CONFIDENCE:.0%} interval of the share above "
                                 f"the bound up to {float(scored['hi'].median()):.2g} (median), above the allowed "
-                                f"{claim.margin:g}; with none above it, about {bound_draws_needed(claim.margin)} "
-                                "are needed")
+                                f"{claim.margin:g}; with none above it, about "
+                                f"{bound_draws_needed(claim.margin, family=family)} are needed inside its family "
+                                f"of {family} cell(s) (Holm)")
     return "UNDERPOWERED", f"underpowered: {reps} repetition(s), too few for an interval"
 
 
-def bound_draws_needed(allowed: float, confidence: float = CONFIDENCE) -> int:
-    """The fewest draws whose Clopper–Pearson interval (:func:`mpdp.claims.intervals.binomial_interval`)
-    ends below the ``allowed`` share when none of them exceeds the bound: ``(α/2)^(1/n) > 1 − allowed``."""
-    return int(np.floor(np.log((1.0 - confidence) / 2.0) / np.log1p(-allowed))) + 1
+def bound_draws_needed(allowed: float, confidence: float = CONFIDENCE, family: int = 1) -> int:
+    """The fewest draws, none of them above the bound, at which the exact binomial test puts the share
+    above it below the ``allowed`` share inside a Holm family of ``family`` cells (its first step, level
+    (1 − confidence)/2 / family): ``(1 − allowed)^n ≤ level``; with ``family`` 1 also where the
+    Clopper–Pearson interval (:func:`mpdp.claims.intervals.binomial_interval`) ends below ``allowed``."""
+    level = (1.0 - confidence) / 2.0 / max(int(family), 1)
+    return int(np.floor(np.log(level) / np.log1p(-allowed))) + 1
 
 
 def claim_verdict(claim: Claim, cells: pd.DataFrame) -> str:
@@ -560,6 +624,8 @@ def verdicts(claims: Iterable[Claim], cells: pd.DataFrame) -> pd.DataFrame:
                 "equivalence": _equivalence(claim, scored),
                 "n_no_effect": int(counts.get("no_effect", 0)), "n_underpowered": int(counts.get("underpowered", 0)),
                 "n_identical": int(counts.get("identical", 0)),
+                "n_uninformative": int(counts.get("uninformative", 0)), "n_no_data": int(counts.get("no_data", 0)),
+                "margin_reason": claim.delta_reason, "hedge": claim.hedge, "family": int(len(scored)),
                 "guarded": f"{', '.join(claim.guarded)}: {claim.guarded_why}",
                 "guard_rule": _guard_rule(claim, part),
             })

@@ -29,7 +29,7 @@ CELL_OPTIONAL: dict[str, str] = {"n_reps": "int64", "p_value": "float64", "p_hol
                                  "slack": "float64", "reason": "string", "at_chance": "string",
                                  "guard_margin": "float64", "guard_rule": "string", "resolution": "float64", "p_equiv": "float64",
                                  "p_equiv_holm": "float64", "mde": "float64", "delta": "float64",
-                                 "reps_needed": "float64", "identical": "bool"}
+                                 "reps_needed": "float64", "identical": "bool", "family": "int64"}
 
 #: verdicts.parquet: required column -> dtype (then the optional ones)
 VERDICT_COLUMNS: dict[str, str] = {
@@ -42,7 +42,8 @@ VERDICT_OPTIONAL: dict[str, str] = {"metric": "string", "effect_scale": "string"
                                     "reason": "string", "delta": "float64", "mde": "float64",
                                     "reps_needed": "float64", "equivalence": "string", "n_no_effect": "int64",
                                     "n_underpowered": "int64", "n_identical": "int64", "guarded": "string",
-                                    "guard_rule": "string"}
+                                    "guard_rule": "string", "n_uninformative": "int64", "n_no_data": "int64",
+                                    "margin_reason": "string", "hedge": "string", "family": "int64"}
 
 #: claim verdicts, worst first (the display order of the contract)
 VERDICT_ORDER: tuple[str, ...] = ("FAILS", "MIXED", "VACUOUS", "IDENTICAL", "UNDERPOWERED", "UNINFORMATIVE",

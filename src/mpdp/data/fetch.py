@@ -10,6 +10,11 @@ Order of preference for every raw file of a data set:
 
 A new file is produced in a temporary folder or sibling, hashed, and renamed into place only
 when its hash matches, so ``data/raw`` never holds an unverified file.
+
+The messages (the job's log ``logs/fetch_raw/<id>.log``, and its errors) name a mirror file as
+``<mirror>/<path in the mirror>`` and a raw file by its path relative to the working directory
+(the project), never by the machine's absolute path (issue 58): a log reads the same on every
+machine, and shows nothing of where the mirror lives.
 """
 
 from __future__ import annotations
@@ -40,6 +45,25 @@ Log = Callable[[str], None]
 CHUNK = 1 << 20
 TIMEOUT_S = 60.0
 USER_AGENT = "mpdp-data-fetch/0.1 (replication pipeline; pooch)"
+
+
+#: how messages name the mirror's root folder ($MPDP_DATA_MIRROR or config key data_mirror)
+MIRROR_ROOT = "<mirror>"
+
+
+def in_mirror(raw: RawFile) -> str:
+    """A mirror file as messages name it: relative to the mirror (module docstring)."""
+    return f"{MIRROR_ROOT}/{raw.mirror_path}"
+
+
+def shown(path: Path) -> str:
+    """A local path as messages name it: relative to the working directory (the project) when
+    inside it, else as given (module docstring)."""
+    path = Path(path)
+    if path.is_absolute():
+        with contextlib.suppress(ValueError, OSError):
+            return str(path.resolve().relative_to(Path.cwd().resolve()))
+    return str(path)
 
 
 def sha256_file(path: Path) -> str:
@@ -171,12 +195,12 @@ def fetch_file(
     dest = raw_path(raw_dir, info.id, raw)
     if dest.is_file():
         _check_existing(dest, raw)
-        log(f"{info.id}: {raw.name} present in {dest.parent} (SHA-256 verified)")
+        log(f"{info.id}: {raw.name} present in {shown(dest.parent)} (SHA-256 verified)")
         return dest
     mirror_file = Path(mirror) / raw.mirror_path if mirror is not None else None
     if mirror_file is not None and mirror_file.is_file():
         _from_mirror(mirror_file, raw, dest)
-        log(f"{info.id}: {raw.name} copied from mirror {mirror_file} (SHA-256 verified)")
+        log(f"{info.id}: {raw.name} copied from the mirror, {in_mirror(raw)} (SHA-256 verified)")
         return dest
     if not allow_download:
         raise DatasetUnavailableError(_unavailable_message(info, raw, dest, mirror, None))
@@ -187,7 +211,7 @@ def _check_existing(dest: Path, raw: RawFile) -> None:
     actual = sha256_file(dest)
     if actual != raw.sha256:
         raise ChecksumMismatchError(
-            f"raw file {dest} has the wrong SHA-256.\n"
+            f"raw file {shown(dest)} has the wrong SHA-256.\n"
             f"  expected: {raw.sha256}\n"
             f"  actual:   {actual}\n"
             f"It is not the upstream file (edited, truncated or a different version). "
@@ -209,11 +233,11 @@ def _from_mirror(mirror_file: Path, raw: RawFile, dest: Path) -> None:
         _materialise(mirror_file, ("gzip",), raw, dest)
     except _WrongContent as exc:
         raise ChecksumMismatchError(
-            f"mirror copy {mirror_file} does not hold the pinned {raw.name}: the SHA-256 of "
+            f"mirror copy {in_mirror(raw)} does not hold the pinned {raw.name}: the SHA-256 of "
             f"its decompressed content is wrong.\n"
             f"  expected: {raw.sha256}\n"
             f"  actual:   {exc.actual}\n"
-            f"Nothing was written to {dest.parent}. Replace the mirror copy with a gzip copy "
+            f"Nothing was written to {shown(dest.parent)}. Replace the mirror copy with a gzip copy "
             f"(gzip -9 -n) of the unmodified upstream file ({raw.size:,} bytes uncompressed), "
             f"or remove it so that the file is downloaded, and rerun."
         ) from None
@@ -221,8 +245,8 @@ def _from_mirror(mirror_file: Path, raw: RawFile, dest: Path) -> None:
         if isinstance(exc, OSError) and exc.errno is not None:
             raise  # the disk, not the copy (mpdp.pipeline.runner names the file)
         raise InputDataError(
-            f"mirror copy {mirror_file} of {raw.name} cannot be decompressed ({type(exc).__name__}: {exc}; "
-            f"damaged or truncated); nothing was written to {dest.parent}. Replace it with a gzip copy "
+            f"mirror copy {in_mirror(raw)} of {raw.name} cannot be decompressed ({type(exc).__name__}: {exc}; "
+            f"damaged or truncated); nothing was written to {shown(dest.parent)}. Replace it with a gzip copy "
             f"(gzip -9 -n) of the upstream file ({raw.size:,} bytes, SHA-256 {raw.sha256}) and rerun."
         ) from None
 
@@ -288,8 +312,8 @@ def _download(info: DatasetInfo, raw: RawFile, dest: Path, mirror: Path | None, 
         raise ChecksumMismatchError(
             f"every download of {raw.name} that succeeded has the wrong SHA-256 "
             f"(expected {raw.sha256}):\n  " + "\n  ".join(mismatches + failures) + "\n"
-            f"Nothing was written to {dest.parent}. The upstream file may have changed; "
-            f"obtain the original file and put it at {dest}."
+            f"Nothing was written to {shown(dest.parent)}. The upstream file may have changed; "
+            f"obtain the original file and put it at {shown(dest)}."
         )
     raise DatasetUnavailableError(_unavailable_message(info, raw, dest, mirror, failures))
 
@@ -390,7 +414,7 @@ def _unavailable_message(
 ) -> str:
     """What is missing, where the pipeline looked, and exactly where to put the file."""
     where_mirror = (
-        f"{Path(mirror) / raw.mirror_path} (absent)"
+        f"{in_mirror(raw)} (absent; {MIRROR_ROOT} is config key data_mirror or $MPDP_DATA_MIRROR)"
         if mirror is not None
         else "no mirror configured (config key data_mirror or $MPDP_DATA_MIRROR)"
     )
@@ -400,17 +424,14 @@ def _unavailable_message(
         )
     else:
         tried = "downloads tried, all failed:\n    " + "\n    ".join(failures)
-    mirror_target = (
-        Path(mirror) / raw.mirror_path if mirror is not None else f"<mirror>/{raw.mirror_path}"
-    )
     return (
         f"{info.display_name} ({info.id}): raw file {raw.name} is not available.\n"
         f"  expected SHA-256 of {raw.name} (uncompressed, {raw.size:,} bytes): {raw.sha256}\n"
-        f"  looked in: {dest} (absent); mirror: {where_mirror}\n"
+        f"  looked in: {shown(dest)} (absent); mirror: {where_mirror}\n"
         f"  {tried}\n"
         f"To fix it, obtain {raw.name} (see {info.homepage} or the URLs above) and do one of:\n"
-        f"  - put it, uncompressed, at {dest}, or\n"
-        f"  - put a gzip copy (gzip -9 -n) at {mirror_target}, or\n"
+        f"  - put it, uncompressed, at {shown(dest)}, or\n"
+        f"  - put a gzip copy (gzip -9 -n) at {in_mirror(raw)}, or\n"
         f"  - on a machine with internet access, set allow_download: true to download it,\n"
         f"then rerun. Runs over the other data sets do not need this file."
     )

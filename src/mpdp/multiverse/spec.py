@@ -7,11 +7,13 @@ into the validated config (``wddp.lambda``), ``values`` the alternatives to its 
 to the values every universe, the default's included, runs with (fewer repetitions, smaller
 grids: the time budget of docs/multiverse.md). A universe's config is the validated config
 without its ``multiverse`` section, with the base and then the one alternative set
-(:func:`universe_config`); it is validated like any config by
-:func:`mpdp.pipeline.planning.check_multiverse` before any job runs.
+(:func:`universe_config`); it is validated like any config, with its warnings, by
+:func:`mpdp.pipeline.planning.check_multiverse` when the multiverse is built (a plain build
+checks only the section's own structure: :func:`universes` and :func:`universe_config`).
 
 ``multiverse.reseeds`` (issue 48) lists reseeded defaults: each maps seed keys (``root_seed``,
-``split.seed``) to other values, and runs as a universe of its own (choice :data:`RESEED`). They
+``split.seed``; no other key, :func:`check_seed_keys`) to other values, and runs as a universe of
+its own (choice :data:`RESEED`). They
 are the reseeding baseline: a verdict change under a choice is fragile only beyond what
 reseeding alone does (:mod:`.collect`). ``multiverse.joint`` names choices to vary together: a
 random sample of their combinations runs as universes of kind ``joint`` (:func:`joint_sample`).
@@ -23,12 +25,13 @@ import copy
 import itertools
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
+from mpdp import config as mpdp_config
 from mpdp.errors import ConfigError
 
 #: the private selections' knobs (issue 43: final share, expected trials, score clip), which the
@@ -136,6 +139,7 @@ def universes(cfg: Mapping[str, Any]) -> list[Universe]:
     out = [Universe(None, None, None, "the main build (multiverse.full_grid)" if full_grid(cfg)
                     else "the pipeline's defaults with multiverse.base")]
     for i, seeds in enumerate(section(cfg).get("reseeds", [])):
+        check_seed_keys(seeds, f"multiverse.reseeds.{i}")
         seeds = {k: v for k, v in seeds.items() if not switched_off(cfg, k)}
         if seeds:
             out.append(Universe(RESEED, ", ".join(seeds), seeds, "the default with other random streams "
@@ -159,6 +163,46 @@ def universes(cfg: Mapping[str, Any]) -> list[Universe]:
         raise ConfigError(f"config key 'multiverse.choices': universes {dup} declared twice; "
                           "give each choice a unique name and each of its values once")
     return out
+
+
+#: the workflow's multiverse rules (``snakemake multiverse`` and one universe's job)
+RULES = ("multiverse", "multiverse_universe")
+#: targets that build the report, which depends on the robustness table once it exists
+#: (``multiverse_report_files`` in workflow/rules/common.smk): the default target among them
+REPORT_TARGETS = ("all", "report_html", "reports/report.html")
+
+
+def in_build(targets: Iterable[str] | None, table_exists: bool) -> bool:
+    """Whether a Snakemake call with ``targets`` (its command line's; none: the default target;
+    None: unknown, counted as built) builds the multiverse (issue 58: only then are its universes
+    checked and its warnings shown): a multiverse rule or output is named, or the report is built
+    while the robustness table exists (the report then depends on it, so a stale table is rebuilt
+    first)."""
+    if targets is None:
+        return True
+    targets = [str(t) for t in targets]
+    outputs = (TABLE_PATH, *FIGURES)
+    if any(t in RULES or t in outputs or t.startswith(ROOT + "/") for t in targets):
+        return True
+    return table_exists and (not targets or any(t in REPORT_TARGETS for t in targets))
+
+
+def seed_keys() -> tuple[str, ...]:
+    """The config's seed keys (issue 58): every schema leaf named ``seed`` or ``root_seed``
+    outside the ``multiverse`` section (``root_seed``, ``split.seed``); a seed key added to the
+    schema is one here too."""
+    return tuple(leaf for leaf in mpdp_config.schema_leaves()
+                 if leaf.rsplit(".", 1)[-1] in ("seed", "root_seed") and not leaf.startswith("multiverse."))
+
+
+def check_seed_keys(seeds: Mapping[str, Any], where: str) -> None:
+    """A reseeded default sets seed keys only (issue 58): any other key would vary a choice inside
+    the reseeding baseline, which every choice's verdict change is measured against."""
+    allowed = seed_keys()
+    for key in seeds:
+        if key not in allowed:
+            raise ConfigError(f"config key '{where}.{key}': {key!r} is not a seed key, and a reseeded default may "
+                              f"set only seed keys ({', '.join(allowed)}); declare it in multiverse.choices instead")
 
 
 def joint_sample(cfg: Mapping[str, Any]) -> tuple[list[dict[str, Any]], int]:

@@ -18,6 +18,14 @@ What counts as an import of module ``a`` (:func:`import_graph`):
 A module's sources (:func:`module_sources`) are its file, the non-Python files beside it (the
 engine's C sources, compiled into the kernel it loads) and the files of the package it names by a
 relative path in a string constant (``"schemas/config.schema.yaml"``).
+
+**Files loaded at run time** (issue 58). A module may import a file the config names
+(``importlib``), which no import statement shows: the benchmark registry imports the plug-in
+mechanism modules of ``benchmark.mechanisms``. The caller passes them as ``loads``, pairs
+(module of the package, files it loads): where that module is among those the scripts can run,
+each file (outside the package: its bytes, named by its path relative to the project) and the
+package modules it imports count too, so that an edit of a plug-in reruns the rules whose jobs
+import it. Files a plug-in itself imports from outside the package are not followed.
 """
 
 from __future__ import annotations
@@ -25,11 +33,14 @@ from __future__ import annotations
 import ast
 import functools
 import hashlib
+import os
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 #: src/mpdp: the package whose sources the hashes cover
 PACKAGE_ROOT = Path(__file__).resolve().parents[1]
+#: ``loads`` of :func:`script_hash` (module docstring): (module, files it loads at run time) pairs
+Loads = tuple[tuple[str, tuple[Path, ...]], ...]
 #: files next to a module that are build products or caches, not sources
 _NOT_SOURCES = frozenset({".pyc", ".so", ".pyd", ".dll", ".dylib"})
 
@@ -149,23 +160,51 @@ def module_sources(names: Iterable[str], root: Path = PACKAGE_ROOT) -> list[Path
     return sorted(files)
 
 
-def _digest(files: Iterable[Path], root: Path) -> str:
+def _digest(files: Iterable[Path], root: Path, outside: Iterable[Path] = ()) -> str:
     digest = hashlib.sha256()
     for file in files:
         digest.update(str(file.relative_to(root.resolve())).encode())
         digest.update(file.read_bytes())
+    project = root.resolve().parents[1]  # src/mpdp -> the checkout: the same name in every copy of it
+    for file in outside:
+        digest.update(b"\0loaded\0" + os.path.relpath(file, project).encode())
+        digest.update(file.read_bytes())
     return digest.hexdigest()[:12]
 
 
-@functools.cache
-def script_hash(*scripts: str | Path, root: Path = PACKAGE_ROOT) -> str:
-    """SHA-256 (12 hex digits) over the package sources ``scripts`` can run, in a stable order:
-    the ``code`` param of the rule whose script (and notebook) they are."""
-    return _digest(module_sources(script_modules(*scripts, root=root), root), root)
+def loaded(names: set[str], loads: Loads, root: Path = PACKAGE_ROOT) -> tuple[set[str], list[Path]]:
+    """The package modules and the files outside it that modules ``names`` load at run time
+    (``loads``, module docstring), transitively through the package modules the files import."""
+    package = root.resolve()
+    more: set[str] = set()
+    outside: set[Path] = set()
+    for module, files in loads:
+        if module not in names:
+            continue
+        for file in (Path(f).resolve() for f in files):
+            if file.is_relative_to(package):
+                more |= closure([module_name(file, package)], root)
+            else:
+                outside.add(file)
+                more |= script_modules(file, root=root)
+    return more, sorted(outside)
 
 
 @functools.cache
-def package_hash(root: Path = PACKAGE_ROOT) -> str:
-    """SHA-256 (12 hex digits) over every source of the package: the ``code`` param of a rule
-    whose job runs the whole workflow again (a multiverse universe's nested run)."""
-    return _digest(module_sources(modules(root), root), root)
+def script_hash(*scripts: str | Path, root: Path = PACKAGE_ROOT, loads: Loads = ()) -> str:
+    """SHA-256 (12 hex digits) over the package sources ``scripts`` can run, in a stable order,
+    and the files their modules load at run time (``loads``: module docstring): the ``code``
+    param of the rule whose script (and notebook) they are."""
+    names = script_modules(*scripts, root=root)
+    more, outside = loaded(names, loads, root)
+    return _digest(module_sources(names | more, root), root, outside)
+
+
+@functools.cache
+def package_hash(root: Path = PACKAGE_ROOT, loads: Loads = ()) -> str:
+    """SHA-256 (12 hex digits) over every source of the package and the files it loads at run
+    time (``loads``): the ``code`` param of a rule whose job runs the whole workflow again (a
+    multiverse universe's nested run)."""
+    names = set(modules(root))
+    _, outside = loaded(names, loads, root)
+    return _digest(module_sources(names, root), root, outside)

@@ -4,7 +4,7 @@ one line naming the key and the fix) and :func:`mpdp.pipeline.planning.warnings`
 effect; the console and the report's deviations section show them): each setting carries the
 fields its adapter reads, an accountant its mode can calibrate, and no key its adapter ignores
 (``pair`` outside the N-L2 adapter, ``planted_bug: largest_party_sigma`` where every party has the
-same σ). The studies' own checks live in their packages (``studies/<id>/checks.py``, called
+same σ, ``objective_noise_scale`` outside objective perturbation's audit and any other bug inside it). The studies' own checks live in their packages (``studies/<id>/checks.py``, called
 through :data:`mpdp.studies.registry.STUDIES`).
 """
 
@@ -14,6 +14,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from mpdp.audit.adapters import GradientCanaryAdapter, L2OutputPerturbationAdapter
+from mpdp.audit.bugs import bug_name
+from mpdp.audit.objective_adapter import ObjectiveAudit
 from mpdp.audit.pvp_history import PVPHistoryAdapter
 from mpdp.audit.registry import ADAPTERS
 from mpdp.audit.release_adapters import (
@@ -85,6 +87,12 @@ def check_audit_settings(cfg: Mapping[str, Any]) -> None:
                 f"which {mech}{with_acc} does not have (every party gets one σ), so the bug would do "
                 "nothing; plant it on wddp_literal or jayaraman_literal with accountant: exact_per_party, "
                 "or use planted_bug: true"
+            )
+        objective = isinstance(adapter, ObjectiveAudit)
+        if (setting.get("planted_bug") == "objective_noise_scale") != objective and bug_name(setting) is not None:
+            raise ConfigError(
+                f"config key '{key}.planted_bug': {setting['planted_bug']!r} cannot be planted in the {mech} audit "
+                "(objective_noise_scale is objective perturbation's bug, and objpert/objpert_avg take only it)"
             )
 
 

@@ -163,25 +163,28 @@ def run_step(step: Callable[[logging.Logger], None], log_path: str | Path | None
     """Run ``step(logger)`` single-threaded; exit 1 with the message on a user-facing error.
     The job stops, writing nothing, if the Snakemake process that runs it is killed
     (:func:`die_with_snakemake`), and SIGINT stops it even when the run was started with ``&``
-    (:func:`restore_sigint`)."""
-    restore_sigint()
-    die_with_snakemake()
-    log = get_logger(log_path)
-    start = time.perf_counter()
-    sched = schedstat()
-    log.info("%s: start", name)
+    (:func:`restore_sigint`). The handler and the watchdog are installed inside the ``try:``, so
+    an interrupt at any moment of the step (the watchdog's own included, issue 58) is one line."""
+    log: logging.Logger | None = None
     try:
+        restore_sigint()
+        log = get_logger(log_path)
+        die_with_snakemake()
+        start = time.perf_counter()
+        sched = schedstat()
+        log.info("%s: start", name)
         with threadpool_limits(limits=1):
             step(log)
     except MpdpError as exc:
-        log.error("%s failed:\n%s", name, exc)
+        _logger(log, log_path).error("%s failed:\n%s", name, exc)
         sys.exit(1)
     except KeyboardInterrupt:  # Ctrl-C, or die_with_snakemake: one line, no traceback
         gone = not io.run_alive(io.bound_run())
-        log.error("%s stopped: %s; its output was not written", name,
-                  "the Snakemake run that started it is gone" if gone else "interrupted")
+        _logger(log, log_path).error("%s stopped: %s; its output was not written", name,
+                                     "the Snakemake run that started it is gone" if gone else "interrupted")
         sys.exit(1 if gone else 130)
     except Exception as exc:  # anything else: the traceback to the log file, one line to the console
+        log = _logger(log, log_path)
         where = f"; traceback in {log_path}" if log_path else ""
         summary = disk_error(name, exc) or f"{name} failed with an unexpected {type(exc).__name__}: {exc}{where}"
         for handler in log.handlers:
@@ -193,3 +196,13 @@ def run_step(step: Callable[[logging.Logger], None], log_path: str | Path | None
     age = process_age()
     whole = f"; the process since it started: {age:.1f} s{time_split(age, (0.0, 0.0), end)}" if age else ""
     log.info("%s: done in %.1f s%s%s", name, wall, time_split(wall, sched, end), whole)
+
+
+def _logger(log: logging.Logger | None, log_path: str | Path | None) -> logging.Logger:
+    """The step's logger, or one made now when the step stopped before it had one."""
+    if log is not None:
+        return log
+    try:
+        return get_logger(log_path)
+    except OSError:  # the log file cannot be opened: the console only
+        return get_logger(None)

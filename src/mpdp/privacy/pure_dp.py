@@ -103,7 +103,26 @@ def composed_pure_epsilon(alpha: float, k: int, delta: float, method: str = "exa
     return _exact_epsilon(alpha, k, delta)
 
 
-@persistent
+#: relative slack of a memoised value's re-verification: the accountant's rounding on another
+#: machine sharing the memo (the calibration itself meets its target exactly)
+VERIFY_RTOL = 1e-9
+
+
+def _alpha_meets_target(alpha: float, epsilon_total: float, k: int, delta: float, method: str) -> str | None:
+    """The re-verification of a memoised :func:`per_step_alpha` (:mod:`mpdp.privacy.disk_memo`):
+    α in the calibration's range [0, ε_total] and k-fold α-steps (ε_total, δ)-DP, by basic
+    composition (kα ≤ ε_total, a formula) or else one call of :func:`composed_pure_epsilon`."""
+    if not (math.isfinite(alpha) and 0 < alpha <= epsilon_total):
+        return f"alpha {alpha!r} outside (0, {epsilon_total!r}]"
+    if k * alpha <= epsilon_total:
+        return None
+    composed = composed_pure_epsilon(alpha, k, delta, method)
+    if composed <= epsilon_total * (1 + VERIFY_RTOL):
+        return None
+    return f"{k} steps of alpha {alpha!r} give epsilon {composed!r} > {epsilon_total!r} at delta {delta!r} ({method})"
+
+
+@persistent(verify=_alpha_meets_target)
 def per_step_alpha(epsilon_total: float, k: int, delta: float, method: str = "exact") -> float:
     """The largest per-step α whose k-fold composition is (ε_total, δ)-DP under ``method``.
     Memoised on disk (:mod:`mpdp.privacy.disk_memo`: a bisection of ~47 PLD compositions).

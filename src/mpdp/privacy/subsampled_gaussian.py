@@ -109,7 +109,23 @@ def epsilon_add_remove(q: float, sigma: float, T: int, delta: float) -> float:
                     require_delta(delta), dp_accounting.NeighboringRelation.ADD_OR_REMOVE_ONE.name)
 
 
-@persistent
+#: relative slack of a memoised σ's re-verification: the accountant's rounding on another machine
+#: sharing the memo (the bisection itself meets its target exactly)
+VERIFY_RTOL = 1e-9
+
+
+def _sigma_meets_target(sigma: float, target_epsilon: float, q: float, T: int, delta: float) -> str | None:
+    """The re-verification of a memoised :func:`calibrate_noise_multiplier`
+    (:mod:`mpdp.privacy.disk_memo`): one call of :func:`epsilon` at that σ, at most the target."""
+    if not (math.isfinite(sigma) and sigma > 0):
+        return f"sigma {sigma!r} is not a finite number > 0"
+    eps = epsilon(q, sigma, T, delta)
+    if eps <= target_epsilon * (1 + VERIFY_RTOL):
+        return None
+    return f"sigma {sigma!r} gives epsilon {eps!r} > {target_epsilon!r} at delta {delta!r}"
+
+
+@persistent(verify=_sigma_meets_target)
 def calibrate_noise_multiplier(target_epsilon: float, q: float, T: int, delta: float) -> float:
     """The smallest noise multiplier σ with :func:`epsilon` (q, σ, T, δ) ≤ ``target_epsilon``.
 

@@ -18,6 +18,7 @@ from typing import Any, Protocol
 
 from mpdp.claims.declare import Claim
 from mpdp.claims.engine import Inputs
+from mpdp.data import registry as data_registry
 from mpdp.io import read_json
 from mpdp.report.claims_view import ClaimsTables
 from mpdp.report.scaffold import StudySection
@@ -39,6 +40,9 @@ class SizeLike(Protocol):
 Check = Callable[[Mapping[str, Any], Sequence[str], Mapping[str, SizeLike]], None]
 #: ``warnings(cfg, available, sizes)``: choices the data or the config force (one sentence each)
 Warnings = Callable[[Mapping[str, Any], Sequence[str], Mapping[str, SizeLike]], list[str]]
+#: ``cost(cfg, available, sizes)``: the study's work estimate, one :class:`CostTerm` per part
+#: (checked at planning before anything is expanded: it must not enumerate runs, only count them)
+Cost = Callable[[Mapping[str, Any], Sequence[str], Mapping[str, SizeLike]], list["CostTerm"]]
 #: ``tables(cfg, available)``: the study's results tables (workflow paths) that its claims read
 Tables = Callable[[Mapping[str, Any], Sequence[str]], list[str]]
 #: ``claims(tables, cfg, cards)``: (declarations, engine inputs) from the study's tables
@@ -47,11 +51,55 @@ ClaimsInputs = Callable[[Sequence[str], Mapping[str, Any], "Cards"], tuple[tuple
 Section = Callable[[Mapping[str, Any], Mapping[str, Any], ClaimsTables], StudySection]
 
 
+@dataclass(frozen=True)
+class CostTerm:
+    """One part of a study's work estimate at planning (issue 58; :mod:`mpdp.pipeline.planning_cost`
+    checks the sum against ``limits.cpu_hours`` and the largest ``memory`` against
+    ``limits.memory_gib``). An estimate, from the counts the study's jobs really run (runs, steps,
+    draws) times a cost per unit documented where it is set; the aim is the order of magnitude.
+
+    ``factors`` maps the config keys that multiply this part to their values; the largest is the
+    key an error names (:attr:`key`), ``memory_key`` the key named for ``memory``.
+    """
+
+    what: str
+    seconds: float
+    factors: Mapping[str, float]
+    memory: float = 0.0
+    memory_key: str | None = None
+
+    @property
+    def key(self) -> str:
+        """The factor with the largest value (lowering it cuts this part the most)."""
+        return max(self.factors, key=lambda k: float(self.factors[k]))
+
+
+#: nominal number of features of a data set without a paper shape (an added data set)
+DEFAULT_FEATURES = 100
+
+
+def work_shape(dataset: str, size: SizeLike | None) -> tuple[int, int]:
+    """(training records, features) of ``dataset`` for a work estimate: the records of ``size``
+    (exact from the data card, else the config's bound) or, without one, the paper's training
+    size (:attr:`mpdp.data.info.DatasetInfo.paper_shape`); the paper's feature count."""
+    paper = data_registry.DATASETS[dataset].paper_shape if dataset in data_registry.DATASETS else None
+    n_paper, p = paper if paper is not None else (None, DEFAULT_FEATURES)
+    if size is not None:
+        n = size.n_train if size.exact or n_paper is None else min(size.n_train, n_paper)
+    else:
+        n = n_paper if n_paper is not None else 0
+    return int(n), int(p)
+
+
 def _no_check(cfg: Mapping[str, Any], available: Sequence[str], sizes: Mapping[str, SizeLike]) -> None:
     return None
 
 
 def _no_warnings(cfg: Mapping[str, Any], available: Sequence[str], sizes: Mapping[str, SizeLike]) -> list[str]:
+    return []
+
+
+def _no_cost(cfg: Mapping[str, Any], available: Sequence[str], sizes: Mapping[str, SizeLike]) -> list[CostTerm]:
     return []
 
 
@@ -105,6 +153,8 @@ class Study:
     check: Check = _no_check
     #: planning warnings (the report lists them too)
     warnings: Warnings = _no_warnings
+    #: its work estimate at planning (issue 58; :mod:`mpdp.pipeline.planning_cost`)
+    cost: Cost = _no_cost
     #: older names of its collect target, kept working (``zz``, ``hamm``)
     aliases: tuple[str, ...] = ()
     #: whether it replicates a paper (the report's verdict summary lists papers, then the rest)

@@ -236,7 +236,7 @@ def register_rows(table: pd.DataFrame) -> pd.DataFrame:
 
 
 def spread(table: pd.DataFrame, main_topology: str) -> pd.DataFrame:
-    """Standard deviation across repetitions of the final loss, DVP vs PVP per α (claim Z2)."""
+    """Standard deviation across repetitions of the final loss, DVP vs PVP per α (compare claim Z6)."""
     runs = table[(table["topology"] == main_topology) & table["mechanism"].isin(["dvp", "pvp"])]
     if runs.empty:
         return pd.DataFrame()

@@ -10,7 +10,7 @@ from mpdp.claims.declare import Claim
 from mpdp.claims.engine import Inputs
 from mpdp.report.claims_view import ClaimsTables
 from mpdp.report.scaffold import StudySection
-from mpdp.studies.admm import checks, section
+from mpdp.studies.admm import checks, cost, section
 from mpdp.studies.admm import claims as admm_claims
 from mpdp.studies.admm.train import read_table
 from mpdp.studies.interface import Cards, Study
@@ -29,8 +29,9 @@ def tables(cfg: Mapping[str, Any], available: Sequence[str]) -> list[str]:
 def claims(paths: Sequence[str], cfg: Mapping[str, Any], cards: Cards) -> tuple[tuple[Claim, ...], Inputs]:
     table = read_table(paths[0])
     c = dict(cfg)
-    return admm_claims.claims(c), Inputs(admm_claims.observations(table, c),
-                                         admm_claims.baselines(c, cards.get(c["admm"]["dataset"])),
+    dataset = c["admm"]["dataset"]
+    return admm_claims.claims(c), Inputs(admm_claims.observations(table, c, cards.n_test(dataset)),
+                                         admm_claims.baselines(c, cards.get(dataset), table),
                                          admm_claims.unusable(table, c))
 
 
@@ -39,4 +40,4 @@ def report_section(ctx: Mapping[str, Any], cfg: Mapping[str, Any], view: ClaimsT
 
 
 STUDY = Study(id="admm", name="Zhang–Zhu ADMM", enabled=enabled, tables=tables, claims=claims,
-              section=report_section, check=checks.check, aliases=("zz",))
+              section=report_section, check=checks.check, cost=cost.cost, aliases=("zz",))

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from dp_accounting.rdp import rdp_privacy_accountant as rdp_acc
 
 from mpdp.mechanisms import dpsgd
 from mpdp.privacy import private_selection as ps
@@ -44,7 +45,33 @@ def candidate(cfg: Mapping[str, Any], index: float) -> dict[str, float]:
     return {"q": float(c["q"]), "T": int(c["T"]), "eta": float(c["eta"])}
 
 
-@persistent
+#: orders up to which a memoised curve is always re-verified (cheap: the quadrature's cost grows
+#: with the order), besides every order up to the one that decides its ε at δ
+VERIFIED_ORDERS_UP_TO = 64.0
+
+
+def _curve_meets_target(curve: np.ndarray, epsilon: float, delta: float,
+                        candidates: tuple[tuple[float, int], ...]) -> str | None:
+    """The re-verification of a memoised :func:`_rdp_curve` (:mod:`mpdp.privacy.disk_memo`): the
+    curve recomputed from the (re-verified) calibrated σ's at every order up to the one that
+    decides its ε at δ (and at least up to :data:`VERIFIED_ORDERS_UP_TO`). A curve lowered at any
+    order in a way that lowers its ε moves that deciding order there, so it is caught; orders
+    above are not recomputed (they cost the most). The tolerance is the quadrature's (another
+    grid alignment)."""
+    if curve.shape != ps.ORDERS.shape or not np.all(curve >= 0):
+        return "not a non-negative RDP curve on private_selection.ORDERS"
+    _, deciding = rdp_acc.compute_epsilon(ps.ORDERS, curve, delta)
+    top = max(float(deciding), VERIFIED_ORDERS_UP_TO)
+    check = np.max(np.stack([ps.poisson_replace_one_rdp(q, sg.calibrate_noise_multiplier(epsilon, q, T, delta), T,
+                                                        max_order=top) for q, T in candidates]), axis=0)
+    upto = top >= ps.ORDERS
+    if np.allclose(curve[upto], check[upto], rtol=1e-6, atol=1e-9):
+        return None
+    i = int(np.argmax(np.where(upto, np.abs(curve - check), -1.0)))
+    return f"its RDP at order {ps.ORDERS[i]:g} is {curve[i]!r}, recomputed {check[i]!r}"
+
+
+@persistent(verify=_curve_meets_target)
 def _rdp_curve(epsilon: float, delta: float, candidates: tuple[tuple[float, int], ...]) -> np.ndarray:
     return np.max(np.stack([ps.poisson_replace_one_rdp(q, sg.calibrate_noise_multiplier(epsilon, q, T, delta), T)
                             for q, T in candidates]), axis=0)

@@ -128,14 +128,15 @@ def _run_output(cfg: Mapping[str, Any], dataset: str, data: plan.BenchmarkData, 
 
 def _run_output_party(cfg: Mapping[str, Any], dataset: str, data: plan.BenchmarkData, log: logging.Logger,
                       noise: bool, mechs: Sequence[str], tun: runner.Tuning) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    """The private protocol of the party-level output mechanisms (:mod:`.selection`, issue 43).
+    """The private protocol of the party-level output mechanisms (:mod:`.selection`, issues 43, 58).
 
-    The validation split of ``tun`` is held out of every party (declared public); per (cell,
-    repetition, ε) the K ~ TNB trials release the mechanism at ε_t on **the row's own partition**
-    of the fit records, each with its own noise stream, are scored by the clipped log-loss on the
-    public validation records, and the best trial is the row's release. The selection is part of
-    the released procedure, so its draws (K, the candidates, every trial's noise) come from the
-    repetition's own evaluated streams (tag ``grid_private``).
+    The validation split of ``tun`` is held out of every party; per (cell, repetition, ε) the
+    K ~ TNB trials release the mechanism at ε_t on **the row's own partition** of the fit records,
+    each with its own noise stream, are scored by the clipped log-loss on the validation records
+    plus Gaussian noise for one validation record at (ε_s, δ) (:func:`.selection.noisy_scores`,
+    :func:`.selection.validation_budget`), and the best trial is the row's release. The selection is
+    part of the released procedure, so its draws (K, the candidates, every trial's noise, the score
+    noise) come from the repetition's own evaluated streams (tag ``grid_private``).
     """
     b, s = cfg["benchmark"], cfg["benchmark"]["selection"]
     cands = [float(x) for x in b["output"]["lambda_candidates"]]
@@ -170,7 +171,9 @@ def _run_output_party(cfg: Mapping[str, Any], dataset: str, data: plan.Benchmark
                         gen = plan.stream(cfg, "grid_private", "trial_noise", dataset, mech, m, u, eps, rep, k)
                         eta = op.draw_noise(gen, cal, w.shape) if noise else np.zeros_like(w)
                         released.append((w + eta, led, float(np.linalg.norm(eta)), cands[c]))
-                    scores = selection.clipped_logloss(np.stack([r[0] for r in released], axis=1), X_val, y_val, clip)
+                    scores = selection.noisy_scores(
+                        np.stack([r[0] for r in released], axis=1), X_val, y_val, clip, bud.eps_score, bud.delta,
+                        plan.stream(cfg, "grid_private", "score_noise_party", dataset, mech, eps, m, u, rep), noise)
                     theta, led, norm, lam = released[int(np.argmin(scores))]
                     out = runner.outcome(opt, theta[:, None], lam)
                     cell_rows.append({**common, **runner.mech_row(mech, led, eps), "lambda": lam,
@@ -183,10 +186,11 @@ def _run_output_party(cfg: Mapping[str, Any], dataset: str, data: plan.Benchmark
                  seconds * len(cell_rows))
     hp = {mech: {"hparam": "lambda", "candidates": cands, "selection": "private", "label": selection.LABELS["private"],
                  "privacy_unit": "party", "diagnostic": runner.DIAGNOSTIC,
-                 "validation": "held out of every party and declared public", "n_public": len(y_val),
+                 "validation": selection.VALIDATION["party"], "n_validation": len(y_val),
                  "trials_on": "the partition of the released row (per cell and repetition)",
                  "released": "the selected trial (Papernot & Steinke 2022), no final run",
-                 "score": "clipped validation log-loss on the public validation records (no noise)",
+                 "score": "clipped validation log-loss + Gaussian noise for one validation record at (eps_score, "
+                          "delta)",
                  "score_clip": clip, "trials": dict(s["trials"]),
                  "by_epsilon": {str(eps): {**selection.budget_record(selection.budget(cfg, mech, eps)),
                                            "slack": selection.slack(cfg, mech, eps)} for eps in grid_eps},

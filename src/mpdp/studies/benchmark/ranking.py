@@ -23,7 +23,12 @@ separately and labelled ``privacy_reading``: ``end_to_end`` (``private``/``publi
 procedure, selection included, is accounted at the cell's ε — the headline) or ``final_run``
 (``oracle``: only the released run is accounted, the papers' convention).
 :func:`winner_changes` counts, per data set, the cells whose best mechanism differs between the
-two readings.
+two readings. Each ranking row says what its ranked rows guarantee (issue 58): the privacy units
+among them (``privacy_units``) and, over the cell's competing rows, the largest ε of the whole
+procedure for a party member in the row's unit (``eps_end_to_end_max``) and for one validation
+record (``eps_validation_record_max``): at most the cell's ε in the ``end_to_end`` reading of the
+``private`` protocol, +inf for the validation records of ``public`` (declared public) and for the
+``final_run`` reading.
 
 :func:`ranking_table` gives one row per cell (:data:`RANKING_COLUMNS`), written by the
 workflow to ``data/results/benchmark/ranking.parquet``, which ``xp_rank`` and the report read.
@@ -56,7 +61,7 @@ COLUMNS = [*CELL, "mechanism", "median_metric", "mean_metric", "mean_accuracy", 
 #: columns of :func:`ranking_table` (one row per cell; ``tied`` and ``ranked`` are comma-separated ids)
 RANKING_COLUMNS = [*CELL, "privacy_reading", "selection", "primary_metric", "summary", "best_mechanism",
                    "best_value", "baseline_value", "tied", "n_tied", "ranked", "best_accuracy", "majority_rate",
-                   "n_reps", "uninformative"]
+                   "n_reps", "uninformative", "privacy_units", "eps_end_to_end_max", "eps_validation_record_max"]
 #: the protocol -> reading map (mirrors mpdp.studies.benchmark.selection.READING; the tables say it)
 READINGS = {"private": "end_to_end", "public": "end_to_end", "oracle": "final_run"}
 SUMMARY = "median over repetitions"
@@ -172,8 +177,21 @@ def ranking_table(table: pd.DataFrame, metric: str = "test_logloss") -> pd.DataF
                          "best_accuracy": float(best["mean_accuracy"]),
                          "majority_rate": float(raw["majority_rate"].iloc[0]),
                          "n_reps": int(best["n_reps"]),
-                         "uninformative": bool(not (cell["p_below_baseline"] < ALPHA).any())})
+                         "uninformative": bool(not (cell["p_below_baseline"] < ALPHA).any()),
+                         **guarantee(raw)})
     return pd.DataFrame(rows, columns=RANKING_COLUMNS)
+
+
+def guarantee(rows: pd.DataFrame) -> dict[str, object]:
+    """What a cell's competing rows guarantee (module docstring): their privacy units and the
+    largest ``eps_end_to_end`` and ``eps_validation_record`` among them (NaN where the tables do
+    not carry the column)."""
+    def worst(col: str) -> float:
+        return float(rows[col].max()) if col in rows and rows[col].notna().any() else float("nan")
+
+    return {"privacy_units": ",".join(sorted(rows["privacy_unit"].dropna().unique())) if "privacy_unit" in rows
+            else "", "eps_end_to_end_max": worst("eps_end_to_end"),
+            "eps_validation_record_max": worst("eps_validation_record")}
 
 
 def headline(ranking: pd.DataFrame) -> pd.DataFrame:

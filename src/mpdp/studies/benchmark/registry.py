@@ -3,7 +3,8 @@
 An entry of ``benchmark.mechanisms`` is
 
 - the id of a registered mechanism (the papers' thirteen, :mod:`mpdp.studies.benchmark.builtin`;
-  DP-SGD, :mod:`mpdp.studies.benchmark.dpsgd`; or one added by :func:`register`);
+  DP-SGD, :mod:`mpdp.studies.benchmark.dpsgd`; objective perturbation,
+  :mod:`mpdp.studies.benchmark.objective`; or one added by :func:`register`);
 - a dotted module name (``mypackage.my_mechanism``) or a path ending in ``.py`` (relative to the
   working directory) of a module that defines ``MECHANISM``, a
   :class:`~mpdp.studies.benchmark.interface.Mechanism`; it is imported and registered.
@@ -22,15 +23,18 @@ from pathlib import Path
 from typing import Any
 
 from mpdp.errors import ConfigError
-from mpdp.studies.benchmark import dpsgd
+from mpdp.studies.benchmark import dpsgd, objective
 from mpdp.studies.benchmark.builtin import MECHANISMS as PAPERS
 from mpdp.studies.benchmark.interface import Mechanism
 
-#: the mechanisms known by id: the four papers' and today's standard baseline, DP-SGD
-BUILTIN: tuple[Mechanism, ...] = (*PAPERS, dpsgd.MECHANISM)
+#: the mechanisms known by id: the four papers', today's standard baseline DP-SGD, and the standard
+#: one-shot baseline, objective perturbation (central and per party, issue 56)
+BUILTIN: tuple[Mechanism, ...] = (*PAPERS, dpsgd.MECHANISM, objective.MECHANISM, objective.PARTY_MECHANISM)
 _REGISTRY: dict[str, Mechanism] = {m.id: m for m in BUILTIN}
 #: config entries already resolved (module name or path → id)
 _ENTRIES: dict[str, str] = {}
+#: config entries that are modules → the file imported
+_FILES: dict[str, Path] = {}
 
 
 def register(mechanism: Mechanism) -> Mechanism:
@@ -79,7 +83,20 @@ def resolve(entry: str) -> Mechanism:
         raise ConfigError(f"benchmark.mechanisms: module {entry!r} defines no MECHANISM")
     register(mechanism)
     _ENTRIES[entry] = mechanism.id
+    if getattr(module, "__file__", None):
+        _FILES[entry] = Path(module.__file__).resolve()
     return mechanism
+
+
+def module_files(cfg: Mapping[str, Any]) -> tuple[Path, ...]:
+    """The files of the modules ``benchmark.mechanisms`` names (imported here by path or name,
+    which no import statement shows): the workflow adds them to the code hash of every rule whose
+    job can import this registry, so an edit of a plug-in reruns them (mpdp.pipeline.code_hash,
+    docs/extending.md)."""
+    entries = [str(e) for e in (cfg.get("benchmark") or {}).get("mechanisms", [])]
+    for entry in entries:
+        resolve(entry)
+    return tuple(sorted({_FILES[e] for e in entries if e in _FILES}))
 
 
 def get(mechanism_id: str) -> Mechanism:

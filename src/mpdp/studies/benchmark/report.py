@@ -80,9 +80,12 @@ def footing(bench: Benchmark, cfg: dict[str, Any]) -> list[str]:
     lines.append("**Privacy unit of every row** (the unit of its `eps_end_to_end`, selection included): replace "
                  "one record of one party (record-level, bounded DP) or one party's whole data (party-level, "
                  "which implies the record-level one for the parties' records) — "
-                 f"{unit_text}. The party-level rows hold the validation split out of every party and declare it "
-                 "public (those records get no guarantee), run their trials on the released partition and release "
-                 "the selected trial (docs/benchmark.md, issue 43).")
+                 f"{unit_text}. **Validation records** (the split the selection scores; `eps_validation_record`, "
+                 "replace one of them): the record-level rows hold them in the private pool, noise their scores "
+                 "per record and train the final run on them, so `eps_end_to_end` covers them; the party-level "
+                 "rows hold them out of every party, run their trials on the released partition, noise the "
+                 "trials' scores for one validation record and release the selected trial (docs/benchmark.md, "
+                 "issues 43, 58).")
     acc = private.groupby("family")["accountant"].unique()
     deltas = sorted({float(d) for d in private["delta_total"].dropna()})
     lines.append("**Accounting of the whole transcript** (accountant per family): "
@@ -92,8 +95,9 @@ def footing(bench: Benchmark, cfg: dict[str, Any]) -> list[str]:
         e2e = private[np.isfinite(private["eps_end_to_end"])]
         worst = float((e2e["eps_end_to_end"] / e2e["epsilon"]).max())
         lines.append(f"**Equal end-to-end privacy**: over all {len(e2e)} private runs the ε of the whole procedure "
-                     f"— hyper-parameter selection included — is at most the target (largest ratio "
-                     f"{worst:.6f}); the record-level rows' final run alone is accounted at "
+                     f"— hyper-parameter selection included — is at most the target for every individual it reads: "
+                     f"a party member in the row's unit (largest ratio {worst:.6f})"
+                     + _validation_text(e2e) + "; the record-level rows' final run alone is accounted at "
                      f"{_share_text(e2e[e2e['privacy_unit'] == 'record'])} of the target, the party-level rows' "
                      f"released trial at {_share_text(e2e[e2e['privacy_unit'] == 'party'])}."
                      + _calibration_notes(private))
@@ -115,6 +119,19 @@ def footing(bench: Benchmark, cfg: dict[str, Any]) -> list[str]:
                      f"R = {b['reps']}; gradient mechanisms T = {b['gradient']['T']} steps, ADMM "
                      f"T = {b['admm']['T']} iterations on a {b['admm']['topology']} (both [REC] time knobs).")
     return lines
+
+
+def _validation_text(e2e: pd.DataFrame) -> str:
+    """The validation records' guarantee over the end-to-end rows (``eps_validation_record``), or
+    what the rows say instead where it is not finite (public split, tables before issue 58)."""
+    if "eps_validation_record" not in e2e or e2e["eps_validation_record"].isna().all():
+        return " (these tables do not state the validation records' guarantee: rebuild them)"
+    val = e2e["eps_validation_record"] / e2e["epsilon"]
+    if not np.isfinite(val).all():
+        bad = sorted(e2e.loc[~np.isfinite(val), "validation_records"].dropna().unique())
+        return (f"; {int((~np.isfinite(val)).sum())} rows give their validation records no finite ε ("
+                + "; ".join(bad) + ")")
+    return f" and one validation record (largest ratio {float(val.max()):.6f})"
 
 
 def _share_text(rows: pd.DataFrame) -> str:
@@ -140,12 +157,14 @@ def selection_lines(bench: Benchmark) -> list[str]:
                      f"reference cell and scored by the clipped validation log-loss (clip {h['score_clip']:g}) plus "
                      f"Gaussian noise; then a fresh final run at {100 * h['final_share']:.0f} % of ε "
                      f"(record-level mechanisms). Party-level mechanisms: the trials per (cell, repetition, ε) on the "
-                     f"released partition, scored on the validation records held out of every party (public), the "
-                     f"selected trial released. {sum(trials)} trials were drawn in all.")
+                     f"released partition, scored on the validation records held out of every party plus Gaussian "
+                     f"noise for one validation record, the selected trial released. {sum(trials)} trials were "
+                     f"drawn in all.")
         elif protocol == "public":
             n_pub = sorted({rec.get("n_public") for r in bench.hparams
                             for rec in r.get("mechanisms", {}).get(protocol, {}).values()})
-            text += f"; the public split holds {', '.join(str(n) for n in n_pub)} records, not trained on privately."
+            text += (f"; the public split holds {', '.join(str(n) for n in n_pub)} records, not trained on privately "
+                     "and declared public: they get no DP guarantee (`eps_validation_record` = ∞).")
         else:
             ref = h["reference_cell"]
             text += (f"; best mean validation accuracy at the reference cell m = {ref['m']}, u = {ref['u']}, "
@@ -165,8 +184,8 @@ OUTSIDE_ACCOUNTING = (
     "(`mpdp.data.prepare.Encoding.fit`) and breast-cancer's median imputation read the private records.",
     "**Metrics computed on the private pool**: `train_loss`, `optimal_loss`, `optimal_gap` and `init_loss` are "
     "L_D on the private records (evaluation only, never released by a mechanism).",
-    "**The `oracle` rows' selection** reads the validation records without noise (`eps_end_to_end` = ∞).",
-    "**Party-level rows' validation split** (`n_public` records) is declared public: its records get no guarantee.",
+    "**The `oracle` rows' selection** reads the validation records without noise (`eps_end_to_end` = "
+    "`eps_validation_record` = ∞).",
 )
 
 
@@ -185,14 +204,29 @@ def reading_sentence(bench: Benchmark) -> str:
                 "convention): the selection's privacy cost is excluded.")
     if changes.empty:
         return ("The ranking below is at **end-to-end privacy**: the hyper-parameter selection is accounted in the "
-                "cell's ε. The final-run reading was not computed in this build.")
+                "cell's ε" + guarantee_sentence(head) + ". The final-run reading was not computed in this build.")
     per = "; ".join(f"{r.dataset}: {int(r.changed)} of {int(r.cells)} cells ({int(r.changed_informative)} of "
                     f"{int(r.informative_cells)} informative)" for r in changes.itertuples())
     return ("The ranking below is at **end-to-end privacy**: the hyper-parameter selection is accounted in the "
-            "cell's ε (headline). Against the papers' convention (final run only, non-private selection), the best "
+            "cell's ε (headline)" + guarantee_sentence(head) + ". Against the papers' convention (final run only, non-private selection), the best "
             f"mechanism changes in — {per}. The two readings also differ in the selection criterion (validation "
             "log-loss, the primary metric, for the end-to-end reading; validation accuracy, as before, for the "
             "papers' convention), so a change is not due to privacy alone.")
+
+
+def guarantee_sentence(head: pd.DataFrame) -> str:
+    """What every ranked row of the headline reading guarantees, from the ranking's guarantee columns
+    (:func:`mpdp.studies.benchmark.ranking.guarantee`): empty for a ranking without them."""
+    if "eps_validation_record_max" not in head or head.empty or head["eps_validation_record_max"].isna().all():
+        return ""
+    party = float((head["eps_end_to_end_max"] / head["epsilon"]).max())
+    val = head["eps_validation_record_max"] / head["epsilon"]
+    text = (f"; in every cell each ranked mechanism's whole procedure is at most the cell's ε for a party member "
+            f"in its privacy unit (largest ratio {party:.6f})")
+    if np.isfinite(val).all():
+        return text + f" and for one validation record (largest ratio {float(val.max()):.6f})"
+    return text + (f", while in {int((~np.isfinite(val)).sum())} of {len(head)} cells some row's validation records "
+                   "have no finite ε (declared public)")
 
 
 def _calibration_notes(private: pd.DataFrame) -> str:

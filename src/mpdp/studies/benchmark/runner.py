@@ -197,7 +197,7 @@ def select(cfg: Mapping[str, Any], dataset: str, tun: Tuning, mechs: Sequence[st
 def selection_fields(cfg: Mapping[str, Any], protocol: str, mech: str, eps: float,
                       ledger: calib.Ledger) -> dict[str, Any]:
     bud = selection.budget(cfg, mech, eps) if protocol == "private" else None
-    out = selection.budget_fields(bud, protocol, eps)
+    out = selection.budget_fields(bud, protocol, eps, selection.releases_selected_trial(mech))
     if protocol == "public":
         out.update(eps_end_to_end=ledger.eps_total, delta_end_to_end=ledger.delta_total)
     return out

@@ -32,8 +32,13 @@ EXTRA_COLUMNS: dict[str, str] = {
     "selection": "string",  # private | public | oracle
     "eps_trial": "float64",  # private: each selection trial's (ε_t, δ) target; NaN otherwise
     "eps_selection": "float64",  # the selection alone at δ (private), 0 (public), +inf (oracle)
-    "eps_end_to_end": "float64",  # selection ∘ final run at delta_end_to_end; +inf for oracle
+    "eps_end_to_end": "float64",  # selection ∘ final run at delta_end_to_end, in privacy_unit; +inf for oracle
     "delta_end_to_end": "float64",
+    # the guarantee of one validation record (issue 58): the selection's reads of the validation split
+    "eps_validation_record": "float64",  # whole procedure for one validation record; +inf public/oracle
+    "delta_validation_record": "float64",
+    "score_multiplier": "float64",  # private: the trials' score noise std over its sensitivity clip/n_val
+    "validation_records": "string",  # where the validation records lie and what protects them
 }
 
 #: the cells of the grid: the ranking compares mechanisms within each

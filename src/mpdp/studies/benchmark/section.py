@@ -19,16 +19,23 @@ PAPER = "cross-paper benchmark"
 INTRO = (
     "No seed compares its mechanism with the others on equal terms: each uses its own privacy "
     "unit, its own accounting and its own data. Here every mechanism of the four papers runs on the "
-    "same data sets, parties and grid of ε × m × u, calibrated so that everything it releases (its "
-    "whole transcript, not only the final model) is (ε, δ)-DP for one record under the tightest "
-    "accountant available (spec experiments.md E10). Everything is computed from "
-    "`data/results/benchmark/<dataset>.parquet` when the report is built."
+    "same data sets, parties and grid of ε × m × u, calibrated so that its whole procedure — the "
+    "hyper-parameter selection and everything it releases, not only the final model — is (ε, δ)-DP "
+    "for every individual whose data it reads, under the tightest accountant available (spec "
+    "experiments.md E10; headline protocol `private`): a member of a party, in the unit of the row's "
+    "`privacy_unit` (one record of one party, or one party's whole data; column `eps_end_to_end`), "
+    "and one record of the validation split the selection scores (column `eps_validation_record`). "
+    "Everything is computed from `data/results/benchmark/<dataset>.parquet` when the report is built."
 )
 
 TIES = (" A mechanism is *tied* in a cell when it is not significantly worse than the cell's best "
-        "(one-sided paired t-test over repetitions, Holm-corrected within the cell at 0.05); "
+        "(one-sided paired t-test over repetitions, Holm-corrected within the cell at 0.05). Every "
+        "ranked row of the end-to-end reading protects both kinds of individual at the cell's ε: the "
         "party-level mechanisms give a party-level guarantee end to end (selection included), stronger "
-        "than the record-level one at the same ε for the parties' records, which is part of the comparison.")
+        "than the record-level one at the same ε for the parties' records, which is part of the "
+        "comparison, and their validation records (held out of every party) the record-level one, "
+        "through noised scores; the record-level mechanisms cover their validation records with the "
+        "rest of the pool.")
 
 
 def build(ctx: Mapping[str, Any] | None, cfg: Mapping[str, Any],

@@ -22,28 +22,49 @@ that the ranking can be read both ways (``privacy_reading``: ``end_to_end`` | ``
   ``eps_end_to_end`` and ``delta_end_to_end`` (= δ).
 
   **Party-level mechanisms** (``privacy_unit`` = party: ``param_avg``, ``hamm_vote``,
-  ``hamm_soft``; issue 43). Their guarantee is per party, and a party of the grid would hold
+  ``hamm_soft``; issues 43, 58). Their guarantee is per party, and a party of the grid would hold
   validation records (whose scores are noised for one record only) and records spread over
   several parties of the reference cell's tuning partition (group privacy would multiply the
   trials' cost). So for them, per (cell, repetition): the validation split is **held out of every
-  party** and declared public (``n_public`` records, in the hparams record; the parties share the
-  rest of the pool), the trials run **on the partition the row releases**, their scores are the
-  clipped log-loss on the public validation records (post-processing: no noise), and the
-  **selected trial itself is released** (Papernot & Steinke's setting: no final run). A trial is
-  then ε_t-DP per party and ``eps_end_to_end`` = ``eps_selection`` = the better of the selection's
-  RDP curve converted at δ and, for the pure-DP output family, the theorem's pure limit
-  (2 + η)ε_t (:func:`~mpdp.privacy.private_selection.pure_selection_epsilon`, δ = 0, the tighter
-  one here), ε_t the largest with ``eps_end_to_end`` ≤ ε; ``eps_accounted`` is the released
-  trial's own ε (ε_t). :func:`releases_selected_trial` says which mechanisms take this path.
+  party** (``n_validation`` records, in the hparams record; the parties share the rest of the
+  pool), the trials run **on the partition the row releases**, and the **selected trial itself is
+  released** (Papernot & Steinke's setting: no final run). The validation records stay private
+  (issue 58: they are records of the private pool, in no party): each trial's score is the clipped
+  log-loss on them plus Gaussian noise σ = (clip/n_val)·z(ε_s, δ), the replace-one sensitivity of
+  **one validation record**. Two kinds of individual, two guarantees, both ≤ the target ε:
+
+  - a **party** (any change of one party's data): the scores are a post-processing of the
+    trials' releases (given the validation records and the score noise), so a trial is ε_t-DP
+    per party and ``eps_end_to_end`` = ``eps_selection`` = the better of the selection's RDP curve
+    converted at δ and, for the pure-DP output family, the theorem's pure limit (2 + η)ε_t
+    (:func:`~mpdp.privacy.private_selection.pure_selection_epsilon`, δ = 0, the tighter one
+    here), ε_t the largest with ``eps_end_to_end`` ≤ ε; ``eps_accounted`` is the released trial's
+    own ε (ε_t);
+  - a **validation record** (replace one of them): the trials' releases do not read it, so a
+    trial is the Gaussian score mechanism at (ε_s, δ) and the selection is its random stopping:
+    ``eps_validation_record`` = the theorem's RDP curve of that Gaussian converted at δ
+    (:func:`validation_budget`; ε_s the largest with ``eps_validation_record`` ≤ ε).
+
+  :func:`releases_selected_trial` says which mechanisms take this path. For the record-level
+  rows a validation record is a record of the pool like any other (scored with noise at ε_t and
+  trained on by the final run): ``eps_validation_record`` = ``eps_end_to_end``.
 - ``public``: the validation split (``benchmark.val_frac`` of the pool) is **removed** from the
   private pool and declared public; the candidates × ``tune_seeds`` are trained on its first part
   and scored (mean log-loss, not clipped, not noised) on its second part (``val_frac`` of it),
   the knob frozen for the grid, and the grid trains on the rest of the pool only.
-  ``eps_selection`` = 0 (public data), ``eps_end_to_end`` = the final run's ε.
+  ``eps_selection`` = 0 (public data), ``eps_end_to_end`` = the final run's ε; the public split's
+  records get no DP guarantee (``eps_validation_record`` = +inf: they are *assumed* public).
 - ``oracle``: today's protocol, **non-private selection (the papers' convention)**: candidates ×
   ``tune_seeds`` at the reference ε on the fit part, un-noised validation accuracy (ties: first in
   config order), frozen for the grid trained on the whole pool (validation records included).
-  ``eps_selection`` and ``eps_end_to_end`` are +inf: the validation records have no finite ε.
+  ``eps_selection``, ``eps_end_to_end`` and ``eps_validation_record`` are +inf: the validation
+  records have no finite ε.
+
+Every row states its guarantee for both kinds of individual it reads (:func:`budget_fields`):
+``eps_end_to_end`` at ``delta_end_to_end`` in the unit of its ``privacy_unit`` (a record of a
+party, or a party), and ``eps_validation_record`` at ``delta_validation_record`` for one
+validation record, with ``validation_records`` saying where those records lie and what protects
+them (:data:`VALIDATION`).
 """
 
 from __future__ import annotations
@@ -66,12 +87,21 @@ from mpdp.studies.benchmark import registry
 
 PROTOCOLS = ("private", "public", "oracle")
 LABELS = {
-    "private": "private selection (random stopping, Papernot & Steinke 2022), end-to-end accounted",
+    "private": "private selection (random stopping, Papernot & Steinke 2022), end-to-end accounted for every "
+               "record read: party members (in the row's unit) and validation records (noised scores)",
     "public": "selection on a public split removed from the private pool",
     "oracle": "non-private selection (the papers' convention)",
 }
 #: privacy reading of each protocol's rows (``privacy_reading`` of the ranking)
 READING = {"private": "end_to_end", "public": "end_to_end", "oracle": "final_run"}
+#: where a row's validation records lie and what protects them (column ``validation_records``)
+VALIDATION = {
+    "record": "in the private pool: scores noised per record, covered by eps_end_to_end",
+    "party": "held out of every party: scores noised per record, eps_validation_record",
+    "public": "removed from the private pool and declared public: no DP guarantee",
+    "oracle": "read without noise: no finite epsilon",
+    "reference": "non-private reference: no DP guarantee for any record",
+}
 
 
 @dataclass(frozen=True)
@@ -83,9 +113,11 @@ class Budget:
     eps_trial: float  # each trial's (ε_t, δ) calibration target
     eps_final: float  # the final run's calibration target ε_f
     eps_selection: float  # the selection alone, at δ (RDP)
-    eps_end_to_end: float  # selection ∘ final run, at δ (RDP)
+    eps_end_to_end: float  # selection ∘ final run, at δ (RDP), in the row's privacy_unit
     trials_shape: float
     trials_mean: float
+    eps_score: float  # each trial's score noise: Gaussian at (ε_s, δ) for one validation record
+    eps_validation_record: float  # the whole procedure for one validation record, at δ
 
 
 def protocols(cfg: Mapping[str, Any]) -> list[str]:
@@ -132,7 +164,8 @@ def _run_curve(mech: str, eps: float, delta: float, params: tuple[Any, ...]) -> 
 
 def releases_selected_trial(mech: str) -> bool:
     """Whether ``mech``'s private selection runs its trials on the released partition, scores them
-    on public validation records and releases the selected trial (party-level; module docstring)."""
+    on the validation records held out of every party (noised for one of them) and releases the selected
+    trial (party-level; module docstring)."""
     return registry.get(mech).privacy_unit == "party"
 
 
@@ -149,6 +182,26 @@ def run_curve(cfg: Mapping[str, Any], mech: str, eps: float) -> np.ndarray:
     if own is not None:
         return np.asarray(own, dtype=np.float64)
     return _run_curve(mech, float(eps), float(cfg["benchmark"]["delta"]), _params(cfg))
+
+
+@functools.cache
+def validation_budget(eps: float, delta: float, shape: float, mean: float) -> tuple[float, float]:
+    """(ε_s, ``eps_validation_record``) of a party-level row at target ``eps`` (issue 58).
+
+    The trials' releases never read a validation record (they are held out of every party), so for
+    one validation record a trial is its Gaussian score at (ε_s, δ) (:func:`noisy_scores`) and the
+    procedure is that trial's random stopping (Papernot & Steinke 2022, Thm 2) converted at δ; ε_s is
+    the largest (bisection, :func:`~mpdp.privacy.private_selection.calibrate_trial_epsilon`) with
+    that ≤ ``eps``. Raises :class:`ConfigError` naming ``benchmark.selection.trials`` when none fits.
+    """
+    eps_s = ps.calibrate_trial_epsilon(float(eps), float(delta), lambda e: _score_curve(e, float(delta)),
+                                       np.zeros_like(ps.ORDERS), float(shape), float(mean))
+    if eps_s <= 0:
+        raise ConfigError(f"config key 'benchmark.selection.trials': shape {shape:g}, mean {mean:g} cannot meet "
+                          f"epsilon = {eps:g} for one validation record of the party-level rows (the selection's "
+                          f"overhead alone exceeds it); lower trials.mean, or raise eps_grid")
+    sel = ps.repeat_and_select_rdp(_score_curve(eps_s, float(delta)), float(shape), float(mean))
+    return eps_s, ps.rdp_to_epsilon(sel, float(delta))
 
 
 def trial_curve(cfg: Mapping[str, Any], mech: str, eps_t: float) -> np.ndarray:
@@ -263,15 +316,17 @@ def _budget(ck: _CfgKey, curve_key: str, eps: float, released_trial: bool = Fals
             raise _infeasible(cfg, mech, eps)
         else:
             sel_eps = ps.rdp_to_epsilon(ps.repeat_and_select_rdp(run_curve(cfg, mech, eps_t), shape, mean), delta)
-        return Budget(eps, delta, eps_t, eps_t, sel_eps, sel_eps, shape, mean)
+        eps_s, eps_val = validation_budget(eps, delta, shape, mean)
+        return Budget(eps, delta, eps_t, eps_t, sel_eps, sel_eps, shape, mean, eps_s, eps_val)
     eps_f = float(s["final_share"]) * eps
     final = run_curve(cfg, mech, eps_f)
     eps_t = ps.calibrate_trial_epsilon(eps, delta, lambda e: trial_curve(cfg, mech, e), final, shape, mean)
     if eps_t <= 0:
         raise _infeasible(cfg, mech, eps)
     sel = ps.repeat_and_select_rdp(trial_curve(cfg, mech, eps_t), shape, mean)
-    return Budget(eps, delta, eps_t, eps_f, ps.rdp_to_epsilon(sel, delta), ps.rdp_to_epsilon(sel + final, delta),
-                  shape, mean)
+    total = ps.rdp_to_epsilon(sel + final, delta)
+    # a validation record is a record of the pool: scored at ε_t, trained on by the final run
+    return Budget(eps, delta, eps_t, eps_f, ps.rdp_to_epsilon(sel, delta), total, shape, mean, eps_t, total)
 
 
 def _infeasible(cfg: Mapping[str, Any], mech: str, eps: float) -> ConfigError:
@@ -296,18 +351,21 @@ def draw_trials(gen: np.random.Generator, cfg: Mapping[str, Any], n_candidates: 
 
 
 def clipped_logloss(thetas: np.ndarray, X: np.ndarray, y: np.ndarray, clip: float) -> np.ndarray:
-    """Mean per-record logistic loss clipped at ``clip`` of each column of ``thetas`` (p, K)."""
+    """Mean per-record logistic loss clipped at ``clip`` of each column of ``thetas`` (p, K), or of
+    a batch of them (..., p, K) → (..., K) (the audit runs the procedure many times at once)."""
     margins = y[:, None] * (X @ thetas)
     loss = np.logaddexp(0.0, -margins)
-    return np.minimum(loss, clip).mean(axis=0)
+    return np.minimum(loss, clip).mean(axis=-2)
 
 
 def noisy_scores(thetas: np.ndarray, X: np.ndarray, y: np.ndarray, clip: float, eps_t: float, delta: float,
                  gen: np.random.Generator, noise: bool = True) -> np.ndarray:
-    """The private trial scores: clipped mean log-loss + N(0, σ²), σ = (clip/n_val)·z(ε_t, δ).
+    """The private trial scores: clipped mean log-loss + N(0, σ²), σ = (clip/n_val)·z(ε_t, δ), the
+    Gaussian at (ε_t, δ) for one validation record (replace-one sensitivity clip/n_val).
 
-    ``noise=False`` is the audit's planted bug (un-noised scores while the private protocol is
-    claimed); nothing else calls it so.
+    ``thetas`` (p, K) or a batch (..., p, K) (:func:`clipped_logloss`). ``noise=False`` is the
+    audit's planted bugs (un-noised scores while the private protocol is claimed) and the
+    noise-free runs of :func:`~mpdp.studies.benchmark.output_runner.run_output`.
     """
     sens = float(clip) / len(y)
     sigma = sens * noise_multiplier("exact", eps_t, delta, 1)
@@ -324,16 +382,26 @@ def validation_logloss(thetas: np.ndarray, X: np.ndarray, y: np.ndarray) -> np.n
     return np.asarray(logistic.loss(thetas, X, y, 0.0))
 
 
-def budget_fields(bud: Budget | None, protocol: str, eps_run: float) -> dict[str, Any]:
-    """The selection columns of a row."""
+def budget_fields(bud: Budget | None, protocol: str, eps_run: float, party: bool = False) -> dict[str, Any]:
+    """The selection columns of a row: what it paid, and its guarantee for both kinds of individual
+    it reads — ``eps_end_to_end`` in its ``privacy_unit`` and ``eps_validation_record`` for one
+    validation record (module docstring; ``party``: a party-level row, :func:`releases_selected_trial`).
+    ``bud`` None under ``private``: the non-private reference (no guarantee at all)."""
     if protocol == "private" and bud is not None:
         return {"selection": protocol, "eps_trial": bud.eps_trial, "eps_selection": bud.eps_selection,
-                "eps_end_to_end": bud.eps_end_to_end, "delta_end_to_end": bud.delta}
+                "eps_end_to_end": bud.eps_end_to_end, "delta_end_to_end": bud.delta,
+                "eps_validation_record": bud.eps_validation_record, "delta_validation_record": bud.delta,
+                "score_multiplier": noise_multiplier("exact", bud.eps_score, bud.delta, 1),
+                "validation_records": VALIDATION["party" if party else "record"]}
     if protocol == "public":
         return {"selection": protocol, "eps_trial": math.nan, "eps_selection": 0.0,
-                "eps_end_to_end": math.nan, "delta_end_to_end": math.nan}  # filled from the ledger
+                "eps_end_to_end": math.nan, "delta_end_to_end": math.nan,  # filled from the ledger
+                "eps_validation_record": math.inf, "delta_validation_record": math.nan,
+                "score_multiplier": math.nan, "validation_records": VALIDATION["public"]}
     return {"selection": protocol, "eps_trial": math.nan, "eps_selection": math.inf,
-            "eps_end_to_end": math.inf, "delta_end_to_end": math.nan}
+            "eps_end_to_end": math.inf, "delta_end_to_end": math.nan,
+            "eps_validation_record": math.inf, "delta_validation_record": math.nan, "score_multiplier": math.nan,
+            "validation_records": VALIDATION["oracle" if protocol == "oracle" else "reference"]}
 
 
 def budget_record(bud: Budget) -> dict[str, Any]:

@@ -10,7 +10,7 @@ from mpdp.claims.declare import Claim
 from mpdp.claims.engine import Inputs
 from mpdp.report.claims_view import ClaimsTables
 from mpdp.report.scaffold import StudySection
-from mpdp.studies.benchmark import checks, plan, section
+from mpdp.studies.benchmark import checks, cost, plan, section
 from mpdp.studies.benchmark import claims as bench_claims
 from mpdp.studies.benchmark.tables import read_tables
 from mpdp.studies.interface import Cards, Study
@@ -24,7 +24,7 @@ def tables(cfg: Mapping[str, Any], available: Sequence[str]) -> list[str]:
 def claims(paths: Sequence[str], cfg: Mapping[str, Any], cards: Cards) -> tuple[tuple[Claim, ...], Inputs]:
     bt = read_tables(paths)
     used = {ds: cards.get(ds) for ds in bt["dataset"].astype(str).unique() if ds in cards.paths}
-    return bench_claims.CLAIMS, Inputs(bench_claims.observations(bt), bench_claims.baselines(used))
+    return bench_claims.CLAIMS, Inputs(bench_claims.observations(bt), bench_claims.baselines(used, bt))
 
 
 def report_section(ctx: Mapping[str, Any], cfg: Mapping[str, Any], view: ClaimsTables) -> StudySection:
@@ -33,4 +33,4 @@ def report_section(ctx: Mapping[str, Any], cfg: Mapping[str, Any], view: ClaimsT
 
 STUDY = Study(id="benchmark", name="cross-paper benchmark", enabled=lambda cfg, available: bool(tables(cfg, available)),
               tables=tables, claims=claims, section=report_section, check=checks.check, warnings=checks.warnings,
-              paper=False)
+              cost=cost.cost, paper=False)

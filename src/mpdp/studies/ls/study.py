@@ -13,7 +13,7 @@ from mpdp.claims.engine import Inputs
 from mpdp.report.claims_view import ClaimsTables
 from mpdp.report.scaffold import StudySection
 from mpdp.studies.interface import Cards, SizeLike, Study
-from mpdp.studies.ls import EXPERIMENTS, plan, section
+from mpdp.studies.ls import EXPERIMENTS, cost, plan, section
 from mpdp.studies.ls import claims as ls_claims
 
 
@@ -42,4 +42,4 @@ def check(cfg: Mapping[str, Any], available: Sequence[str], sizes: Mapping[str, 
 
 
 STUDY = Study(id="ls", name="least-squares write-up", enabled=enabled, tables=tables, claims=claims,
-              section=report_section, check=check)
+              section=report_section, check=check, cost=cost.cost)

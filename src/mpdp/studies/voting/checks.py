@@ -4,7 +4,8 @@ Errors: an empty ``voting.datasets``, ``voting.h1_M`` outside ``voting.M_grid``,
 ``voting.h2_eps`` outside ``voting.eps_grid``. Warnings: no configured data set available (the
 figures would have no table; a warning, since ``--config 'datasets=[breast_cancer]'`` must still run
 the other studies), and every M of ``voting.M_grid`` a data set is too small for (its tables drop it;
-the figures at ``voting.h1_M`` then show the largest feasible M below it; judged on data cards only).
+the figures at ``voting.h1_M`` then show the largest feasible M below it; judged on data cards, or
+on the size bound when no card exists: an M too large at the bound is too large at any size).
 """
 
 from __future__ import annotations
@@ -38,15 +39,16 @@ def warnings(cfg: Mapping[str, Any], available: Sequence[str], sizes: Mapping[st
     out = unavailable_warning("voting.datasets", v["datasets"], available, "H-1…H-4 and B5 have no binary table")
     for ds in [d for d in dict.fromkeys([*v["datasets"], *v["multiclass_datasets"]]) if d in available]:
         size = sizes.get(ds)
-        if size is None or not size.exact:
+        if size is None:
             continue
         n_private = size.n_train - math.ceil(round(v["aux_frac"] * size.n_total, 9))
         feasible = feasible_M(v["M_grid"], n_private, v["min_party_size"])
         dropped = [M for M in v["M_grid"] if M not in feasible]
         if not dropped:
             continue
+        bound = "" if size.exact else "at most "  # too few at the bound: too few at any size
         line = (f"voting.M_grid: M = {', '.join(map(str, dropped))} dropped for {ds}: its private pool of "
-                f"{n_private} records leaves fewer than voting.min_party_size = {v['min_party_size']} per party")
+                f"{bound}{n_private} records leaves fewer than voting.min_party_size = {v['min_party_size']} per party")
         h1_M = v["h1_M"]
         if h1_M in dropped and feasible:
             shown = max([m for m in feasible if m <= h1_M] or feasible[:1])

@@ -12,7 +12,7 @@ from mpdp.claims.engine import Inputs
 from mpdp.report.claims_view import ClaimsTables
 from mpdp.report.scaffold import StudySection
 from mpdp.studies.interface import Cards, Study
-from mpdp.studies.voting import checks, plan, section
+from mpdp.studies.voting import checks, cost, plan, section
 from mpdp.studies.voting import claims as voting_claims
 from mpdp.studies.voting.figures import load_tables
 
@@ -34,4 +34,4 @@ def report_section(ctx: Mapping[str, Any], cfg: Mapping[str, Any], view: ClaimsT
 
 STUDY = Study(id="voting", name="Hamm–Cao–Belkin voting", enabled=lambda cfg, available: bool(tables(cfg, available)),
               tables=tables, claims=claims, section=report_section, check=checks.check, warnings=checks.warnings,
-              aliases=("hamm",))
+              cost=cost.cost, aliases=("hamm",))

@@ -246,11 +246,25 @@ PAPER_SHAPES: dict[str, tuple[int, int]] = {
 }
 
 
+def job_run_count(cfg: Mapping[str, Any], job: Job) -> int:
+    """The number of runs :func:`runs_for_job` gives ``job``, counted without listing them (planning
+    stays fast for any ``wddp.reps``, issue 58): per u, each (mechanism, mode)'s accountants × the
+    job's ε values, plus the non-private reference, times the repetitions."""
+    w = cfg["wddp"]
+    eps_count = len(w["eps_grid"]) if job.experiment == "eps_sweep" else 1
+    if job.experiment == "eps_sweep":
+        keys = [("wyx", "central")] if job.m is None else [k for k in method_keys(cfg) if k[0] != "wyx"]
+    else:
+        keys = method_keys(cfg)
+    per_u = sum(len(accountants_for(cfg, mech, mode)) for mech, mode in keys) * eps_count
+    per_u += int(bool(w["nonprivate_reference"]) and ("wyx", "central") in keys)
+    return per_u * len(job_unevenness(cfg, job)) * int(w["reps"])
+
+
 def job_workload(cfg: dict[str, Any], job: Job, n: int, p: int) -> tuple[int, float]:
     """Runs of a training job and the flops of their products on ``n × p`` training data
     (4·n·p per run-step, spec E8; a literal-mode run's parties together hold the n rows)."""
-    etas = {k: (1.0, "config") for k in method_keys(cfg)}
-    count = len(runs_for_job(cfg, job, etas))
+    count = job_run_count(cfg, job)
     return count, count * 4.0 * cfg["wddp"]["T"] * n * p
 
 

@@ -301,8 +301,8 @@ def _figure_numbers(figures: str) -> set[int]:
 def figure_claims(claims: pd.DataFrame, spec: FigureSpec) -> tuple[pd.DataFrame, str]:
     """Claims-check rows about figure ``spec`` and a note on where they come from.
 
-    A figure no claim names (the gap-vs-u figures: the paper states the u-claims on test
-    accuracy) gets the rows of its companion figure, and the note says so.
+    A figure no claim names gets the rows of its companion figure (the accuracy figure of the same
+    setting), and the note says so.
     """
     if claims.empty:
         return claims, "No claims check (no results)."

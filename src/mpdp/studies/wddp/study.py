@@ -15,7 +15,7 @@ from mpdp.report import provenance
 from mpdp.report.claims_view import ClaimsTables, study_readings
 from mpdp.report.scaffold import StudySection
 from mpdp.studies.interface import Cards, Study
-from mpdp.studies.wddp import checks, section
+from mpdp.studies.wddp import checks, cost, section
 from mpdp.studies.wddp import claims as wddp_claims
 from mpdp.studies.wddp.figures import load_tables
 
@@ -39,4 +39,5 @@ def report_section(ctx: Mapping[str, Any], cfg: Mapping[str, Any], view: ClaimsT
 STUDY = Study(
     id="wddp", name="WD-DP (Wei, Ding et al.)", enabled=lambda cfg, available: bool(available), tables=tables,
     claims=claims, section=report_section, check=checks.check_wddp, warnings=checks.warnings,
+    cost=cost.cost,
 )
