@@ -50,7 +50,8 @@ def test_report_shows_the_voting_section(tmp_path, voting_context):
     for item in ("hamm_soft", "jayaraman_output", "Lemma 6", "Clopper", "record", "party", "hamm_h4",
                  "pooled_output", "hamm_lambda", "λ chosen with the noise in the loop", "whose privacy cost is excluded", "end-to-end",
                  "first ε below it", "What the figures show", "H-1, kddcup99", "H-3, kddcup99_multiclass",
-                 'id="claim-voting-v1"', 'id="claim-voting-v4"', "a comparator at chance is what Alg. 2 beats"):
+                 'id="claim-voting-v1"', 'id="claim-voting-v4"', "a comparator at chance is what Alg. 2 beats",
+                 "eps_validation_record", "max ε validation record / claimed", "noise for one validation record"):
         assert item in text, item
     assert "on an edge of" in text  # mpdp.tuning.edge_sentence: a warning or "No tuned value lies on an edge…"
     assert "<td>voting/kddcup99_multiclass</td>" in text  # provenance: the engine paths of the voting tables

@@ -60,6 +60,11 @@ EXTRA_COLUMNS: dict[str, str] = {
     "eps_selection": "float64",  # the selection alone (pure), +inf for oracle
     "eps_end_to_end": "float64",  # selection + release (basic composition of pure DP); +inf for oracle
     "delta_end_to_end": "float64",
+    # the guarantee for one validation record (issue 58): private: noised scores, (2 + η)ε_s = ε, δ = 0
+    "eps_validation_record": "float64",  # +inf oracle and controls; 0 when nothing is selected
+    "delta_validation_record": "float64",
+    "score_multiplier": "float64",  # private: the scores' Laplace scale over its sensitivity 1/n_val (1/ε_s)
+    "validation_records": "string",  # where the validation records lie and what protects them
 }
 
 

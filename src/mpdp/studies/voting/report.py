@@ -37,8 +37,11 @@ SELECTION_PRIVACY = ("Protocol `voting.selection.protocol` (mpdp.studies.voting.
                      "chooses λ by random stopping (Papernot & Steinke 2022) over releases at a share of ε and "
                      "charges that selection to the row's ε (`eps_end_to_end` = ε); `oracle` (the papers' "
                      "convention, rows `voting_final_run`) scores every λ over `tune_draws` private releases "
-                     "whose privacy cost is excluded (E7 #16). The validation split is removed from the "
-                     "private pool and declared public.")
+                     "whose privacy cost is excluded (E7 #16). The validation split lies outside the "
+                     "private pool (in no party); under `private` each trial's validation error is scored "
+                     "with Laplace noise for one validation record (scale 1/(n_val·ε_s), ε_s = ε/(2 + η)), so "
+                     "every row is also (ε, 0)-DP for a validation record (`eps_validation_record`); the "
+                     "oracle rows read it without noise (`eps_validation_record` = ∞).")
 
 #: [REC] and open choices of this study (spec E5, E7 #21–23)
 DEVIATIONS: tuple[tuple[str, str, str], ...] = (
@@ -47,7 +50,8 @@ DEVIATIONS: tuple[tuple[str, str, str], ...] = (
     ("auxiliary pool", "REC", "N = aux_frac × (all records), drawn once per data set from the training rows "
      "(fixed across repetitions and M, like the test set); its labels are never used."),
     ("validation split", "REC", "val_frac × (all records) of the training rows, apart from the pool and the "
-     "parties' data; only the λ selection reads its labels."),
+     "parties' data; only the λ selection reads its labels, under `private` through scores noised for one "
+     "validation record (issue 58)."),
     ("λ with the noise in the loop", "REC, deviation from E5", "E5 picks the global λ by noise-free validation, "
      "which selects the smallest λ while the output noise grows as 1/λ. Here λ is chosen per (M, ε, mechanism) "
      "from lambda_grid by the validation error of the private release averaged over tune_draws noise draws, on "
@@ -138,6 +142,8 @@ def ledger(tables: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
                 "max ε accounted / claimed": float((g["eps_accounted"] / g["eps_claimed"]).max()),
                 "max ε end-to-end / claimed": (float((g["eps_end_to_end"] / g["eps_claimed"]).max())
                                                if "eps_end_to_end" in g else float("nan")),
+                "max ε validation record / claimed": (float((g["eps_validation_record"] / g["eps_claimed"]).max())
+                                                      if "eps_validation_record" in g else float("nan")),
                 "mean ‖η‖": float(g["noise_norm"].mean()), "runs": len(g),
             })
     return pd.DataFrame(out)

@@ -25,7 +25,10 @@ INTRO = (
     "baselines average the local minimisers (party-level parameter averaging, Pathak et al. and "
     "Jayaraman et al.'s output perturbation at record level). **Units (I-12):** Hamm's ε "
     "protects a whole party, Pathak's and Jayaraman's one record; the two are not comparable, "
-    "and the figures say which is which. Hamm's experimental setup was not recovered, so the "
+    "and the figures say which is which. λ is chosen on a validation split outside the private pool; "
+    "under the default private selection every row is (ε, 0)-DP end to end both for a member of the "
+    "pool in its unit (`eps_end_to_end`) and for one validation record, whose scores are noised "
+    "(`eps_validation_record`). Hamm's experimental setup was not recovered, so the "
     "whole protocol is a reconstruction [REC]."
 )
 
@@ -78,7 +81,8 @@ def build(ctx: Mapping[str, Any] | None, cfg: Mapping[str, Any],
     ]
     section.ledger = [
         md("For every private mechanism: the unit, the sensitivity and the N-L2 parameter "
-           "β = ε/Δ actually used, and the ε really given (a party's or a record's)."),
+           "β = ε/Δ actually used, and the ε really given (a party's or a record's), end to end, and "
+           "for one validation record (the selection's noised scores)."),
         table(vr.ledger(loaded.tables)),
     ]
     section.deviations = [table(pd.DataFrame(vr.DEVIATIONS, columns=["item", "tag", "choice"]))]

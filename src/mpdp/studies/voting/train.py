@@ -8,7 +8,8 @@ B.1's pooled ERM) are solved once per λ they need; the ε grid only draws noise
 used (spec I-12).
 
 **λ with the noise in the loop [REC].** The output noise scales with 1/λ, so λ is chosen per
-(M, ε, mechanism) on a validation split removed from the private pool — on a partition of its
+(M, ε, mechanism) on a validation split outside the private pool (its records protected by noised
+scores under ``private``) — on a partition of its
 own for the record-level mechanisms, on the released repetition's partition for the party-level
 ones (issue 43: a party guarantee composes only over the same parties) — under the protocol ``voting.selection.protocol`` (:mod:`mpdp.studies.voting.selection`):
 ``private`` (random stopping, the selection accounted in the row's ε, :func:`select_private`) or
@@ -287,8 +288,10 @@ def select_private(cfg: Mapping[str, Any], table: str, task: Task, M: int, model
     partition of that repetition: the party-level mechanisms, :func:`.selection.
     selects_on_release_partition`); trial k draws λ uniformly from the grid and releases the
     mechanism's model at ε_t with its own noise (tuning streams, keyed by ``rep`` when given); its
-    score is the error on the public validation split; the lowest score wins (ties: the earlier
-    trial). ``mechs``: the mechanisms to select for (default: every private one of the table).
+    score is the error on the validation split (outside the private pool) plus Laplace noise for
+    one validation record at ε_s (:func:`.selection.noisy_errors`, its own tuning stream
+    ``("voting", "score_noise", …)`` keyed like the trials'); the lowest score wins (ties: the
+    earlier trial). ``mechs``: the mechanisms to select for (default: every private one of the table).
     """
     v, s = cfg["voting"], cfg["voting"]["selection"]
     grid = sorted(float(x) for x in v["lambda_grid"])
@@ -296,7 +299,8 @@ def select_private(cfg: Mapping[str, Any], table: str, task: Task, M: int, model
     choice: Choice = {}
     for mech in (mechs if mechs is not None else mechanisms(task.n_classes)):
         for eps in (float(e) for e in v["eps_grid"]):
-            eps_t = selection.budget(cfg, eps)["eps_trial"]
+            bud = selection.budget(cfg, eps)
+            eps_t = bud["eps_trial"]
             key = (M, eps) if rep is None else (M, eps, "release_partition", rep)
             gen = streams.tuning_rng("voting", "selection", table, mech, *key)
             k = private_selection.sample_trials(gen, shape, mean)
@@ -307,12 +311,15 @@ def select_private(cfg: Mapping[str, Any], table: str, task: Task, M: int, model
                 cal = models.calibrate(cfg, mech, eps_t, w, lam, M)
                 W_p = w + op.draw_noise(gen, cal, w.shape)
                 errs.append(float(error(predict(W_p, task.X_val, task.n_classes), task.y_val)))
-            best = int(np.argmin(errs))
+            scores = selection.noisy_errors(np.array(errs), len(task.y_val), bud["eps_score"],
+                                            streams.tuning_rng("voting", "score_noise", table, mech, *key))
+            best = int(np.argmin(scores))
             choice[(mech, eps)] = (lams[best], "private")
             if record is not None:
                 record.extend({"M": M, "mechanism": mech, "epsilon": eps, "lambda": lam, "val_error": e,
-                               "chosen": t == best, "trial": t, "eps_trial": eps_t}
-                              for t, (lam, e) in enumerate(zip(lams, errs, strict=True)))
+                               "score": float(sc), "chosen": t == best, "trial": t, "eps_trial": eps_t,
+                               "eps_score": bud["eps_score"]}
+                              for t, (lam, e, sc) in enumerate(zip(lams, errs, scores, strict=True)))
     return choice
 
 
