@@ -19,7 +19,7 @@ A module's sources (:func:`module_sources`) are its file, the non-Python files b
 engine's C sources, compiled into the kernel it loads) and the files of the package it names by a
 relative path in a string constant (``"schemas/config.schema.yaml"``).
 
-**What is hashed is the code, not the text** (:func:`source_code`). A Python file counts by its
+**What is hashed is the code, not the text** (:func:`code_digest`). A Python file counts by its
 syntax tree without docstrings (the first string statement of a module, class or function body)
 and without comments, which the tree does not hold; line numbers and formatting do not count
 either. So an edit of comments, docstrings, blank lines or line breaks reruns nothing, while any
@@ -140,7 +140,13 @@ def script_modules(*scripts: str | Path, root: Path = PACKAGE_ROOT) -> set[str]:
 def _parsed(path: Path) -> ast.AST:
     """A module's syntax tree, parsed once per process (a Snakemake run hashes every rule's
     script: without it each module was parsed again for every script that imports it)."""
-    return ast.parse(path.read_text(), filename=str(path))
+    return _tree(path.read_bytes(), str(path))
+
+
+@functools.cache
+def _tree(data: bytes, name: str) -> ast.AST:
+    """The syntax tree of source ``data``, parsed once per content (never modified: shared)."""
+    return ast.parse(data, filename=name)
 
 
 @functools.cache
@@ -172,59 +178,62 @@ def module_sources(names: Iterable[str], root: Path = PACKAGE_ROOT) -> list[Path
     return sorted(files)
 
 
+#: the nodes whose body may open with a docstring
+_DOCUMENTED = (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)
+
+
+def _is_docstring(statement: ast.stmt) -> bool:
+    return (isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Constant)
+            and isinstance(statement.value.value, str))
+
+
 def _canonical(node: object) -> object:
-    """A syntax tree as nested lists of node types and field values, without positions; fields
-    that are empty or None are left out, so the form does not depend on the fields a Python
-    version adds (``type_params``) or on how its ``ast.dump`` prints empty ones."""
+    """A syntax tree as nested lists of node types and field values, without positions and
+    without the docstring of its module, classes and functions; fields that are empty or None
+    are left out, so the form does not depend on the fields a Python version adds
+    (``type_params``) or on how its ``ast.dump`` prints empty ones."""
     if isinstance(node, ast.AST):
-        fields = ((name, _canonical(getattr(node, name, None))) for name in node._fields)
-        return [type(node).__name__, *((name, value) for name, value in fields if value not in (None, []))]
+        out: list[object] = [type(node).__name__]
+        for name in node._fields:
+            value = getattr(node, name, None)
+            if name == "body" and isinstance(node, _DOCUMENTED) and value and _is_docstring(value[0]):
+                value = value[1:]
+            value = _canonical(value)
+            if value is not None and value != []:
+                out.append((name, value))
+        return out
     if isinstance(node, list):
         return [_canonical(item) for item in node]
     return node
 
 
-def _strip_docstrings(tree: ast.AST) -> ast.AST:
-    """``tree`` without the docstring of its module, classes and functions (in place)."""
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
-            body = node.body
-            if (body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant)
-                    and isinstance(body[0].value.value, str)):
-                node.body = body[1:]
-    return tree
-
-
 @functools.cache
 def _code_of(data: bytes, suffix: str, name: str) -> bytes:
-    """:func:`source_code` of file contents ``data`` (cached by content: a Snakemake run hashes
+    """:func:`code_digest` of file contents ``data`` (cached by content: a Snakemake run hashes
     every rule's closure, and most modules are in many)."""
     if suffix == ".py":
-        tree = _strip_docstrings(ast.parse(data, filename=name))
-        return b"python-ast\0" + repr(_canonical(tree)).encode()
-    if suffix in (".yaml", ".yml"):
-        return b"yaml\0" + json.dumps(yaml.safe_load(data), default=str).encode()
-    return data
+        form = b"python-ast\0" + repr(_canonical(_tree(data, name))).encode()
+    elif suffix in (".yaml", ".yml"):
+        form = b"yaml\0" + json.dumps(yaml.safe_load(data), default=str).encode()
+    else:
+        form = b"bytes\0" + data
+    return hashlib.sha256(form).digest()
 
 
-def source_code(file: Path) -> bytes:
-    """What the code hash of ``file`` covers (module docstring "What is hashed"): a Python file's
-    syntax tree without docstrings, comments and positions; a YAML file's parsed content; the
-    bytes of any other file."""
+def code_digest(file: Path) -> bytes:
+    """SHA-256 of what the code hash of ``file`` covers (module docstring "What is hashed"): a
+    Python file's syntax tree without docstrings, comments and positions; a YAML file's parsed
+    content; the bytes of any other file."""
     return _code_of(file.read_bytes(), file.suffix, str(file))
 
 
 def _digest(files: Iterable[Path], root: Path, outside: Iterable[Path] = ()) -> str:
     digest = hashlib.sha256()
     for file in files:
-        code = source_code(file)
-        digest.update(str(file.relative_to(root.resolve())).encode())
-        digest.update(len(code).to_bytes(8, "big") + code)
+        digest.update(str(file.relative_to(root.resolve())).encode() + b"\0" + code_digest(file))
     project = root.resolve().parents[1]  # src/mpdp -> the checkout: the same name in every copy of it
     for file in outside:
-        code = source_code(file)
-        digest.update(b"\0loaded\0" + os.path.relpath(file, project).encode())
-        digest.update(len(code).to_bytes(8, "big") + code)
+        digest.update(b"\0loaded\0" + os.path.relpath(file, project).encode() + b"\0" + code_digest(file))
     return digest.hexdigest()[:12]
 
 
