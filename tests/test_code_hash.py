@@ -8,10 +8,12 @@ the script's hash; an edit of a module changes the hash of exactly the scripts t
 from __future__ import annotations
 
 import ast
+import io
 import json
 import shutil
 import subprocess
 import sys
+import tokenize
 from pathlib import Path
 
 import pytest
@@ -53,11 +55,15 @@ def test_every_module_a_script_really_imports_is_in_its_hash():
         assert real <= static, f"{script.name}: imported but not hashed: {sorted(real - static)}"
 
 
-def _edited_copy(tmp_path: Path, rel: str) -> Path:
+#: an edit of the code (a new module constant): hashes of its importers change
+CODE_EDIT = "\n_CODE_HASH_PROBE = 1\n"
+
+
+def _edited_copy(tmp_path: Path, rel: str, edit: str = CODE_EDIT) -> Path:
     copy = tmp_path / "mpdp"
     shutil.copytree(code_hash.PACKAGE_ROOT, copy, ignore=shutil.ignore_patterns("__pycache__", "*.so"))
     module = copy / rel
-    module.write_text(module.read_text() + "\n# an edit\n")
+    module.write_text(module.read_text() + edit)
     return copy
 
 
@@ -102,7 +108,7 @@ def test_the_engine_c_sources_and_the_schema_are_in_the_hash(tmp_path):
     files = {p.relative_to(code_hash.PACKAGE_ROOT).as_posix()
              for p in code_hash.module_sources(code_hash.script_modules(train))}
     assert {"engine/_gd_kernel.c", "engine/_normal_stream.c", "schemas/config.schema.yaml"} <= files
-    copy = _edited_copy(tmp_path, "engine/_gd_kernel.c")
+    copy = _edited_copy(tmp_path, "engine/_gd_kernel.c", "\n/* only a comment: C sources count by their bytes */\n")
     assert code_hash.script_hash(train) != code_hash.script_hash(train, root=copy)
     data = ROOT / "workflow" / "scripts" / "prepare.py"  # imports no engine module
     assert code_hash.script_hash(data) == code_hash.script_hash(data, root=copy)
@@ -170,7 +176,9 @@ def test_an_edit_of_a_plugin_mechanism_reruns_the_rules_that_import_it(tmp_path)
 
     before = hashes()
     assert {s.name for s in SCRIPTS if code_hash.script_hash(s) != before[s.name]} == importers
-    plugin.write_text(plugin.read_text() + "\n# an edit\n")
+    plugin.write_text(plugin.read_text() + "\n# a comment edit\n")
+    assert hashes() == before  # a plug-in counts by its code too
+    plugin.write_text(plugin.read_text() + CODE_EDIT)
     after = hashes()
     assert {name for name in before if before[name] != after[name]} == importers
     assert len(importers) < len(SCRIPTS)
@@ -178,3 +186,79 @@ def test_an_edit_of_a_plugin_mechanism_reruns_the_rules_that_import_it(tmp_path)
     assert code_hash.package_hash(loads=loads) != code_hash.package_hash()  # a multiverse universe's
     code_hash.script_hash.cache_clear()
     code_hash.package_hash.cache_clear()
+
+
+_TOY = '''"""A module docstring."""
+# a comment
+LIMIT = 3
+
+
+class Box:
+    """A class docstring."""
+
+    def size(self):
+        """A method docstring."""
+        return LIMIT * 2  # a trailing comment
+'''
+
+
+def _toy_hash(tmp_path: Path, text: str, name: str) -> str:
+    pkg = tmp_path / name / "mpdp"
+    pkg.mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "toy.py").write_text(text)
+    script = tmp_path / name / "script.py"
+    script.write_text("from mpdp import toy\n")
+    return code_hash.script_hash(script, root=pkg)
+
+
+@pytest.mark.parametrize("edit, same", [
+    (("# a comment", "# another comment, longer\n# on two lines"), True),
+    (("  # a trailing comment", ""), True),
+    (('"""A module docstring."""', '"""A module docstring,\n\nrewritten."""'), True),
+    (('"""A class docstring."""', "'A class docstring, edited.'"), True),
+    (('        """A method docstring."""\n', ""), True),  # a docstring removed
+    (("return LIMIT * 2", "return (LIMIT\n                * 2)"), True),  # a line break
+    (("LIMIT = 3", "LIMIT = 4"), False),  # a changed constant
+    (("LIMIT * 2", "LIMIT * 2.0"), False),
+    (("return LIMIT * 2", "return LIMIT * 2 + 0"), False),
+    (('"""A method docstring."""', '"""A method docstring."""\n        "a string statement after it"'), False),
+])
+def test_comments_and_docstrings_are_not_code(tmp_path, edit, same):
+    """Issue 57: a comment or docstring edit reruns nothing, any edit of the code reruns."""
+    old, new = edit
+    assert old in _TOY
+    assert (_toy_hash(tmp_path, _TOY, "a") == _toy_hash(tmp_path, _TOY.replace(old, new), "b")) is same
+
+
+def _doc_and_comment_edit(text: str) -> str:
+    """``text`` with its module docstring, one function's docstring and one comment rewritten."""
+    tree = ast.parse(text)
+    comment = next(t.string for t in tokenize.generate_tokens(io.StringIO(text).readline) if t.type == tokenize.COMMENT)
+    func = next(n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef) and ast.get_docstring(n))
+    edited = text.replace(ast.get_docstring(tree, clean=False), "A module docstring, rewritten.\n", 1)
+    edited = edited.replace(ast.get_docstring(func, clean=False), "rewritten", 1)
+    edited = edited.replace(comment, comment + " (edited)", 1) + "\n\n# a last comment\n"
+    assert edited.count("rewritten") == 2 and "(edited)" in edited
+    return edited
+
+
+def test_a_comment_or_docstring_edit_of_a_real_module_changes_no_rule(tmp_path):
+    """data/prepare.py (a comment in it replanned 167 of 178 smoke jobs) and the WD-DP figures (one
+    redrew all 64 figures): docstrings and comments edited, no script's hash moves (a code edit
+    moves exactly its importers': test_an_edit_changes_the_hash_of_exactly_the_scripts_importing_it)."""
+    copy = _edited_copy(tmp_path, "data/prepare.py", "")
+    for rel in ("data/prepare.py", "studies/wddp/figures.py"):
+        (copy / rel).write_text(_doc_and_comment_edit((code_hash.PACKAGE_ROOT / rel).read_text()))
+    assert [s.name for s in SCRIPTS if code_hash.script_hash(s) != code_hash.script_hash(s, root=copy)] == []
+
+
+def test_the_schema_counts_by_its_content_not_its_comments(tmp_path):
+    train = ROOT / "workflow" / "scripts" / "train_job.py"
+    copy = _edited_copy(tmp_path, "schemas/config.schema.yaml", "\n# a comment\n")
+    assert code_hash.script_hash(train) == code_hash.script_hash(train, root=copy)
+    schema = copy / "schemas" / "config.schema.yaml"
+    schema.write_text(schema.read_text() + "$comment: a new key\n")
+    code_hash.script_hash.cache_clear()  # a new Snakemake run
+    assert code_hash.script_hash(train) != code_hash.script_hash(train, root=copy)
+    code_hash.script_hash.cache_clear()

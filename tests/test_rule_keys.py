@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import copy
 import re
 from pathlib import Path
@@ -153,19 +154,110 @@ def test_the_settings_param_is_one_short_line():
         assert len(value) < 80 and "\n" not in value, value
 
 
+SCRIPTS = sorted((ROOT / "workflow" / "scripts").glob("*.py"))
+
+
+def _fence_calls(script: Path) -> list[tuple[str, set[str]]]:
+    """The ``rule_config(sm.config, "<rule>", **wildcards)`` calls of ``script``: (rule, wildcard
+    names). Fails if the script reads its config any other way: ``sm.config`` (or
+    ``snakemake.config``) anywhere but as the first argument of ``rule_config``, or the config
+    loaded or validated by hand."""
+    tree = ast.parse(script.read_text())
+    fenced: set[int] = set()
+    calls = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "rule_config":
+            assert len(node.args) == 2 and isinstance(node.args[1], ast.Constant), (script.name, ast.unparse(node))
+            fenced.add(id(node.args[0]))
+            calls.append((node.args[1].value, {k.arg for k in node.keywords}))
+        if isinstance(node, ast.Attribute) and node.attr in ("validate", "load") and \
+                isinstance(node.value, ast.Name) and node.value.id in ("config", "mpdp_config"):
+            raise AssertionError(f"{script.name}: reads the config past the fence ({ast.unparse(node)})")
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and node.attr == "config" and \
+                isinstance(node.value, ast.Name) and node.value.id in ("sm", "snakemake"):
+            assert id(node) in fenced, f"{script.name}: {ast.unparse(node)} read past rule_keys.rule_config"
+    return calls
+
+
+def test_every_job_script_reads_its_config_through_the_fence():
+    """Issue 57: every script of workflow/scripts/ gets its config from rule_keys.rule_config (or
+    reads none), under a rule that declares its keys, so reading an undeclared key fails at once;
+    only the rules of WHOLE_CONFIG get all of it."""
+    declared = {rule.split(":")[0] for rule in rule_keys.RULE_KEYS} | set(rule_keys.UNTRACKED_KEYS)
+    readers = 0
+    for script in SCRIPTS:
+        calls = _fence_calls(script)
+        assert len(calls) <= 1, script.name
+        for rule, _ in calls:
+            assert rule in declared or rule in rule_keys.WHOLE_CONFIG, (script.name, rule)
+            readers += 1
+    assert readers >= 20
+    assert set(rule_keys.WHOLE_CONFIG) == {"report_html", "multiverse", "multiverse_universe"}
+
+
+@pytest.mark.parametrize("text, where", [
+    ('cfg = config.validate(sm.config)\n', "config.validate"),
+    ('cfg = rule_config(sm.config, "optimum")\nseed = sm.config["root_seed"]\n', "sm.config"),
+    ('cfg = dict(snakemake.config)\n', "snakemake.config"),
+])
+def test_the_fence_check_catches_a_script_past_the_fence(tmp_path, text, where):
+    script = tmp_path / "job.py"
+    script.write_text("from mpdp import config\nfrom mpdp.pipeline.rule_keys import rule_config\n" + text)
+    with pytest.raises(AssertionError, match=where.replace(".", r"\.")):
+        _fence_calls(script)
+
+
+@pytest.mark.parametrize("rule, wildcards, reads, undeclared", [
+    ("admm_job", {}, ("admm", "P"), ("wddp", "T")),
+    ("admm_figure", {}, ("admm", "P"), ("root_seed",)),
+    ("voting_train", {}, ("voting", "delta_p"), ("voting", "h2_eps")),
+    ("voting_figure", {}, ("voting", "h2_eps"), ("voting", "aux_frac")),
+    ("benchmark_job", {}, ("benchmark", "delta"), ("benchmark", "primary_metric")),
+    ("benchmark_collect", {}, ("benchmark", "selection"), ("benchmark", "delta")),
+    ("ls_experiment", {"experiment": "ls_2"}, ("ls", "ls_2"), ("ls", "ls_3")),
+    ("audit_table", {}, ("audit", "settings"), ("wddp",)),
+    ("fetch_raw", {}, ("allow_download",), ("root_seed",)),
+])
+def test_a_fenced_job_reads_its_keys_and_no_other(rule, wildcards, reads, undeclared):
+    cfg = rule_keys.rule_config(_smoke(), rule, **wildcards)
+    node = cfg
+    for part in reads:
+        node = node[part]
+    node = cfg
+    with pytest.raises(UndeclaredKeyError, match=f"read by rule '{rule}'"):
+        for part in undeclared:
+            node = node[part]
+
+
+def test_whole_config_rules_get_the_whole_validated_config():
+    smoke = _smoke()
+    for rule in rule_keys.WHOLE_CONFIG:
+        assert rule_keys.rule_config(smoke, rule) == config.validate(dict(smoke))
+    with pytest.raises(KeyError, match="declares no config keys"):
+        rule_keys.rule_config(smoke, "no_such_rule")
+
+
 def test_every_script_that_reads_its_rule_keys_gets_them_as_a_param():
     """Derived from the workflow: a script calling rule_config(sm.config, "<rule>") runs in rule
     blocks whose settings param is rule_keys.param(CFG, "<rule>" …) (or job_settings for
-    train_job), so each key it may read reruns it."""
+    train_job; the whole config's hash for a WHOLE_CONFIG rule but the multiverse collection,
+    whose reason says why), so each key it may read reruns it; the keys of UNTRACKED_KEYS are
+    deliberately no param."""
     smk = "\n".join(p.read_text() for p in sorted((ROOT / "workflow" / "rules").glob("*.smk")))
     blocks = re.split(r"\n(?=rule |use rule |checkpoint )", smk)
-    for script in sorted((ROOT / "workflow" / "scripts").glob("*.py")):
-        match = re.search(r'rule_config\(sm\.config, "(\w+)"', script.read_text())
-        if match is None:
-            continue
-        rule = match[1]
-        users = [b for b in blocks if f'"../scripts/{script.name}"' in b]
-        assert users, script.name
-        for block in users:
-            expected = "job_settings" if rule == "train_job" else f'rule_keys.param(CFG, "{rule}"'
-            assert expected in block, (script.name, block[:60])
+    for script in SCRIPTS:
+        for rule, _ in _fence_calls(script):
+            users = [b for b in blocks if f'"../scripts/{script.name}"' in b]
+            assert users, script.name
+            for block in users:
+                if rule in rule_keys.UNTRACKED_KEYS:
+                    assert "settings=" not in block, script.name
+                    continue
+                if rule == "train_job":
+                    expected = r"settings=job_settings"
+                elif rule in rule_keys.WHOLE_CONFIG and rule != "multiverse":
+                    expected = r"settings=.*config_hash\("
+                else:
+                    expected = rf'settings=.*rule_keys\.param\(CFG, f?"{rule}[":]'
+                assert re.search(expected, block), (script.name, block[:60])

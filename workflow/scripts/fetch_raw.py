@@ -3,6 +3,7 @@ from pathlib import Path
 
 from mpdp import config, io
 from mpdp.data import fetch
+from mpdp.pipeline.rule_keys import rule_config
 from mpdp.pipeline.runner import run_step
 
 sm = snakemake  # noqa: F821  (injected by Snakemake)
@@ -11,8 +12,8 @@ out = Path(sm.output[0])
 
 def step(log):
     # the mirror and the download switch are not params (moving the mirror must not rerun the
-    # fetch): read them here, from $MPDP_DATA_MIRROR or the config
-    cfg = config.validate(sm.config)
+    # fetch: rule_keys.UNTRACKED_KEYS): read them here, from $MPDP_DATA_MIRROR or the config
+    cfg = rule_config(sm.config, "fetch_raw")
     paths = fetch.fetch(sm.wildcards.dataset, out.parent.parent, config.data_mirror(cfg),
                         config.allow_download(cfg), log=log.info)
     io.write_json({"dataset": sm.wildcards.dataset,

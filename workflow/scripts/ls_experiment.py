@@ -1,11 +1,11 @@
 """Snakemake script: one least-squares experiment (spec E6) -> data/results/ls/<experiment>.parquet."""
-from mpdp import config
 from mpdp.io import atomic_path
+from mpdp.pipeline.rule_keys import rule_config
 from mpdp.pipeline.runner import run_step
 from mpdp.studies.ls import experiment
 
 sm = snakemake  # noqa: F821  (injected by Snakemake)
-cfg = config.validate(sm.config)
+cfg = rule_config(sm.config, "ls_experiment", experiment=sm.params.experiment)
 
 
 def step(log):

@@ -1,14 +1,14 @@
 """Snakemake script: data/results/claims/multiverse.parquet and its figures (mpdp.multiverse)."""
-from mpdp import config
 from mpdp.claims import tables
 from mpdp.multiverse import collect, curves, figure, spec, universe
+from mpdp.pipeline.rule_keys import rule_config
 from mpdp.pipeline.runner import run_step
 
 sm = snakemake  # noqa: F821  (injected by Snakemake)
 
 
 def step(log):
-    cfg = config.validate(dict(sm.config))
+    cfg = rule_config(sm.config, "multiverse")  # the whole config (rule_keys.WHOLE_CONFIG)
     by_id = {u.id: u for u in spec.universes(cfg)}  # defaults filled (reseeds)
     results = [universe.load(by_id[uid], path) for uid, path in zip(sm.params.universes, sm.input.status, strict=True)]
     results += [collect.Result(by_id[uid], None, "equals the default: not run", skipped=True) for uid in sm.params.skipped]

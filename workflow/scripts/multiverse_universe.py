@@ -1,15 +1,15 @@
 """Snakemake script: build one universe's claims tables in its folder (mpdp.multiverse.universe)."""
 from pathlib import Path
 
-from mpdp import config
 from mpdp.multiverse import spec, universe
+from mpdp.pipeline.rule_keys import rule_config
 from mpdp.pipeline.runner import run_step
 
 sm = snakemake  # noqa: F821  (injected by Snakemake)
 
 
 def step(log):
-    cfg = config.validate(dict(sm.config))
+    cfg = rule_config(sm.config, "multiverse_universe")  # the whole config (rule_keys.WHOLE_CONFIG)
     u = {x.id: x for x in spec.universes(cfg)}[sm.wildcards.universe]
     status_path = Path(sm.output.status)
     if u.choice is None and spec.full_grid(cfg):  # the default universe is the main build (issue 48)

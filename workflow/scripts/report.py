@@ -3,14 +3,14 @@ from pathlib import Path
 
 import yaml
 
-from mpdp import config
 from mpdp.io import atomic_path
+from mpdp.pipeline.rule_keys import rule_config
 from mpdp.pipeline.runner import run_step
 from mpdp.report.build import render_report
 from mpdp.studies.ls import report as ls_report
 
 sm = snakemake  # noqa: F821  (injected by Snakemake)
-cfg = config.validate(sm.config)
+cfg = rule_config(sm.config, "report_html")  # the whole config (rule_keys.WHOLE_CONFIG)
 
 
 def admm_context(paths):

@@ -1,4 +1,4 @@
-"""Code hashes of the workflow's rules, derived from the import graph (issue 44).
+"""Code hashes of the workflow's rules, derived from the import graph (issue 44), over code, not text.
 
 Snakemake does not track code imported from ``src/``. Each rule with a script declares as its
 ``code`` param the hash of exactly the package sources its script can run
@@ -19,11 +19,20 @@ A module's sources (:func:`module_sources`) are its file, the non-Python files b
 engine's C sources, compiled into the kernel it loads) and the files of the package it names by a
 relative path in a string constant (``"schemas/config.schema.yaml"``).
 
+**What is hashed is the code, not the text** (:func:`code_digest`). A Python file counts by its
+syntax tree without docstrings (the first string statement of a module, class or function body)
+and without comments, which the tree does not hold; line numbers and formatting do not count
+either. So an edit of comments, docstrings, blank lines or line breaks reruns nothing, while any
+edit of the code (a changed constant included) reruns exactly the rules whose closure holds the
+module. Nothing in the package reads a docstring at run time (``__doc__``), so a docstring is
+never an input of a job. A YAML file counts by its parsed content (its comments do not); any
+other file (the engine's C sources and headers) by its bytes, as the compiler reads them.
+
 **Files loaded at run time** (issue 58). A module may import a file the config names
 (``importlib``), which no import statement shows: the benchmark registry imports the plug-in
 mechanism modules of ``benchmark.mechanisms``. The caller passes them as ``loads``, pairs
 (module of the package, files it loads): where that module is among those the scripts can run,
-each file (outside the package: its bytes, named by its path relative to the project) and the
+each file (outside the package: its code, named by its path relative to the project) and the
 package modules it imports count too, so that an edit of a plug-in reruns the rules whose jobs
 import it. Files a plug-in itself imports from outside the package are not followed.
 """
@@ -33,9 +42,12 @@ from __future__ import annotations
 import ast
 import functools
 import hashlib
+import json
 import os
 from collections.abc import Iterable, Mapping
 from pathlib import Path
+
+import yaml
 
 #: src/mpdp: the package whose sources the hashes cover
 PACKAGE_ROOT = Path(__file__).resolve().parents[1]
@@ -128,7 +140,13 @@ def script_modules(*scripts: str | Path, root: Path = PACKAGE_ROOT) -> set[str]:
 def _parsed(path: Path) -> ast.AST:
     """A module's syntax tree, parsed once per process (a Snakemake run hashes every rule's
     script: without it each module was parsed again for every script that imports it)."""
-    return ast.parse(path.read_text(), filename=str(path))
+    return _tree(path.read_bytes(), str(path))
+
+
+@functools.cache
+def _tree(data: bytes, name: str) -> ast.AST:
+    """The syntax tree of source ``data``, parsed once per content (never modified: shared)."""
+    return ast.parse(data, filename=name)
 
 
 @functools.cache
@@ -160,15 +178,62 @@ def module_sources(names: Iterable[str], root: Path = PACKAGE_ROOT) -> list[Path
     return sorted(files)
 
 
+#: the nodes whose body may open with a docstring
+_DOCUMENTED = (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)
+
+
+def _is_docstring(statement: ast.stmt) -> bool:
+    return (isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Constant)
+            and isinstance(statement.value.value, str))
+
+
+def _canonical(node: object) -> object:
+    """A syntax tree as nested lists of node types and field values, without positions and
+    without the docstring of its module, classes and functions; fields that are empty or None
+    are left out, so the form does not depend on the fields a Python version adds
+    (``type_params``) or on how its ``ast.dump`` prints empty ones."""
+    if isinstance(node, ast.AST):
+        out: list[object] = [type(node).__name__]
+        for name in node._fields:
+            value = getattr(node, name, None)
+            if name == "body" and isinstance(node, _DOCUMENTED) and value and _is_docstring(value[0]):
+                value = value[1:]
+            value = _canonical(value)
+            if value is not None and value != []:
+                out.append((name, value))
+        return out
+    if isinstance(node, list):
+        return [_canonical(item) for item in node]
+    return node
+
+
+@functools.cache
+def _code_of(data: bytes, suffix: str, name: str) -> bytes:
+    """:func:`code_digest` of file contents ``data`` (cached by content: a Snakemake run hashes
+    every rule's closure, and most modules are in many)."""
+    if suffix == ".py":
+        form = b"python-ast\0" + repr(_canonical(_tree(data, name))).encode()
+    elif suffix in (".yaml", ".yml"):
+        form = b"yaml\0" + json.dumps(yaml.safe_load(data), default=str).encode()
+    else:
+        form = b"bytes\0" + data
+    return hashlib.sha256(form).digest()
+
+
+def code_digest(file: Path) -> bytes:
+    """SHA-256 of what the code hash of ``file`` covers (module docstring "What is hashed"): a
+    Python file's syntax tree without docstrings, comments and positions; a YAML file's parsed
+    content; the bytes of any other file."""
+    return _code_of(file.read_bytes(), file.suffix, str(file))
+
+
 def _digest(files: Iterable[Path], root: Path, outside: Iterable[Path] = ()) -> str:
     digest = hashlib.sha256()
     for file in files:
-        digest.update(str(file.relative_to(root.resolve())).encode())
-        digest.update(file.read_bytes())
+        digest.update(str(file.relative_to(root.resolve())).encode() + b"\0" + code_digest(file))
     project = root.resolve().parents[1]  # src/mpdp -> the checkout: the same name in every copy of it
     for file in outside:
-        digest.update(b"\0loaded\0" + os.path.relpath(file, project).encode())
-        digest.update(file.read_bytes())
+        digest.update(b"\0loaded\0" + os.path.relpath(file, project).encode() + b"\0" + code_digest(file))
     return digest.hexdigest()[:12]
 
 

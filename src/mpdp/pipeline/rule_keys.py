@@ -4,7 +4,11 @@ Snakemake reruns a job when one of its params changes (``--rerun-triggers params
 default). Each rule declares as its ``settings`` param exactly the config values its job reads
 (:func:`settings`), and its script receives a config that holds *only* those keys
 (:func:`rule_config`): reading an undeclared key fails at once with a message naming this
-table, so the declaration cannot silently fall behind the code. The rerun table of docs/reruns.md
+table, so the declaration cannot silently fall behind the code. Every job script gets its config
+through :func:`rule_config` (``tests/test_rule_keys.py`` checks each script of
+``workflow/scripts/`` statically); the few jobs that read the whole config say so, with the
+reason, in :data:`WHOLE_CONFIG`, and the keys a job reads that are deliberately not a param in
+:data:`UNTRACKED_KEYS`. The rerun table of docs/reruns.md
 ("When does a step rerun?") is checked against real dry runs by the dry runs of ``tests/test_workflow.py``.
 
 Keys are dotted paths into the validated config (``wddp.T``; a section name such as
@@ -101,6 +105,23 @@ RULE_KEYS: dict[str, tuple[str, ...]] = {
     "claims_forest": (),
 }
 
+#: rules whose job reads the whole validated config (:func:`rule_config` gives it all of it), and why
+WHOLE_CONFIG: dict[str, str] = {
+    "report_html": "the report shows the whole configuration and the command that rebuilds it; its "
+                   "settings param is the hash of the whole config",
+    "multiverse_universe": "a universe runs the main config with its choice applied "
+                           "(mpdp.multiverse.spec.universe_config); its settings param is the hash of that config",
+    "multiverse": "the universes are derived from the whole config (the study sections switched on, the joint "
+                  "sample's default universe: mpdp.multiverse.spec.universes); its settings param is the "
+                  "multiverse section, and each universe's status, an input, changes with any other key",
+}
+
+#: keys a job reads that are deliberately not in its settings param: where the raw files come
+#: from (the fetch verifies their checksums, so moving the mirror or switching downloads reruns nothing)
+UNTRACKED_KEYS: dict[str, tuple[str, ...]] = {
+    "fetch_raw": ("data_mirror", "allow_download"),
+}
+
 #: per optional study section: the keys the claims engine reads of it (mpdp.studies.<study>.claims)
 _CLAIMS_KEYS: dict[str, tuple[str, ...]] = {
     "admm": ("admm.dataset", "admm.main_topology", "admm.settle_tol", "admm.f4_iterations", "admm.g_margin",
@@ -121,6 +142,12 @@ def keys_for(rule: str, cfg: Mapping[str, Any], dataset: str | None = None,
         if experiment is None:
             raise ValueError("train_job keys depend on the experiment")
         rule = f"train_job:{experiment}"
+    elif rule == "ls_experiment":
+        if experiment is None:
+            raise ValueError("ls_experiment keys depend on the experiment")
+        rule = f"ls_experiment:{experiment}"
+    if rule not in RULE_KEYS:
+        raise KeyError(f"rule {rule!r} declares no config keys in mpdp.pipeline.rule_keys.RULE_KEYS")
     keys = RULE_KEYS[rule]
     if rule == "train_job:u_sweep":
         if dataset is None:
@@ -159,9 +186,14 @@ def param(cfg: Mapping[str, Any], rule: str, **wildcards: str | None) -> str:
 
 
 def rule_config(raw: Mapping[str, Any], rule: str, **wildcards: str | None) -> dict[str, Any]:
-    """The validated config reduced to the keys a job of ``rule`` reads (for its script)."""
+    """The validated config reduced to the keys a job of ``rule`` reads (for its script): those of
+    :func:`keys_for`, or of :data:`UNTRACKED_KEYS`; the whole config for a rule of
+    :data:`WHOLE_CONFIG`. Any other key raises :class:`mpdp.config.UndeclaredKeyError`."""
     cfg = mpdp_config.validate(dict(raw))
-    return mpdp_config.restrict(cfg, keys_for(rule, cfg, **wildcards), owner=f"rule {rule!r}")
+    if rule in WHOLE_CONFIG:
+        return cfg
+    keys = UNTRACKED_KEYS[rule] if rule in UNTRACKED_KEYS else keys_for(rule, cfg, **wildcards)
+    return mpdp_config.restrict(cfg, keys, owner=f"rule {rule!r}")
 
 
 def all_keys(cfg: Mapping[str, Any]) -> Iterable[str]:

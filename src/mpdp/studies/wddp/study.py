@@ -37,7 +37,7 @@ def report_section(ctx: Mapping[str, Any], cfg: Mapping[str, Any], view: ClaimsT
 
 
 STUDY = Study(
-    id="wddp", name="WD-DP (Wei, Ding et al.)", enabled=lambda cfg, available: bool(available), tables=tables,
+    id="wddp", name="WD-DP (Kang, Liu, Wang)", enabled=lambda cfg, available: bool(available), tables=tables,
     claims=claims, section=report_section, check=checks.check_wddp, warnings=checks.warnings,
     cost=cost.cost,
 )
