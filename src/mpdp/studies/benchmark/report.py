@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 
 from mpdp import io, tuning
+from mpdp.report import names
 from mpdp.studies.benchmark import ranking
 from mpdp.studies.benchmark.figures import catalogue, data_sizes
 from mpdp.studies.benchmark.tables import read_ranking, read_tables
@@ -66,7 +67,7 @@ def _label(bench: Benchmark, mechanism: str) -> str:
 def captions(bench: Benchmark, cfg: dict[str, Any]) -> dict[str, str]:
     """:data:`CAPTIONS` with the data size of every data set (private records and the cap)."""
     sizes = data_sizes(bench.table, cfg.get("benchmark", {}).get("max_train_records"))
-    size_text = " Data: " + "; ".join(f"{ds} {n}" for ds, n in sizes.items()) + "."
+    size_text = " Data: " + "; ".join(f"{names.dataset(ds)} {n}" for ds, n in sizes.items()) + "."
     return {k: v + size_text for k, v in CAPTIONS.items()}
 
 
@@ -205,11 +206,11 @@ def reading_sentence(bench: Benchmark) -> str:
     if changes.empty:
         return ("The ranking below is at **end-to-end privacy**: the hyper-parameter selection is accounted in the "
                 "cell's ε" + guarantee_sentence(head) + ". The final-run reading was not computed in this build.")
-    per = "; ".join(f"{r.dataset}: {int(r.changed)} of {int(r.cells)} cells ({int(r.changed_informative)} of "
+    per = "; ".join(f"{names.dataset(r.dataset)}: {int(r.changed)} of {int(r.cells)} cells ({int(r.changed_informative)} of "
                     f"{int(r.informative_cells)} informative)" for r in changes.itertuples())
     return ("The ranking below is at **end-to-end privacy**: the hyper-parameter selection is accounted in the "
             "cell's ε (headline)" + guarantee_sentence(head) + ". Against the papers' convention (final run only, non-private selection), the best "
-            f"mechanism changes in — {per}. The two readings also differ in the selection criterion (validation "
+            f"mechanism changes in {per}. The two readings also differ in the selection criterion (validation "
             "log-loss, the primary metric, for the end-to-end reading; validation accuracy, as before, for the "
             "papers' convention), so a change is not due to privacy alone.")
 
