@@ -124,8 +124,9 @@ UNTRACKED_KEYS: dict[str, tuple[str, ...]] = {
 
 #: per optional study section: the keys the claims engine reads of it (mpdp.studies.<study>.claims)
 _CLAIMS_KEYS: dict[str, tuple[str, ...]] = {
+    # root_seed: the stream of Z6's bootstrap interval (mpdp.studies.admm.claims)
     "admm": ("admm.dataset", "admm.main_topology", "admm.settle_tol", "admm.f4_iterations", "admm.g_margin",
-             "admm.P", "admm.C_R"),
+             "admm.P", "admm.C_R", "root_seed"),
     "voting": ("voting.delta_p",),
 }
 
