@@ -192,3 +192,10 @@ def test_tied_repetitions_are_no_certainty():
     assert (_decide(GREATER, tied) == "underpowered").all()
     p_for = engine.p_values(GREATER, pd.Series(tied[0, 0]), False, np.nan, np.nan, np.nan, 0.0)[0]
     assert p_for == 0.25  # the exact sign test: 2^-2
+
+
+def test_power_at_one_degree_of_freedom_in_a_large_family_is_finite_or_infinite_never_an_error():
+    # the smoke profile's two repetitions inside V4-sized families: the noncentral t needs a wide bracket
+    for claim in (GREATER, SIMILAR):
+        mde, need = engine.cell_power(claim, 0.01, 1.0, 2, False, 84)
+        assert mde > claim.delta and need > 2

@@ -223,7 +223,17 @@ def _mde_factor(df: float, family: int) -> float:
     if not np.isfinite(df):
         return float(stats.norm.ppf(1 - a) + stats.norm.ppf(POWER))
     crit = float(stats.t.ppf(1 - a, df))
-    return float(optimize.brentq(lambda ncp: stats.nct.sf(crit, df, ncp) - POWER, 0.0, crit + 50.0))
+    return _root(lambda ncp: float(stats.nct.sf(crit, df, ncp)) - POWER, crit + 50.0)
+
+
+def _root(f: object, hi: float, lo: float = 0.0) -> float:
+    """The root of an increasing ``f`` on (0, ∞), the bracket widened tenfold until it holds (∞ when
+    ``f`` stays below 0: at few degrees of freedom and a large family no effect reaches the power)."""
+    while f(hi) < 0:  # type: ignore[operator]
+        if hi > 1e12:
+            return float("inf")
+        hi *= 10.0
+    return float(optimize.brentq(f, lo, hi))  # type: ignore[arg-type]
 
 
 def mde(se: float, df: float, family: int = 1) -> float:
@@ -264,7 +274,7 @@ def tost_mde(se: float, df: float, family: int = 1) -> float:
     if not (np.isfinite(se) and se > 0 and df > 0):
         return _NAN
     hi = se * (stats.norm.ppf(1 - family_alpha(family)) + 10.0) * (1 if not np.isfinite(df) else 1 + 20 / df)
-    return float(optimize.brentq(lambda e: tost_power(se, df, e, family) - POWER, 1e-12 * se, hi))
+    return float(se * _root(lambda e: tost_power(se, df, e * se, family) - POWER, hi / se, 1e-12))
 
 
 def tost_reps_needed(n: int, se: float, df: float, delta: float, family: int = 1, floor: int = 2) -> float:
