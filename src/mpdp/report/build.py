@@ -306,10 +306,18 @@ def machine_paths_removed(page: str, context: Mapping[str, Any]) -> str:
     mirror = (context.get("invocation") or {}).get("mirror")
     if mirror and os.path.isabs(str(mirror)):
         for path in dict.fromkeys([os.path.abspath(mirror), os.path.realpath(mirror)]):
-            page = page.replace(path, Path(os.path.relpath(path, roots[0])).as_posix())
+            page = _absolute(path).sub(Path(os.path.relpath(path, roots[0])).as_posix().replace("\\", "\\\\"),
+                                       page)
     for path in sorted(roots, key=len, reverse=True):
-        page = page.replace(path + os.sep, "").replace(path, ".")
+        page = _absolute(path + os.sep).sub("", page)
+        page = _absolute(path).sub(".", page)
     return page
+
+
+def _absolute(path: str) -> re.Pattern[str]:
+    """``path`` where it stands as an absolute path, not inside a relative one (``../../work/x`` holds
+    ``/work/x`` after its dots: a relative path already printed is left alone)."""
+    return re.compile(r"(?<![\w.\-/])" + re.escape(path))
 
 
 def render_report(
