@@ -202,9 +202,10 @@ def test_report_reproduce_command_rebuilds_exactly_this_report(workdir):
     # issue 59: the mirror relative to the project folder; no absolute path of this machine in the report
     mirror = shlex.quote(os.path.relpath(os.path.abspath(MIRROR), os.path.abspath(workdir)))
     assert main == f"MPDP_DATA_MIRROR={mirror} snakemake --cores all --configfile config/smoke.yaml --config root_seed=0"
+    bare = re.sub(r"(?:\.\./)+\S*", "", text)  # relative paths (one may end in the mirror's absolute path)
     for path in {os.path.abspath(MIRROR), os.path.realpath(MIRROR), os.path.abspath(workdir),
                  os.path.realpath(workdir)}:
-        assert path not in text, path
+        assert path not in bare, path
     assert "<code>config/config.yaml</code>, then <code>config/smoke.yaml</code>" in (
         workdir / "reports" / "report.html").read_text(encoding="utf-8")
     # the command, run as printed, has nothing to do: same config, same params, same outputs
