@@ -53,7 +53,7 @@ _LS_COMMON = ("delta", "eps_grid", "t_grid", "draws", "reps", "calibration", "ep
 #: rule (or rule variant) -> the config keys its job reads
 RULE_KEYS: dict[str, tuple[str, ...]] = {
     # data stage (spec E1); plus the data set's own key of DATASET_KEYS
-    "prepare": ("root_seed", "max_records", "split", "preprocess.intercept", "preprocess.row_scaling",
+    "prepare": ("root_seed", "max_records", "split.test_frac", "split.seed", "preprocess.intercept", "preprocess.row_scaling",
                 "preprocess.scaling_bounds"),
     # spec E2; the (m, u) layouts come as the param ``layouts`` (plan.partition_settings)
     "partition": ("root_seed", "wddp.reps", "wddp.tau_frac", "wddp.leftover", "wddp.small_group_frac"),
