@@ -69,3 +69,19 @@ def test_a_prepared_split_of_another_test_share_is_refused() -> None:
 def test_describe_names_the_design() -> None:
     assert "every repetition" in splits.describe(_cfg())
     assert "shared by every repetition" in splits.describe(_cfg(per_rep=False))
+
+
+def test_partitions_of_each_repetitions_rows_draw_as_on_0_to_n() -> None:
+    from mpdp.data.partition import make_partitions
+
+    pool = splits.Pool.of(_processed())
+    cfg = _cfg()
+    rows = [pool.indices(rep, cfg)[0] for rep in range(3)]
+    plain = make_partitions(pool.n_train, "random", 4, None, 3, 0, "toy")
+    mapped = make_partitions(pool.n_train, "random", 4, None, 3, 0, "toy", rows=rows)
+    np.testing.assert_array_equal(mapped.sizes, plain.sizes)
+    for rep in range(3):
+        np.testing.assert_array_equal(mapped.order[rep], rows[rep][plain.order[rep]])
+        assert np.isin(mapped.order[rep], pool.indices(rep, cfg)[1]).sum() == 0
+    same = make_partitions(pool.n_train, "random", 4, None, 3, 0, "toy", rows=[np.arange(pool.n_train)] * 3)
+    np.testing.assert_array_equal(same.order, plain.order)

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import math
 import zipfile
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -188,13 +189,21 @@ def make_partitions(
     tau_frac: float = 0.2,
     leftover: str = "drop",
     small_frac: float = 0.5,
+    rows: Sequence[np.ndarray] | None = None,
 ) -> PartitionSet:
     """The partitions of ``n`` training rows for repetitions 0..reps-1 (spec E2).
 
     ``design`` is ``"random"`` (u must be None; tau from :func:`default_tau`) or
     ``"two_group"`` (``leftover``, ``small_frac``: see :func:`two_group_sizes`). Repetition r uses
     ``rng(root_seed, "partition", dataset, design, m, u, r)``.
+
+    ``rows`` (issue 60): per repetition, the ``n`` row indices it partitions (its own training
+    records in a pool, :mod:`mpdp.data.splits`); ``order[r]`` then holds entries of ``rows[r]``.
+    ``None`` partitions ``0..n-1`` in every repetition; ``rows[r] = arange(n)`` gives the same
+    partitions bit for bit (the draws do not depend on ``rows``).
     """
+    if rows is not None and (len(rows) != int(reps) or any(len(r) != int(n) for r in rows)):
+        raise ValueError(f"rows must give {reps} index arrays of {n} rows each")
     if design not in DESIGNS:
         raise ValueError(f"design must be one of {DESIGNS}, got {design!r}")
     n, m, reps = int(n), int(m), int(reps)
@@ -208,7 +217,7 @@ def make_partitions(
         else:
             sizes = two_group_sizes(n, m, u_key, leftover, small_frac)
             order = gen.permutation(n)[: int(sizes.sum())]
-        orders.append(order)
+        orders.append(order if rows is None else np.asarray(rows[rep])[order])
         all_sizes.append(sizes)
     return PartitionSet(
         order=np.array(orders, dtype=np.int32), sizes=np.array(all_sizes, dtype=np.int32)
