@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from mpdp import config
-from mpdp.pipeline import rule_keys
 from mpdp.data import prepare as prep
+from mpdp.pipeline import rule_keys
 
 ROOT = Path(__file__).resolve().parents[2]
 

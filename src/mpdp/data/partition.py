@@ -19,7 +19,6 @@ blocks in party order. Each repetition draws from ``mpdp.seeding.rng(root_seed,
 from __future__ import annotations
 
 import math
-import zipfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path

@@ -15,7 +15,6 @@ import re
 from mpdp.data.info import DatasetInfo, RawFile, Source
 from mpdp.errors import ConfigError
 
-
 _UCI = "https://archive.ics.uci.edu/ml/machine-learning-databases"
 _UCI_STATIC = "https://archive.ics.uci.edu/static/public"
 _UCI_LICENSE = "CC BY 4.0 (UCI Machine Learning Repository)"
