@@ -3,6 +3,8 @@ every cell coloured by its verdict."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 from PIL import Image
@@ -61,3 +63,20 @@ def test_a_map_of_many_cells_and_long_labels_stays_legible():
     fig = maps.figure(many, "s", verdicts)
     assert check.check(fig).problems == []
     assert "C0 · equal privacy — INCONCLUSIVE" in fig.axes[0].get_yticklabels()[0].get_text()
+
+
+def test_the_written_map_names_its_study_in_the_title(tmp_path, monkeypatch):
+    """Issue 59: a map says which paper it belongs to; the workflow passes the study's registry name."""
+    seen = {}
+    real = maps.figure
+
+    def spy(*args, **kwargs):
+        fig = real(*args, **kwargs)
+        seen["title"] = fig._suptitle.get_text()
+        return fig
+
+    monkeypatch.setattr(maps, "figure", spy)
+    maps.write(_cells(), "s", tmp_path / "map.png", tmp_path / "map.pdf", title=maps.study_title("Paper X"))
+    assert seen["title"].startswith("Paper X: every cell of every claim")
+    script = (Path(__file__).resolve().parents[2] / "workflow" / "scripts" / "claims_map.py").read_text()
+    assert "title=maps.study_title(registry.get(study).name)" in script

@@ -2,14 +2,16 @@
 from mpdp.claims import maps, tables
 from mpdp.figures.plot import logged_warnings
 from mpdp.pipeline.runner import run_step
+from mpdp.studies import registry
 
 sm = snakemake  # noqa: F821  (injected by Snakemake)
 
 
 def step(log):
     cells = tables.read_cells(sm.input.cells)
-    maps.write(cells, sm.wildcards.claims_study, sm.output.png, sm.output.pdf,
-               tables.read_verdicts(sm.input.verdicts))
+    study = sm.wildcards.claims_study
+    maps.write(cells, study, sm.output.png, sm.output.pdf, tables.read_verdicts(sm.input.verdicts),
+               title=maps.study_title(registry.get(study).name))
     log.info("verdict map of %s: %d cells", sm.wildcards.claims_study,
              int((cells["study"] == sm.wildcards.claims_study).sum()))
 

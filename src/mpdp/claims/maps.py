@@ -155,11 +155,16 @@ def figure(cells: pd.DataFrame, study: str, verdicts: pd.DataFrame | None = None
     return fig
 
 
+def study_title(study_name: str) -> str:
+    """The map's title naming its study (issue 59: no map without the paper it belongs to)."""
+    return f"{study_name}: every cell of every claim, coloured by its verdict (Holm across a claim's cells)"
+
+
 def write(cells: pd.DataFrame, study: str, out_png: str | Path, out_pdf: str | Path,
-          verdicts: pd.DataFrame | None = None) -> None:
+          verdicts: pd.DataFrame | None = None, title: str = "") -> None:
     """Draw and save the map as PNG and PDF (:func:`mpdp.figures.plot.save_figure`: atomically,
-    without dates in the files, checked like every figure)."""
+    without dates in the files, checked like every figure); ``title``: see :func:`figure`."""
     with plt.rc_context(style.RC):
-        fig = figure(cells, study, verdicts)
+        fig = figure(cells, study, verdicts, title)
         save_figure(fig, out_png, out_pdf)
         plt.close(fig)
