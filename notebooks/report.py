@@ -31,6 +31,7 @@ from IPython.display import HTML, Markdown, display
 from mpdp import config as mpdp_config
 from mpdp import io as mpdp_io
 from mpdp.audit import section as audit_section
+from mpdp.data import splits
 from mpdp.multiverse import section as multiverse_section
 from mpdp.multiverse import spec as multiverse_spec
 from mpdp.pipeline import planning
@@ -88,7 +89,8 @@ def claim_anchor(study: str, reading: str, claim_id: str) -> str:
 display(Markdown(
     "One cell per claim, its verdict over every setting where it is defined; the bar shows what the verdict is "
     f"made of. Click a cell for the claim's row, {verdicts.FOREST_MARK} for its forest plot; hover for the claim "
-    "and its counts; * marks a claim the paper itself qualifies."))
+    f"and its counts; * marks a claim the paper itself qualifies. In every study but the synthetic ones "
+    f"{splits.short(CFG)}."))
 display(HTML(verdicts.verdict_matrix_html(
     VERDICTS, {s.key: s.paper for s in [*PAPERS, *OTHERS]}, claim_anchor, CLAIMS_TABLES.forest_anchor)))
 for study in [*PAPERS, *OTHERS]:

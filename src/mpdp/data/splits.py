@@ -49,6 +49,13 @@ def describe(cfg: Mapping[str, Any]) -> str:
     return f"one stratified split ({share} test records, split seed {s['seed']}) shared by every repetition"
 
 
+def short(cfg: Mapping[str, Any]) -> str:
+    """A few words on the split design for the report's first screen."""
+    if per_repetition(cfg):
+        return "each repetition draws its own train/test split, so the intervals cover the data's sampling too"
+    return "every repetition shares one train/test split, so the intervals do not cover the data's sampling"
+
+
 def repetition_split(y_pool: np.ndarray, n_train: int, dataset: str, rep: int,
                      cfg: Mapping[str, Any]) -> tuple[np.ndarray, np.ndarray]:
     """Sorted pool indices (train, test) of repetition ``rep``.
