@@ -47,6 +47,8 @@ METHODS: dict[str, str] = {
     "delta_method": "delta-method risk",
     "private_selection": "private hyper-parameter selection",
     "dpsgd": "DP-SGD",
+    "objpert": "objective perturbation (trusted curator)",
+    "objpert_avg": "objective perturbation per party, averaged",
 }
 
 #: cell verdicts (cells.parquet ``cell_verdict``) in words; the others read as they are ("for",
