@@ -21,7 +21,7 @@ def unit_rows(gen: np.random.Generator, n: int, d: int) -> np.ndarray:
     return np.hstack([Z, np.ones((n, 1))]) / np.sqrt(2.0)
 
 
-def write_synthetic(out: Path, n_train: int = 900, n_test: int = 300, d: int = 6, K: int = 3, seed: int = 0) -> Path:
+def write_synthetic(out: Path, n_train: int = 960, n_test: int = 240, d: int = 6, K: int = 3, seed: int = 0) -> Path:
     """A prepared data set in the data layer's format, with a K-class label; synthetic."""
     gen = np.random.default_rng(seed)
     centres = gen.normal(size=(K, d - 1)) * 2
@@ -42,7 +42,16 @@ def write_synthetic(out: Path, n_train: int = 900, n_test: int = 300, d: int = 6
 
 @pytest.fixture(scope="session")
 def synthetic_dir(tmp_path_factory) -> Path:
+    """960 training and 240 test rows: the 80/20 split of ``split.test_frac`` = 0.2, so that each
+    repetition can draw its own split of the pool (issue 60)."""
     return write_synthetic(tmp_path_factory.mktemp("voting_data"))
+
+
+@pytest.fixture(scope="session")
+def fixed_split_dir(tmp_path_factory) -> Path:
+    """The 900/300 synthetic set the recorded fixed-split tables were computed on (read under
+    ``split.per_repetition: false``, which never redraws the split)."""
+    return write_synthetic(tmp_path_factory.mktemp("voting_fixed_split"), n_train=900, n_test=300)
 
 
 @pytest.fixture

@@ -94,13 +94,17 @@ def test_tuning_keys_are_disjoint_from_the_evaluated_ones(synthetic_dir, tuned_c
         assert plan.partition_key("kddcup99", 5, rep) in streams.evaluated
         assert ("voting", "noise", table, "hamm_soft", 5, EPS[0], rep) in streams.evaluated  # oracle rows
         assert ("voting", "noise_private", table, "hamm_soft", 5, EPS[0], rep) in streams.evaluated  # private
-    # the selection alone (either protocol) draws from tuning streams only, none of which a repetition uses
-    task, _ = train.load_task(synthetic_dir, table, cfg)
-    for protocol in ("private", "oracle"):
-        selection = plan.Streams(cfg["root_seed"])
-        train.select_lambdas(cfg, table, task, 5, train.Pooled(task), selection, LOG, protocol=protocol)
-        assert not selection.evaluated and selection.tuning <= streams.tuning
-        assert_disjoint(selection.tuning, streams.evaluated)
+    # the selection alone (either protocol, each repetition's on its own task: a split per
+    # repetition) draws from tuning streams only, none of which a repetition uses
+    for rep in range(2):
+        task, _ = train.load_task(synthetic_dir, table, cfg, rep)
+        for protocol in ("private", "oracle"):
+            selection = plan.Streams(cfg["root_seed"])
+            train.select_lambdas(cfg, table, task, 5, train.Pooled(task), selection, LOG, protocol=protocol, rep=rep)
+            assert not selection.evaluated and selection.tuning <= streams.tuning
+            assert_disjoint(selection.tuning, streams.evaluated)
+            # keyed by the repetition: its selection is its own
+            assert all(any(k[i:i + 2] == ("repetition", rep) for i in range(len(k))) for k in selection.tuning)
     # a selection that reused a repetition's stream is caught
     with pytest.raises(ValueError, match="evaluated repetitions draw from tuning streams"):
         assert_disjoint(streams.tuning, streams.evaluated | {next(iter(streams.tuning))})
@@ -142,7 +146,8 @@ def test_lambda_figure_builds_with_curves_majority_line_and_chosen_lambda(synthe
     axes = fig.axes
     assert len(axes) == 2 * 2  # tables x ε
     for i, ax in enumerate(axes):  # row-major: kddcup99, then kddcup99_multiclass
-        expected = tables[sorted(tables)[i // 2]]["majority_error"].iloc[0]
+        # the mean over repetitions of each repetition's own majority-class error (issue 60)
+        expected = tables[sorted(tables)[i // 2]].groupby("rep")["majority_error"].first().mean()
         majority = [ln for ln in ax.get_lines() if ln.get_label().startswith("majority class")]
         assert len(majority) == 1 and majority[0].get_ydata()[0] == pytest.approx(expected)
         curves = [ln for ln in ax.get_lines() if ln.get_label() in figures.LABELS.values()

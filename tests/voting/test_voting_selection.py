@@ -48,8 +48,10 @@ def default_rows(synthetic_dir):
     return cfg, results.to_frame(train.table_rows(cfg, "kddcup99", synthetic_dir, _NullLog()), plan.EXTRA_COLUMNS)
 
 
-def test_default_is_private_and_the_oracle_rows_are_todays(default_rows):
-    cfg, frame = default_rows
+def test_default_is_private_and_the_oracle_rows_are_todays(fixed_split_dir):
+    cfg = _cfg()
+    cfg["split"]["per_repetition"] = False  # the rows were recorded on the fixed split
+    frame = results.to_frame(train.table_rows(cfg, "kddcup99", fixed_split_dir, _NullLog()), plan.EXTRA_COLUMNS)
     assert selection.protocols(cfg) == ["private", "oracle"]
     main = plan.main_rows(frame)
     assert set(main.loc[np.isfinite(main["epsilon"]), "selection"]) == {"private"}
@@ -223,7 +225,8 @@ def test_protocols_sharing_their_partitions_give_the_same_table_to_the_last_bit(
 
 def _calls(cfg, synthetic_dir, monkeypatch, table="kddcup99"):
     """The table's rows, the partitions it built by key and every private selection's
-    (mechanisms, repetition, partition) (issue 43)."""
+    (mechanisms, M, repetition, partition) (issue 43); repetition None: a selection the fixed
+    split shares between every repetition."""
     built, calls = {}, []
     original_partition, original_select = train._partition, train.select_private
 
@@ -231,9 +234,10 @@ def _calls(cfg, synthetic_dir, monkeypatch, table="kddcup99"):
         built[key] = original_partition(solved, key, *args)
         return built[key]
 
-    def select(cfg, table, task, M, models, streams, record=None, mechs=None, rep=None):
+    def select(cfg, table, task, M, models, streams, record=None, mechs=None, suffix=()):
+        rep = suffix[1] if suffix else None  # ("release_partition" | "repetition", rep)
         calls.append((tuple(mechs if mechs is not None else train.mechanisms(task.n_classes)), M, rep, models))
-        return original_select(cfg, table, task, M, models, streams, record, mechs, rep)
+        return original_select(cfg, table, task, M, models, streams, record, mechs, suffix)
 
     monkeypatch.setattr(train, "_partition", partition)
     monkeypatch.setattr(train, "select_private", select)
@@ -272,14 +276,14 @@ def test_party_level_rows_are_private_per_party_by_group_privacy(synthetic_dir, 
         if r.privacy_unit == "party":
             assert trials is release and g == 1  # the same parties: no group factor
         else:
-            assert trials is built[("tuning", r.M)]  # a record is one record in any partition
+            assert trials is built[("tuning", r.M, r.rep)]  # a record is one record in any partition
         independent = (2 + shape) * r.eps_trial * g + r.beta * r.sensitivity
         assert r.eps_end_to_end == pytest.approx(independent, rel=1e-12)
         assert r.eps_end_to_end <= r.epsilon * (1 + 1e-12)
     # why: on the tuning partition (drawn apart) one released party touches several tuning
     # parties, and the party-level selection would cost that many times more
     M = max(cfg["voting"]["M_grid"])
-    assert _groups(built[(M, 0)].parts, built[("tuning", M)].parts) > 1
+    assert _groups(built[(M, 0)].parts, built[("tuning", M, 0)].parts) > 1
 
 
 def test_eps_accounted_of_the_release_enters_the_end_to_end_epsilon(synthetic_dir):

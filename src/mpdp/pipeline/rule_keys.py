@@ -78,8 +78,10 @@ RULE_KEYS: dict[str, tuple[str, ...]] = {
     "admm_job": ("root_seed", *(f"admm.{k}" for k in _ADMM_TRAIN)),
     "admm_figure": ("admm",),
     # the figures' ε of H-2 is not trained for (every ε of voting.eps_grid is); δ_p is: the
-    # tables hold the Lemma 6 line at δ_p (column lemma6_bound, read by the claims)
-    "voting_train": ("root_seed", *_section_without("voting", "h2_eps")),
+    # tables hold the Lemma 6 line at δ_p (column lemma6_bound, read by the claims); the split
+    # keys: each repetition's train/test split of the pool (issue 60, mpdp.data.splits)
+    "voting_train": ("root_seed", "split.per_repetition", "split.seed", "split.test_frac",
+                     *_section_without("voting", "h2_eps")),
     "voting_figure": ("voting.h1_M", "voting.h2_eps", "voting.delta_p", "voting.delta_thm4"),
     **{f"ls_experiment:{exp}": ("root_seed", *(f"ls.{k}" for k in _LS_COMMON), f"ls.{exp}")
        for exp in ("ls_1", "ls_2", "ls_3")},

@@ -29,6 +29,7 @@ from mpdp.studies.voting.plan import (
     EXTRA_COLUMNS,
     SWEEP_MECHANISMS,
     main_rows,
+    majority_error,
     sweep_rows,
 )
 
@@ -312,7 +313,7 @@ def lambda_tradeoff(tables: Mapping[str, pd.DataFrame], cfg: Mapping) -> Figure:
                     if not s.empty:
                         ax.plot(s["lambda"], s["mean"], "*", ms=12, color=_COLOURS[mech], mec="black",
                                 label=f"λ chosen by the selection ({chosen['lambda_source'].iloc[0]})")
-            ax.axhline(float(sw["majority_error"].iloc[0]), color="#555555", ls="--", lw=1.2,
+            ax.axhline(majority_error(sw), color="#555555", ls="--", lw=1.2,
                        label="majority class (always predict it)")
             ax.set_xscale("log")
             ax.set_xlabel(_fit(ax, "regulariser λ (global for Alg. 1/2, local for averaging)"))

@@ -78,6 +78,26 @@ def sweep_rows(df: pd.DataFrame) -> pd.DataFrame:
     return df[df["experiment"] == SWEEP]
 
 
+def majority_error(df: pd.DataFrame) -> float:
+    """The majority-class test error of a table's rows (column ``majority_error``).
+
+    Under the fixed split it is one value; with a split per repetition (issue 60) each
+    repetition has its own (its private pool's majority class on its test records), and this is
+    their mean over repetitions. For a binary label the stratified splits hold the same class
+    counts in every repetition, so the values agree there too.
+    """
+    col = df["majority_error"]
+    per_rep = df.loc[col.notna()].groupby("rep")["majority_error"].first() if "rep" in df else col.dropna()
+    values = per_rep.unique()
+    return float(values[0]) if len(values) == 1 else float(per_rep.mean())
+
+
+def selection_key(rep: int | None) -> tuple[KeyPart, ...]:
+    """The suffix of the λ selection's tuning-stream keys: ``()`` for the one selection per M of
+    the fixed split, ``("repetition", rep)`` for repetition ``rep``'s own (issue 60)."""
+    return () if rep is None else ("repetition", int(rep))
+
+
 class Streams:
     """The random streams of one table, keyed by :mod:`mpdp.seeding`; every key used is recorded.
 
@@ -136,20 +156,24 @@ def feasible_M(M_grid: Sequence[int], n_private: int, min_party_size: int) -> li
 
 
 def aux_split(n_train: int, n_total: int, aux_frac: float, seed: int, dataset: str,
-              val_frac: float = 0.0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Sorted (aux, validation, private) indices into the training rows [REC].
+              val_frac: float = 0.0, rep: int | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Sorted (aux, validation, private) positions among a repetition's training records [REC].
 
     N = ceil(aux_frac · n_total) auxiliary records and ceil(val_frac · n_total) validation
-    records. The pools are fixed per data set (like the test set, spec E0); labels of the
-    auxiliary pool are never used (spec E5 "labels dropped"), those of the validation split
-    only by the λ selection.
+    records (the same counts in every repetition: each has n_train training records). ``rep``
+    None: one draw per data set, ``rng(seed, "voting", "aux", dataset)`` (the fixed split,
+    ``split.per_repetition: false``: the pools are fixed like the test set); with ``rep`` each
+    repetition draws its own from ``rng(seed, "voting", "aux", dataset, "repetition", rep)``
+    within its own training records (issue 60). Labels of the auxiliary pool are never used
+    (spec E5 "labels dropped"), those of the validation split only by the λ selection.
     """
     N = math.ceil(round(aux_frac * n_total, 9))
     V = math.ceil(round(val_frac * n_total, 9))
     if not (N > 0 and n_train > N + V):
         raise ConfigError(f"voting.aux_frac = {aux_frac} and voting.val_frac = {val_frac} leave "
                           f"{n_train - N - V} of {n_train} training records for the parties")
-    perm = rng(seed, "voting", "aux", dataset).permutation(n_train)
+    key: tuple[KeyPart, ...] = ("voting", "aux", dataset) if rep is None else ("voting", "aux", dataset, "repetition", rep)
+    perm = rng(seed, *key).permutation(n_train)
     return np.sort(perm[:N]), np.sort(perm[N:N + V]), np.sort(perm[N + V:])
 
 

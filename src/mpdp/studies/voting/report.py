@@ -16,7 +16,7 @@ import pandas as pd
 
 from mpdp.claims.intervals import t_interval
 from mpdp.studies.voting.figures import FIGURE_IDS, LABELS, MULTICLASS_LABELS, load_tables
-from mpdp.studies.voting.plan import CURATOR, main_rows, sweep_rows
+from mpdp.studies.voting.plan import CURATOR, main_rows, majority_error, sweep_rows
 from mpdp.tuning import edge_sentence, edge_warnings
 
 #: mechanism -> (spec section, privacy unit, ℓ2 sensitivity binary | multiclass, released model)
@@ -197,7 +197,7 @@ def pools(tables: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
     for table, full in sorted(tables.items()):
         g = main_rows(full)
         out.append({"table": table, "N (aux pool)": int(g["N_aux"].iloc[0]), "private records": int(g["n"].iloc[0]),
-                    "majority-class test error": float(g["majority_error"].iloc[0]),
+                    "majority-class test error": majority_error(g),
                     "M grid": sorted(int(m) for m in g["M"].dropna().unique())})
     return pd.DataFrame(out)
 
@@ -226,7 +226,7 @@ def beats_majority(tables: Mapping[str, pd.DataFrame], cfg: Mapping) -> pd.DataF
     out = []
     for table, full in sorted(tables.items()):
         rows, M = _h1_rows(main_rows(full), int(cfg["voting"]["h1_M"]))
-        maj = float(rows["majority_error"].iloc[0])
+        maj = majority_error(rows)
         private = rows[rows["privacy_unit"] != "none"]
         for mech in [m for m in LABELS if m in set(private["mechanism"])]:
             g = private[private["mechanism"] == mech]
@@ -297,7 +297,7 @@ def figure_findings(tables: Mapping[str, pd.DataFrame], cfg: Mapping) -> str:
         eps = sorted(float(e) for e in rows.loc[rows["privacy_unit"] != "none", "epsilon"].unique())
         if not eps:
             continue
-        maj = float(rows["majority_error"].iloc[0])
+        maj = majority_error(rows)
         fig = "H-3" if table.endswith("_multiclass") else "H-1"
         lines.append(
             f"- **{fig}, {table} (M = {M}):** Alg. 2's mean test error is {_mean(rows, 'hamm_soft', eps[0]):.3f} at "

@@ -19,6 +19,20 @@ of the selection comes from a tuning stream (:meth:`Streams.tuning_rng`), disjoi
 reported repetitions.
 The votes do not depend on the global λ, so a λ grid only adds curator ERM solves; the
 averaging baselines need their local classifiers refitted at each λ they use.
+
+**A split per repetition (issue 60, ``split.per_repetition``, [REC]).** Repetition r takes its
+own train/test split of the data set's pool (:mod:`mpdp.data.splits`), draws its auxiliary pool,
+validation split and private pool within its training records (:func:`repetition_task`,
+:func:`~mpdp.studies.voting.plan.aux_split` keyed by r), its parties' parts from its private
+pool, its non-private references (pooled minimisers, controls, ensemble, majority class, the
+held-out pool of Theorem 4) on its own records, and is scored on its own test records. The λ
+selection runs per (M, repetition) on repetition r's validation records (tuning streams keyed
+``("repetition", r)``, :func:`~mpdp.studies.voting.plan.selection_key`), so no selection reads a
+record outside r's training part. A table is built one repetition at a time (only one
+repetition's arrays and models are held), its rows written in the order (protocol, M,
+repetition) as before. With ``split.per_repetition: false`` every repetition gets the same
+task, its pools drawn once per data set and its λ selected once per M, and the table is the
+one of the fixed design to the last bit (tests/voting/test_split_per_repetition.py).
 """
 
 from __future__ import annotations
@@ -26,6 +40,7 @@ from __future__ import annotations
 import logging
 import math
 import time
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,7 +49,9 @@ from typing import Any
 import numpy as np
 
 from mpdp import bounds, results
+from mpdp.data import splits
 from mpdp.data.prepare import load, load_classes
+from mpdp.data.splits import Pool
 from mpdp.errors import InputDataError
 from mpdp.mechanisms import output_perturbation as op
 from mpdp.models.voting_erm import (
@@ -62,6 +79,7 @@ from mpdp.studies.voting.plan import (
     dataset_of,
     feasible_M,
     partition_key,
+    selection_key,
     split_parts,
 )
 
@@ -79,6 +97,8 @@ class Task:
     n_classes: int  # 2: labels ±1; K > 2: class codes 0..K-1
     X_val: np.ndarray | None = None  # validation split: only the λ selection reads it
     y_val: np.ndarray | None = None
+    #: pool indices (mpdp.data.splits.Pool) of the rows above: "aux", "val", "priv", "test"
+    rows: Mapping[str, np.ndarray] | None = None
 
     @property
     def multiclass(self) -> bool:
@@ -90,24 +110,40 @@ class Task:
 # ---------------------------------------------------------------------------------------------
 
 
-def load_task(processed_dir: Path, table: str, cfg: Mapping[str, Any]) -> tuple[Task, dict[str, Any]]:
-    """Split the prepared data set into auxiliary pool, private pool and test set (spec E5)."""
-    dataset, multi = dataset_of(table)
+def load_pool(processed_dir: Path, table: str) -> tuple[Pool, int, dict[str, Any]]:
+    """The prepared data set of ``table`` as a pool (:class:`mpdp.data.splits.Pool`; the
+    5-class codes of a multiclass table as its ``classes``), its number of classes and its card."""
+    _, multi = dataset_of(table)
     data = load(Path(processed_dir))
-    y_train, y_test = np.asarray(data.y_train), np.asarray(data.y_test)
-    n_classes = 2
-    if multi:
-        y_train, y_test, names = load_classes(Path(processed_dir))
-        n_classes = len(names)
-    X_train = np.asarray(data.X_train, dtype=np.float64)
-    n_total = data.card["n_train"] + data.card["n_test"]
+    if not multi:
+        return Pool.of(data), 2, data.card
+    c_train, c_test, names = load_classes(Path(processed_dir))
+    return Pool.of(data, (c_train, c_test)), len(names), data.card
+
+
+def repetition_task(pool: Pool, n_classes: int, cfg: Mapping[str, Any], rep: int) -> Task:
+    """Repetition ``rep``'s auxiliary pool, validation split and private pool, all within its
+    training records, and its test set (spec E5; issue 60, module docstring).
+
+    Under the fixed split (``split.per_repetition: false``) the training records are the pool's
+    first ``n_train`` rows and the pools one draw per data set: the arrays of every repetition
+    are those of the prepared ``X_train``/``X_test`` split, whatever ``rep``.
+    """
+    split = pool.repetition(rep, cfg)
+    labels = pool.classes if n_classes > 2 else pool.y
     v = cfg["voting"]
-    aux, val, priv = aux_split(len(X_train), n_total, v["aux_frac"], cfg["root_seed"], dataset, v["val_frac"])
-    task = Task(
-        X_train[aux], y_train[aux], X_train[priv], y_train[priv],
-        np.asarray(data.X_test, dtype=np.float64), y_test, n_classes, X_train[val], y_train[val],
-    )
-    return task, data.card
+    own = splits.per_repetition(cfg)
+    aux, val, priv = (split.train[i] for i in aux_split(len(split.train), pool.n, v["aux_frac"], cfg["root_seed"],
+                                                          pool.dataset, v["val_frac"], rep if own else None))
+    X, test = pool.X, split.test
+    return Task(X[aux], labels[aux], X[priv], labels[priv], X[test], labels[test], n_classes, X[val], labels[val],
+                {"aux": aux, "val": val, "priv": priv, "test": test})
+
+
+def load_task(processed_dir: Path, table: str, cfg: Mapping[str, Any], rep: int = 0) -> tuple[Task, dict[str, Any]]:
+    """Repetition ``rep``'s task of ``table`` (:func:`repetition_task`) and the data card."""
+    pool, n_classes, card = load_pool(processed_dir, table)
+    return repetition_task(pool, n_classes, cfg, rep), card
 
 
 
@@ -126,18 +162,24 @@ def majority_error(task: Task) -> float:
 
 
 class Pooled:
-    """Exact minimisers of the ERM on the pooled private data, per λ (control, J* of B5, B.1, warm starts)."""
+    """Exact minimisers of the ERM on the pooled private data, per λ (control, J* of B5, B.1, warm starts).
 
-    def __init__(self, task: Task) -> None:
+    ``work`` counts the table's exact solves and validation evaluations (shared by every
+    :class:`Partition` built on this pool; keys of :data:`WORK`).
+    """
+
+    def __init__(self, task: Task, work: Counter[str] | None = None) -> None:
         self.task = task
         self.t = targets(task.y_priv, task.n_classes)
         self._w: dict[float, np.ndarray] = {}
+        self.work: Counter[str] = work if work is not None else Counter()
 
     def model(self, lam: float) -> np.ndarray:
         """The pooled minimiser at λ (warm-started from the nearest λ solved so far)."""
         if lam not in self._w:
             init = self._w[min(self._w, key=lambda x: abs(math.log(x / lam)))] if self._w else None
             self._w[lam] = global_models(self.task.X_priv, [self.t], lam, self.task.n_classes, init)[0]
+            self.work["pooled_solves"] += 1
         return self._w[lam]
 
     def objective(self, W: np.ndarray, lam: float) -> np.ndarray:
@@ -154,6 +196,7 @@ class Partition:
         self.n_min = int(min(len(p) for p in parts))
         self.W_loc = local_models(task.X_priv, task.y_priv, parts, lam_loc, task.n_classes,
                                   pooled.model(lam_loc))  # votes: λ_loc
+        pooled.work.update({"local_problems": 1, "local_fits": len(parts)})
         # the auxiliary pool's vote labels; ties as voting.tie_break says (tie_rng: random, E7 #23)
         self.vote_t, self.soft_t = vote_targets(predict(self.W_loc, task.X_aux, task.n_classes), task.n_classes,
                                                 tie_rng)
@@ -165,6 +208,7 @@ class Partition:
         if lam not in self._curator:
             self._curator[lam] = global_models(self.task.X_aux, [self.vote_t, self.soft_t], lam,
                                                self.task.n_classes, self.pooled.model(lam))
+            self.pooled.work["curator_solves"] += 2
         return self._curator[lam]
 
     def average(self, lam: float) -> np.ndarray:
@@ -172,6 +216,7 @@ class Partition:
         if lam not in self._avg:
             self._avg[lam] = local_models(self.task.X_priv, self.task.y_priv, self.parts, lam, self.task.n_classes,
                                           self.pooled.model(lam)).mean(axis=0)
+            self.pooled.work.update({"local_problems": 1, "local_fits": len(self.parts)})
         return self._avg[lam]
 
     def released(self, mechanism: str, lam: float) -> np.ndarray:
@@ -197,7 +242,8 @@ Choice = dict[tuple[str, float], tuple[float, str]]
 
 def select_lambdas(cfg: Mapping[str, Any], table: str, task: Task, M: int, pooled: Pooled, streams: Streams,
                    log: logging.Logger, record: list[dict[str, Any]] | None = None,
-                   protocol: str = "oracle", solved: dict[Any, Partition] | None = None) -> Choice:
+                   protocol: str = "oracle", solved: dict[Any, Partition] | None = None,
+                   rep: int | None = None) -> Choice:
     """(mechanism, ε) -> (λ, source) at M; ε = inf is the noise-free choice (the ``*_np`` controls).
 
     ``voting.lambda`` set: Alg. 1/2 use it and the averaging baselines ``lambda_local`` (source
@@ -207,6 +253,9 @@ def select_lambdas(cfg: Mapping[str, Any], table: str, task: Task, M: int, poole
     ``record`` (optional) receives one row per (mechanism, λ, ε) with the validation error.
     ``protocol = "private"``: the finite ε are chosen by :func:`select_private` instead.
     ``solved``: partitions already solved by another protocol (:func:`_partition`).
+    ``rep``: the repetition whose task this is, under a split per repetition (issue 60): its
+    tuning partition of its private pool and every tuning draw keyed by it
+    (:func:`~mpdp.studies.voting.plan.selection_key`); None: the fixed split's one selection per M.
     """
     v = cfg["voting"]
     mechs = mechanisms(task.n_classes)
@@ -216,25 +265,27 @@ def select_lambdas(cfg: Mapping[str, Any], table: str, task: Task, M: int, poole
         return {(m, e): (float(v["lambda"]), "config") if m in CURATOR else (lam_loc, "local")
                 for m in mechs for e in eps_all}
     dataset, _ = dataset_of(table)
-    models = _partition(solved, ("tuning", M), task, lam_loc, pooled,
-                        lambda: split_parts(len(task.X_priv), M, streams.tuning_rng(*partition_key(dataset, M))),
-                        lambda: tie_stream(cfg, streams, "tuning", table, M, "aux"))
+    own = selection_key(rep)
+    models = _partition(solved, ("tuning", M) if rep is None else ("tuning", M, rep), task, lam_loc, pooled,
+                        lambda: split_parts(len(task.X_priv), M, streams.tuning_rng(*partition_key(dataset, M), *own)),
+                        lambda: tie_stream(cfg, streams, "tuning", table, M, *own, "aux"))
     grid = sorted(float(x) for x in v["lambda_grid"])
     choice: Choice = {}
     if protocol == "private":  # the party-level mechanisms select per repetition (_setting_rows)
         record_level = [m for m in mechs if not selection.selects_on_release_partition(m)]
-        choice.update(select_private(cfg, table, task, M, models, streams, record, record_level))
+        choice.update(select_private(cfg, table, task, M, models, streams, record, record_level, own))
         eps_all = [math.inf]  # the noise-free controls' λ, as before
     for mech in mechs:
         errs = np.empty((len(grid), len(eps_all)))
         for i, lam in enumerate(grid):
             w = models.released(mech, lam)
-            gen = streams.tuning_rng("voting", "noise", table, mech, M, lam)
+            gen = streams.tuning_rng("voting", "noise", table, mech, M, lam, *own)
             for j, eps in enumerate(eps_all):
                 cal = models.calibrate(cfg, mech, eps, w, lam, M)
                 draws = 1 if math.isinf(eps) else int(v["tune_draws"])
                 W_p = w[None] + np.stack([op.draw_noise(gen, cal, w.shape) for _ in range(draws)])
                 errs[i, j] = float(error(predict(W_p, task.X_val, task.n_classes), task.y_val).mean())
+                pooled.work["validation_evaluations"] += draws
         for j, eps in enumerate(eps_all):
             if protocol == "private" and math.isfinite(eps):
                 continue
@@ -243,7 +294,7 @@ def select_lambdas(cfg: Mapping[str, Any], table: str, task: Task, M: int, poole
             if record is not None:
                 record.extend({"M": M, "mechanism": mech, "epsilon": eps, "lambda": lam, "val_error": errs[i, j],
                                "chosen": i == best} for i, lam in enumerate(grid))
-        log.info("%s: M=%d %s: lambda per eps %s", table, M, mech,
+        log.info("%s: M=%d%s %s: lambda per eps %s", table, M, "" if rep is None else f" rep={rep}", mech,
                  {e: choice[(mech, e)][0] for e in eps_all})
     return choice
 
@@ -281,17 +332,20 @@ def _partition(solved: dict[Any, Partition] | None, key: Any, task: Task, lam_lo
 
 def select_private(cfg: Mapping[str, Any], table: str, task: Task, M: int, models: Partition, streams: Streams,
                    record: list[dict[str, Any]] | None = None, mechs: Sequence[str] | None = None,
-                   rep: int | None = None) -> Choice:
+                   suffix: tuple[Any, ...] = ()) -> Choice:
     """(mechanism, ε) -> (λ, "private") for the finite ε: random stopping (:mod:`.selection`).
 
-    K ~ TNB trials on the partition ``models`` (the tuning partition of M, or with ``rep`` the
-    partition of that repetition: the party-level mechanisms, :func:`.selection.
+    K ~ TNB trials on the partition ``models`` (the tuning partition of M, or the partition a
+    repetition releases: the party-level mechanisms, :func:`.selection.
     selects_on_release_partition`); trial k draws λ uniformly from the grid and releases the
-    mechanism's model at ε_t with its own noise (tuning streams, keyed by ``rep`` when given); its
-    score is the error on the validation split (outside the private pool) plus Laplace noise for
-    one validation record at ε_s (:func:`.selection.noisy_errors`, its own tuning stream
-    ``("voting", "score_noise", …)`` keyed like the trials'); the lowest score wins (ties: the
-    earlier trial). ``mechs``: the mechanisms to select for (default: every private one of the table).
+    mechanism's model at ε_t with its own noise (tuning streams keyed ``(M, ε, *suffix)``:
+    ``("release_partition", rep)`` on a repetition's release partition, ``("repetition", rep)``
+    on repetition rep's own tuning partition under a split per repetition, ``()`` on the fixed
+    split's); its score is the error on the task's validation split (outside the private pool)
+    plus Laplace noise for one validation record at ε_s (:func:`.selection.noisy_errors`, its own
+    tuning stream ``("voting", "score_noise", …)`` keyed like the trials'); the lowest score wins
+    (ties: the earlier trial). ``mechs``: the mechanisms to select for (default: every private one
+    of the table).
     """
     v, s = cfg["voting"], cfg["voting"]["selection"]
     grid = sorted(float(x) for x in v["lambda_grid"])
@@ -301,7 +355,7 @@ def select_private(cfg: Mapping[str, Any], table: str, task: Task, M: int, model
         for eps in (float(e) for e in v["eps_grid"]):
             bud = selection.budget(cfg, eps)
             eps_t = bud["eps_trial"]
-            key = (M, eps) if rep is None else (M, eps, "release_partition", rep)
+            key = (M, eps, *suffix)
             gen = streams.tuning_rng("voting", "selection", table, mech, *key)
             k = private_selection.sample_trials(gen, shape, mean)
             lams = [grid[int(i)] for i in gen.integers(0, len(grid), size=k)]
@@ -311,6 +365,7 @@ def select_private(cfg: Mapping[str, Any], table: str, task: Task, M: int, model
                 cal = models.calibrate(cfg, mech, eps_t, w, lam, M)
                 W_p = w + op.draw_noise(gen, cal, w.shape)
                 errs.append(float(error(predict(W_p, task.X_val, task.n_classes), task.y_val)))
+            models.pooled.work["validation_evaluations"] += k
             scores = selection.noisy_errors(np.array(errs), len(task.y_val), bud["eps_score"],
                                             streams.tuning_rng("voting", "score_noise", table, mech, *key))
             best = int(np.argmin(scores))
@@ -330,12 +385,32 @@ def run_table(cfg: Mapping[str, Any], table: str, processed_dir: Path, out_path:
     log.info("%s: %d rows -> %s", table, len(frame), out_path)
 
 
+#: what :class:`Pooled`'s ``work`` counts per table (issue 60 item 3: the work, not the time)
+WORK = {
+    "local_problems": "batched local fits (one exact problem for the M parties of a partition at one λ)",
+    "local_fits": "local classifiers fitted (M per batched fit)",
+    "curator_solves": "curator ERMs on the auxiliary pool (Alg. 1 and Alg. 2 at one λ: two)",
+    "pooled_solves": "pooled minimisers on a private pool (one per λ and pool)",
+    "validation_evaluations": "released models scored on a validation split by the λ selection",
+}
+
+
 def table_rows(cfg: Mapping[str, Any], table: str, processed_dir: Path, log: logging.Logger,
-               streams: Streams | None = None) -> list[dict[str, Any]]:
-    """All rows of one table: the study's (``experiment = voting``) and the λ sweep's."""
+               streams: Streams | None = None, work: Counter[str] | None = None) -> list[dict[str, Any]]:
+    """All rows of one table: the study's (``experiment = voting``) and the λ sweep's.
+
+    One repetition at a time (module docstring): its task (:func:`repetition_task`), its pooled
+    minimisers, its λ selection per (protocol, M) under a split per repetition (once per
+    (protocol, M) for the fixed split), its settings; rows in the order (protocol, M, repetition).
+    ``work`` (optional) receives the counts of :data:`WORK`, which the log states too.
+    """
     v = cfg["voting"]
     streams = streams if streams is not None else Streams(cfg["root_seed"])
-    task, card = load_task(processed_dir, table, cfg)
+    work = work if work is not None else Counter()
+    pool, n_classes, card = load_pool(processed_dir, table)
+    own = splits.per_repetition(cfg)
+    log.info("%s: %s", table, splits.describe(cfg))
+    task = repetition_task(pool, n_classes, cfg, 0)  # every repetition's pools have the same sizes
     dataset, _ = dataset_of(table)
     Ms = feasible_M(v["M_grid"], len(task.X_priv), v["min_party_size"])
     if not Ms:
@@ -346,29 +421,37 @@ def table_rows(cfg: Mapping[str, Any], table: str, processed_dir: Path, log: log
     if dropped := [M for M in v["M_grid"] if M not in Ms]:
         log.warning("%s: voting.M_grid: M = %s dropped: the private pool of %d records leaves fewer than "
                     "voting.min_party_size = %d per party", table, dropped, len(task.X_priv), v["min_party_size"])
-    pooled = Pooled(task)
-    base = {
-        "dataset": dataset, "experiment": MAIN, "mode": "output_perturbation",
-        "noise_sharing": "n/a", "delta": 0.0, "T": 0, "G": 1.0, "dtype": "float64",
-        "n": len(task.X_priv), "p": task.X_aux.shape[1], "n_classes": task.n_classes,
-        "N_aux": len(task.X_aux), "synthetic": bool(card.get("synthetic", False)),
-        "majority_error": majority_error(task),
-    }
+    pooled = Pooled(task, work)
     sweep_M = max([m for m in Ms if m <= v["h1_M"]] or Ms[:1])  # the M of figures H-1 and hamm_lambda
-    rows: list[dict[str, Any]] = []
     protocols = selection.protocols(cfg)
-    solved: dict[Any, Partition] | None = {} if len(protocols) > 1 else None  # shared by the protocols
-    for protocol in protocols:
-        experiment = MAIN if protocol == protocols[0] else selection.FINAL_RUN
-        for M in Ms:
-            choice = select_lambdas(cfg, table, task, M, pooled, streams, log, protocol=protocol, solved=solved)
-            for rep in range(v["reps"]):
+    settings: dict[tuple[int, int, int], list[dict[str, Any]]] = {}
+    choices: dict[tuple[str, int], Choice] = {}
+    for rep in range(v["reps"]):
+        if own and rep > 0:  # this repetition's records, references and selection
+            task = repetition_task(pool, n_classes, cfg, rep)
+            pooled, choices = Pooled(task, work), {}
+        base = {
+            "dataset": dataset, "experiment": MAIN, "mode": "output_perturbation",
+            "noise_sharing": "n/a", "delta": 0.0, "T": 0, "G": 1.0, "dtype": "float64",
+            "n": len(task.X_priv), "p": task.X_aux.shape[1], "n_classes": task.n_classes,
+            "N_aux": len(task.X_aux), "synthetic": bool(card.get("synthetic", False)),
+            "majority_error": majority_error(task),
+        }
+        solved: dict[Any, Partition] | None = {} if len(protocols) > 1 else None  # shared by the protocols
+        for i, protocol in enumerate(protocols):
+            experiment = MAIN if i == 0 else selection.FINAL_RUN
+            for j, M in enumerate(Ms):
+                if (protocol, M) not in choices:
+                    choices[(protocol, M)] = select_lambdas(cfg, table, task, M, pooled, streams, log,
+                                                            protocol=protocol, solved=solved,
+                                                            rep=rep if own else None)
                 start = time.perf_counter()
-                rows.extend(_setting_rows(cfg, table, task, M, rep, choice, pooled, streams,
-                                          {**base, "experiment": experiment}, sweep_M == M and experiment == MAIN,
-                                          protocol, solved))
+                settings[(i, j, rep)] = _setting_rows(cfg, table, task, M, rep, choices[(protocol, M)], pooled,
+                                                      streams, {**base, "experiment": experiment},
+                                                      sweep_M == M and experiment == MAIN, protocol, solved)
                 log.info("%s (%s): M=%d rep=%d in %.2f s", table, protocol, M, rep, time.perf_counter() - start)
-    return rows
+    log.info("%s: work: %s", table, ", ".join(f"{k} {work[k]}" for k in WORK))
+    return [row for key in sorted(settings) for row in settings[key]]
 
 
 def _private_row(setting: dict[str, Any], mech: str, eps: float, cal: op.OutputCalibration, noise: np.ndarray,
@@ -410,7 +493,8 @@ def _setting_rows(cfg, table: str, task: Task, M: int, rep: int, choice: Choice,
     private = protocol == "private" and v["lambda"] is None
     if private:  # party-level guarantees: the trials run on this repetition's parties (.selection)
         party = [m for m in mechanisms(K) if selection.selects_on_release_partition(m)]
-        choice = {**choice, **select_private(cfg, table, task, M, models, streams, mechs=party, rep=rep)}
+        choice = {**choice, **select_private(cfg, table, task, M, models, streams, mechs=party,
+                                             suffix=("release_partition", rep))}
     controls = {
         "pooled_lr": (float(test_error(pooled.model(lam_loc))), lam_loc, "local"),
         "local_mean": (float(test_error(models.W_loc).mean()), lam_loc, "local"),
