@@ -69,7 +69,11 @@ def test_u_sweep_jobs_do_not_depend_on_the_eps_grid():
     assert set(eps_keys) - set(u_keys) == {"wddp.eps_grid"}
     # a u-sweep job trains its data set's u grid, and no other data set's
     assert set(u_keys) - set(eps_keys) == {"wddp.u_grid.adult"}
-    assert rule_keys.settings(cfg, "optimum") == {"wddp.lambda": 1.0e-3}
+    split = {"split.per_repetition": True, "split.seed": 0, "split.test_frac": 0.2}
+    # one θ* per repetition's training records (issue 60); the fixed split's one θ* needs no wddp.reps
+    assert rule_keys.settings(cfg, "optimum") == {"wddp.lambda": 1.0e-3, "wddp.reps": 2, **split}
+    cfg["split"]["per_repetition"] = False
+    assert rule_keys.settings(cfg, "optimum") == {"wddp.lambda": 1.0e-3, **split, "split.per_repetition": False}
 
 
 @pytest.mark.parametrize("experiment", ["eps_sweep", "u_sweep"])
