@@ -22,7 +22,12 @@ from mpdp.mechanisms.gradient_batch import initial_point, train_batch
 from mpdp.models import logistic
 from mpdp.seeding import rng
 from mpdp.studies.wddp import cv, plan
-from mpdp.studies.wddp.evaluate import compute_optimum, lambda_sensitivity, rep_references, result_rows
+from mpdp.studies.wddp.evaluate import (
+    compute_optimum,
+    lambda_sensitivity,
+    rep_references,
+    result_rows,
+)
 from mpdp.studies.wddp.job import (
     check_partition,
     cv_selections,
