@@ -290,3 +290,42 @@ def test_a_partition_of_another_split_is_refused(processed):
         check_partition(old, train, "x")
     central = trivial_partition(train)
     assert all(np.array_equal(central.order[r], train[r]) for r in range(2))
+
+
+def test_the_report_averages_the_per_repetition_references_and_selections(per_rep, processed, tmp_path):
+    """Consumers of the θ* file and the η table: one number per data set is the mean over the
+    repetitions (accuracy range), the CV curves are averaged over them, every repetition's
+    choice is listed, the λ sensitivity names its split; the claims' majority baseline is the
+    median over runs."""
+    from mpdp.studies.wddp import claims
+    from mpdp.studies.wddp import report as wr
+    from mpdp.studies.wddp.tuning_report import eta_edge_warnings
+
+    cfg, tables, out = per_rep
+    layout = tmp_path / "wddp"
+    (layout / "optimum").mkdir(parents=True)
+    (layout / "eta").mkdir()
+    table = results.conform(pd.concat(tables.values(), ignore_index=True))
+    results.write(table, layout / f"{DS}.parquet")
+    (layout / "optimum" / f"{DS}.npz").write_bytes((out / "optimum.npz").read_bytes())
+    cv_cfg = _cfg(per_repetition=True, cv_eta=True)
+    pool = splits.Pool.of(load_processed(processed))
+    eta_table = cv.cross_validate(cv_cfg, DS, pool.X, pool.y.astype(float), train_rows=cv_selections(cv_cfg, pool))
+    io.write_json(eta_table, layout / "eta" / f"{DS}.json")
+    paths = {DS: str(layout / f"{DS}.parquet")}
+    stored = io.load_npz(out / "optimum.npz")
+    rng_row = wr.accuracy_range({DS: table}, paths).iloc[0]
+    assert rng_row["majority-class rate (test)"] == pytest.approx(float(np.mean(stored["majority_rate"])))
+    assert rng_row["θ* test accuracy"] == pytest.approx(float(np.mean(stored["test_accuracy"])))
+    assert set(wr.lambda_sensitivity_table(paths)["split"]) == {"repetition 0"}
+    scores, chosen = wr.cv_scores(paths)
+    per = pd.DataFrame(eta_table["scores"])
+    one = per[(per["mechanism"] == "wyx") & (per["eta"] == 0.05)]
+    row = scores[(scores["mechanism"] == "wyx") & (scores["eta"] == 0.05)].iloc[0]
+    assert row["mean_accuracy"] == pytest.approx(one["mean_accuracy"].mean())
+    assert row["se"] == pytest.approx(np.sqrt((one["se"] ** 2).sum()) / 2)
+    assert len(scores) == len(per) // 2 and sorted(chosen["rep"].unique()) == [0, 1]
+    assert "repetition" in wr.cv_choice_table(chosen)
+    assert eta_edge_warnings(chosen, cv_cfg["wddp"]["eta_grid"])["setting"].str.contains("repetition 1").any()
+    majority = claims.baselines(table)
+    assert majority.loc[majority["cell"] == "*", "value"].iloc[0] == table["majority_rate"].median()
