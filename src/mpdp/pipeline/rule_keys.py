@@ -72,7 +72,7 @@ RULE_KEYS: dict[str, tuple[str, ...]] = {
         "wddp.tau_frac", "wddp.T", "wddp.delta", "wddp.G", "wddp.lambda", "wddp.noise_sharing",
         "wddp.init_std", "wddp.dtype", "wddp.dedup", "wddp.equal_privacy",
         "wddp.extra_accountant_modes",  # read when cv.per_accountant selects η per accountant
-        "wddp.reps", *_SPLIT,  # a selection per repetition, within its training records (issue 60)
+        *_SPLIT,  # a selection per repetition, within its training records (issue 60; + wddp.reps)
     ),
     # ε-sweep jobs train every ε of the grid; a u-sweep job's ε is in its id, and it trains
     # every u of its data set's grid (keys_for adds wddp.u_grid.<data set>)
@@ -170,8 +170,8 @@ def keys_for(rule: str, cfg: Mapping[str, Any], dataset: str | None = None,
         # one selection per training setting (mpdp.studies.wddp.cv.cv_settings)
         keys = (*keys, "wddp.eps_grid", "wddp.m_grid", "wddp.u_settings", "wddp.u_grid",
                 "wddp.leftover", "wddp.small_group_frac")
-    if rule == "optimum" and cfg["split"].get("per_repetition", True):
-        keys = (*keys, "wddp.reps")  # one θ* per repetition
+    if rule in ("optimum", "learning_rates:cv") and cfg["split"].get("per_repetition", True):
+        keys = (*keys, "wddp.reps")  # one θ* (one η selection) per repetition
     if rule == "prepare":
         if dataset is None:
             raise ValueError("prepare keys depend on the data set")

@@ -175,15 +175,12 @@ def rep_references(
     return out
 
 
-def _test_groups(by_rep: dict[int, list[int]], y_test: np.ndarray | Mapping[int, np.ndarray],
-                 X_test: np.ndarray | Mapping[int, np.ndarray]) -> list[tuple[int, list[int]]]:
-    """(a repetition, the runs of every repetition sharing its test arrays): one group under the
-    fixed split, so the accuracies come from one product as before issue 60."""
-    groups: dict[tuple[int, int], tuple[int, list[int]]] = {}
-    for rep, ks in by_rep.items():
-        key = (id(_per_rep(X_test, rep)), id(_per_rep(y_test, rep)))
-        groups.setdefault(key, (rep, []))[1].extend(ks)
-    return [(rep, sorted(ks)) for rep, ks in groups.values()]
+def _test_groups(by_rep: dict[int, list[int]], per_rep_tests: bool) -> list[tuple[int, list[int]]]:
+    """(a repetition, the runs scored on its test records): one group of every run when the
+    repetitions share their test records (fixed split: one product, as before issue 60)."""
+    if not per_rep_tests:
+        return [(next(iter(by_rep)), sorted(k for ks in by_rep.values() for k in ks))]
+    return list(by_rep.items())
 
 
 def result_rows(
@@ -203,7 +200,7 @@ def result_rows(
     for k, run in enumerate(runs):
         by_rep.setdefault(run.rep, []).append(k)
     acc = np.empty(len(runs))
-    for rep, ks in _test_groups(by_rep, y_test, X_test):
+    for rep, ks in _test_groups(by_rep, isinstance(X_test, Mapping)):
         Xt, yt = _per_rep(X_test, rep), _per_rep(y_test, rep)
         acc[ks] = np.atleast_1d(logistic.accuracy(thetas if len(ks) == len(runs) else thetas[:, ks], Xt, yt))
     majority = {rep: float(max(np.mean(_per_rep(y_test, rep) > 0), np.mean(_per_rep(y_test, rep) <= 0)))
