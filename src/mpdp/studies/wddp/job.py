@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -154,6 +155,22 @@ def check_partition(partition: PartitionSet, train_rows: list[np.ndarray], where
                                  "records (written under another split design?); rebuild the partitions")
 
 
+class _Rows(Mapping[int, np.ndarray]):
+    """``rep -> array[rows[rep]]``, each gathered when looked up."""
+
+    def __init__(self, array: np.ndarray, rows: dict[int, np.ndarray]) -> None:
+        self._array, self._rows = array, rows
+
+    def __getitem__(self, rep: int) -> np.ndarray:
+        return self._array[self._rows[rep]]
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self._rows)
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+
 def train_job(
     cfg: dict[str, Any], dataset: str, job_id: str, processed_dir: Path, partitions: Path | None,
     optimum: Path, etas: Path, out: Path, log: logging.Logger,
@@ -174,9 +191,10 @@ def train_job(
     per_rep = splits.per_repetition(cfg)
     split_of = {rep: pool.indices(rep, cfg) for rep in range(w["reps"])}
     train_rows = [split_of[rep][0] for rep in range(w["reps"])]
-    if per_rep:
-        X_test: np.ndarray | dict[int, np.ndarray] = {rep: X[test] for rep, (_, test) in split_of.items()}
-        y_test: np.ndarray | dict[int, np.ndarray] = {rep: y[test] for rep, (_, test) in split_of.items()}
+    if per_rep:  # each repetition's test records, gathered when read (not R copies at once)
+        tests = {rep: test for rep, (_, test) in split_of.items()}
+        X_test: np.ndarray | Mapping[int, np.ndarray] = _Rows(X, tests)
+        y_test: np.ndarray | Mapping[int, np.ndarray] = _Rows(y, tests)
     else:  # one pair of arrays for every repetition: the accuracies of all runs in one product
         X_test, y_test = X[split_of[0][1]], y[split_of[0][1]]
     if job.m is not None and partitions is None:
