@@ -326,6 +326,10 @@ def test_the_report_averages_the_per_repetition_references_and_selections(per_re
     assert row["se"] == pytest.approx(np.sqrt((one["se"] ** 2).sum()) / 2)
     assert len(scores) == len(per) // 2 and sorted(chosen["rep"].unique()) == [0, 1]
     assert "repetition" in wr.cv_choice_table(chosen)
+    from mpdp.studies.wddp.figures import cv_curves_figure
+    fig = cv_curves_figure(scores.assign(dataset=DS), chosen)  # one curve per group, every repetition's pick
+    assert all(len(line.get_xdata()) == len(cv_cfg["wddp"]["eta_grid"]) for ax in fig.axes for line in ax.lines
+               if len(line.get_xdata()) > 1)
     assert eta_edge_warnings(chosen, cv_cfg["wddp"]["eta_grid"])["setting"].str.contains("repetition 1").any()
     majority = claims.baselines(table)
     assert majority.loc[majority["cell"] == "*", "value"].iloc[0] == table["majority_rate"].median()
