@@ -12,11 +12,12 @@ import pytest
 
 from mpdp import config
 from mpdp.config import UndeclaredKeyError
+from mpdp.data import splits
 from mpdp.mechanisms.gradient_batch import initial_point, train_batch
 from mpdp.pipeline import rule_keys
 from mpdp.studies.wddp import plan
 from mpdp.studies.wddp.cv import cross_validate, eta_lookup, fixed_etas
-from mpdp.studies.wddp.job import trivial_partition
+from mpdp.studies.wddp.job import cv_selections, trivial_partition
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -69,7 +70,11 @@ def test_u_sweep_jobs_do_not_depend_on_the_eps_grid():
     assert set(eps_keys) - set(u_keys) == {"wddp.eps_grid"}
     # a u-sweep job trains its data set's u grid, and no other data set's
     assert set(u_keys) - set(eps_keys) == {"wddp.u_grid.adult"}
-    assert rule_keys.settings(cfg, "optimum") == {"wddp.lambda": 1.0e-3}
+    split = {"split.per_repetition": True, "split.seed": 0, "split.test_frac": 0.2}
+    # one θ* per repetition's training records (issue 60); the fixed split's one θ* needs no wddp.reps
+    assert rule_keys.settings(cfg, "optimum") == {"wddp.lambda": 1.0e-3, "wddp.reps": 2, **split}
+    cfg["split"]["per_repetition"] = False
+    assert rule_keys.settings(cfg, "optimum") == {"wddp.lambda": 1.0e-3, **split, "split.per_repetition": False}
 
 
 @pytest.mark.parametrize("experiment", ["eps_sweep", "u_sweep"])
@@ -98,10 +103,15 @@ def test_cross_validation_runs_on_its_declared_keys(per_accountant):
     cfg["wddp"].update(T=5, eta=None, eta_grid=[0.05, 1.0])
     cfg["wddp"]["cv"].update(folds=2, seeds=1, ref_m=2, per_accountant=per_accountant)
     keys = rule_keys.keys_for("learning_rates", cfg)
-    assert keys == rule_keys.RULE_KEYS["learning_rates:cv"]
+    # a selection per repetition (issue 60) also reads wddp.reps
+    assert keys == (*rule_keys.RULE_KEYS["learning_rates:cv"], "wddp.reps")
     X, y = _problem()
     full = cross_validate(cfg, "toy", X, y)
     assert cross_validate(config.restrict(cfg, keys), "toy", X, y) == full
+    pool = splits.Pool(X, y, 128, "toy")  # 160 records, 32 = ⌈0.2 · 160⌉ test records
+    restricted = config.restrict(cfg, keys)
+    per_rep = cross_validate(restricted, "toy", X, y, train_rows=cv_selections(restricted, pool))
+    assert per_rep == cross_validate(cfg, "toy", X, y, train_rows=cv_selections(cfg, pool))
     # with η fixed, CV settings are not read: changing them must not rerun learning_rates
     assert "wddp.cv" not in rule_keys.keys_for("learning_rates", _smoke())
 

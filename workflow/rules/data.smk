@@ -60,6 +60,9 @@ use rule prepare as prepare_multiclass with:
 rule partition:
     input:
         card="data/processed/{dataset}/card.json",
+        # the labels each repetition's split draws on (issue 60; mpdp.data.splits)
+        y_train="data/processed/{dataset}/y_train.npy",
+        y_test="data/processed/{dataset}/y_test.npy",
     output:
         "data/partitions/{dataset}/{experiment}.npz",
     log:

@@ -28,11 +28,15 @@ from mpdp import config as mpdp_config
 from mpdp.data.registry import DATASETS
 from mpdp.studies.admm.schema import TRAIN_KEYS as _ADMM_TRAIN
 
+#: the keys of each repetition's train/test split (issue 60, mpdp.data.splits)
+_SPLIT = ("split.per_repetition", "split.seed", "split.test_frac")
+
 #: what every training job reads (spec E3), whatever its experiment
 _TRAIN = (
     "root_seed", "wddp.T", "wddp.delta", "wddp.G", "wddp.lambda", "wddp.reps", "wddp.dtype",
     "wddp.modes", "wddp.noise_sharing", "wddp.accountants", "wddp.extra_accountant_modes",
     "wddp.init_std", "wddp.dedup", "wddp.nonprivate_reference", "wddp.reference_step", "wddp.equal_privacy",
+    *_SPLIT,
 )
 
 def _section_without(section: str, *left_out: str) -> tuple[str, ...]:
@@ -56,8 +60,10 @@ RULE_KEYS: dict[str, tuple[str, ...]] = {
     "prepare": ("root_seed", "max_records", "split.test_frac", "split.seed", "preprocess.intercept", "preprocess.row_scaling",
                 "preprocess.scaling_bounds"),
     # spec E2; the (m, u) layouts come as the param ``layouts`` (plan.partition_settings)
-    "partition": ("root_seed", "wddp.reps", "wddp.tau_frac", "wddp.leftover", "wddp.small_group_frac"),
-    "optimum": ("wddp.lambda",),
+    # each repetition's partition lies within its own training records (issue 60)
+    "partition": ("root_seed", "wddp.reps", "wddp.tau_frac", "wddp.leftover", "wddp.small_group_frac", *_SPLIT),
+    # one θ* per repetition's training records (keys_for adds wddp.reps under a split per repetition)
+    "optimum": ("wddp.lambda", *_SPLIT),
     # η fixed by the config: no cross-validation
     "learning_rates:fixed": ("wddp.eta", "wddp.modes"),
     # η by cross-validation (spec E3.3)
@@ -66,6 +72,7 @@ RULE_KEYS: dict[str, tuple[str, ...]] = {
         "wddp.tau_frac", "wddp.T", "wddp.delta", "wddp.G", "wddp.lambda", "wddp.noise_sharing",
         "wddp.init_std", "wddp.dtype", "wddp.dedup", "wddp.equal_privacy",
         "wddp.extra_accountant_modes",  # read when cv.per_accountant selects η per accountant
+        *_SPLIT,  # a selection per repetition, within its training records (issue 60; + wddp.reps)
     ),
     # ε-sweep jobs train every ε of the grid; a u-sweep job's ε is in its id, and it trains
     # every u of its data set's grid (keys_for adds wddp.u_grid.<data set>)
@@ -165,6 +172,8 @@ def keys_for(rule: str, cfg: Mapping[str, Any], dataset: str | None = None,
         # one selection per training setting (mpdp.studies.wddp.cv.cv_settings)
         keys = (*keys, "wddp.eps_grid", "wddp.m_grid", "wddp.u_settings", "wddp.u_grid",
                 "wddp.leftover", "wddp.small_group_frac")
+    if rule in ("optimum", "learning_rates:cv") and cfg["split"].get("per_repetition", True):
+        keys = (*keys, "wddp.reps")  # one θ* (one η selection) per repetition
     if rule == "prepare":
         if dataset is None:
             raise ValueError("prepare keys depend on the data set")

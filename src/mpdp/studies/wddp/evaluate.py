@@ -1,13 +1,18 @@
 """Metrics and theory of finished runs: one results row per run (spec E0, bounds.md B1′, B1‴, B3).
 
-Losses are evaluated in float64 on the pooled training data of the run's setting (all
-training rows for ε-sweeps, the retained union of the two-group design for u-sweeps) against
-θ* of that same data (spec M1a, E2.2), so optimal_gap ≥ 0 up to solver tolerance.
+Losses are evaluated in float64 on the pooled training data of the run's setting (all of its
+repetition's training rows for ε-sweeps, the retained union of the two-group design for
+u-sweeps) against θ* of that same data (spec M1a, E2.2), so optimal_gap ≥ 0 up to solver
+tolerance. Under a split per repetition (spec E1.2 as amended by issue 60,
+:mod:`mpdp.data.splits`) ``X``/``y`` are the data set's pool, a partition's ``order`` holds pool
+indices of its repetition's training records, the accuracies are on each repetition's own
+test records and θ*, L(θ*) and the Hessian of each repetition are those of its own training
+records (``optimum`` per repetition).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -21,7 +26,7 @@ from mpdp.models import logistic
 
 @dataclass(frozen=True)
 class Optimum:
-    """θ* of a data set's full training split and the Hessian eigen-decomposition there."""
+    """θ* of a repetition's training records (spec M1a) and the Hessian eigen-decomposition there."""
 
     theta: np.ndarray
     loss: float
@@ -75,6 +80,20 @@ def lambda_sensitivity(
     return out
 
 
+#: θ* of every repetition (one for all under the fixed split), or the one θ* of the fixed split
+Optima = Optimum | Mapping[int, Optimum]
+
+
+def optimum_of(optima: Optima, rep: int) -> Optimum:
+    """Repetition ``rep``'s θ* (the fixed split's single θ* serves every repetition)."""
+    return optima if isinstance(optima, Optimum) else optima[rep]
+
+
+def _per_rep(value: np.ndarray | Mapping[int, np.ndarray], rep: int) -> np.ndarray:
+    """A repetition's array of a per-repetition mapping, or the array every repetition shares."""
+    return value[rep] if isinstance(value, Mapping) else value
+
+
 @dataclass(frozen=True)
 class SimpleAverageReference:
     """Spec B3 inputs of one repetition for the simple average F = (1/m) Σ_j L_{D_j} (M4.2)."""
@@ -96,19 +115,30 @@ class RepReference:
 
 def rep_references(
     X: np.ndarray, y: np.ndarray, partition: PartitionSet, theta0_by_rep: dict[int, np.ndarray],
-    lam: float, optimum: Optimum, need_simple_average: bool,
+    lam: float, optimum: Optima, need_simple_average: bool,
+    train_rows: Mapping[int, np.ndarray] | None = None,
 ) -> dict[int, RepReference]:
     """θ* (and the B3 quantities of the simple average) of each repetition's retained rows.
 
-    All these L-BFGS solves run together (:func:`logistic.solve_optima`) on the training rows
-    with identical rows merged, each problem weighting its repetition's retained rows (``1/n``
-    for θ*, ``1/(m n_j)`` for the simple average's θ_F*; others 0) and warm-started at the full
-    data's θ*: the same objectives as solving each repetition on its own rows.
+    ``train_rows``: each repetition's training rows of ``X`` (its split of the pool, issue 60);
+    None: every row of ``X`` is every repetition's training row (the fixed split's arrays). A
+    repetition whose partition retains all its training rows takes its θ* from ``optimum``
+    (per repetition, or one for all); the others (dropped leftovers) are solved here.
+
+    All these L-BFGS solves run together (:func:`logistic.solve_optima`) on the union of the
+    repetitions' training rows with identical rows merged, each problem weighting its
+    repetition's retained rows (``1/n`` for θ*, ``1/(m n_j)`` for the simple average's θ_F*;
+    others 0) and warm-started at its repetition's full-training θ*: the same objectives as
+    solving each repetition on its own rows.
     """
     reps = sorted(theta0_by_rep)
     rows = {rep: partition.order[rep] for rep in reps}
-    n = X.shape[0]
-    all_rows = partition.order.shape[1] == n
+    if train_rows is None:
+        universe = np.arange(X.shape[0])
+        all_rows = partition.order.shape[1] == X.shape[0]
+    else:
+        universe = np.unique(np.concatenate([np.asarray(train_rows[rep]) for rep in reps]))
+        all_rows = all(partition.order.shape[1] == len(train_rows[rep]) for rep in reps)
     problems: list[tuple[str, int, np.ndarray]] = []  # (kind, repetition, weights of its rows)
     if not all_rows:  # leftover records dropped: each repetition's own optimum
         problems += [("star", rep, np.full(len(rows[rep]), 1.0 / len(rows[rep]))) for rep in reps]
@@ -118,19 +148,20 @@ def rep_references(
         problems += [("F", rep, weights_F[rep]) for rep in reps]
     solved: dict[tuple[str, int], np.ndarray] = {}
     if problems:
-        W = np.zeros((n, len(problems)))
+        W = np.zeros((len(universe), len(problems)))
         for i, (_, rep, weights) in enumerate(problems):
-            np.add.at(W[:, i], rows[rep], weights)
-        Xu, yu, Wu = deduplicate(X, y, W)
-        start = np.repeat(optimum.theta[:, None], len(problems), axis=1)
+            np.add.at(W[:, i], np.searchsorted(universe, rows[rep]), weights)
+        Xu, yu, Wu = deduplicate(X[universe], y[universe], W)
+        start = np.stack([optimum_of(optimum, rep).theta for _, rep, _ in problems], axis=1)
         Theta = logistic.solve_optima(Xu, yu, lam, Wu, start)
         solved = {(kind, rep): Theta[:, i] for i, (kind, rep, _) in enumerate(problems)}
-    theta_star = {rep: solved.get(("star", rep), optimum.theta) for rep in reps}
+    theta_star = {rep: solved.get(("star", rep), optimum_of(optimum, rep).theta) for rep in reps}
     theta_F = {rep: solved[("F", rep)] for rep in reps if ("F", rep) in solved}
     out = {}
     for rep in reps:
         Xr, yr = X[rows[rep]], y[rows[rep]]
-        loss_star = optimum.loss if all_rows else float(logistic.loss(theta_star[rep], Xr, yr, lam))
+        loss_star = (optimum_of(optimum, rep).loss if all_rows
+                     else float(logistic.loss(theta_star[rep], Xr, yr, lam)))
         simple = None
         if need_simple_average:
             w = weights_F[rep]
@@ -144,21 +175,39 @@ def rep_references(
     return out
 
 
+def _test_groups(by_rep: dict[int, list[int]], per_rep_tests: bool) -> list[tuple[int, list[int]]]:
+    """(a repetition, the runs scored on its test records): one group of every run when the
+    repetitions share their test records (fixed split: one product, as before issue 60)."""
+    if not per_rep_tests:
+        return [(next(iter(by_rep)), sorted(k for ks in by_rep.values() for k in ks))]
+    return list(by_rep.items())
+
+
 def result_rows(
     runs: Sequence[RunSpec], calibrations: Sequence[Calibration], thetas: np.ndarray,
-    theta0: np.ndarray, X: np.ndarray, y: np.ndarray, X_test: np.ndarray, y_test: np.ndarray,
-    partition: PartitionSet, refs: dict[int, RepReference], optimum: Optimum, dtype: str,
+    theta0: np.ndarray, X: np.ndarray, y: np.ndarray,
+    X_test: np.ndarray | Mapping[int, np.ndarray], y_test: np.ndarray | Mapping[int, np.ndarray],
+    partition: PartitionSet, refs: dict[int, RepReference], optimum: Optima, dtype: str,
     seconds_per_run: float, flops: np.ndarray,
 ) -> list[dict]:
     """One results row per run (columns of :mod:`mpdp.results`); ``flops[k]`` is run ``k``'s
-    engine arithmetic (:attr:`mpdp.mechanisms.gradient_batch.BatchResult.flops`)."""
-    acc = np.atleast_1d(logistic.accuracy(thetas, X_test, y_test))
-    majority = float(max(np.mean(y_test > 0), np.mean(y_test <= 0)))
-    ref_acc = {rep: float(logistic.accuracy(ref.theta_star, X_test, y_test)) for rep, ref in refs.items()}
-    rows = []
+    engine arithmetic (:attr:`mpdp.mechanisms.gradient_batch.BatchResult.flops`).
+
+    ``X_test``/``y_test``: the test arrays every repetition shares (fixed split) or each
+    repetition's own (a mapping rep -> array, issue 60); ``optimum``: the θ* (and Hessian) of
+    every repetition, or the one of the fixed split."""
     by_rep: dict[int, list[int]] = {}
     for k, run in enumerate(runs):
         by_rep.setdefault(run.rep, []).append(k)
+    acc = np.empty(len(runs))
+    for rep, ks in _test_groups(by_rep, isinstance(X_test, Mapping)):
+        Xt, yt = _per_rep(X_test, rep), _per_rep(y_test, rep)
+        acc[ks] = np.atleast_1d(logistic.accuracy(thetas if len(ks) == len(runs) else thetas[:, ks], Xt, yt))
+    majority = {rep: float(max(np.mean(_per_rep(y_test, rep) > 0), np.mean(_per_rep(y_test, rep) <= 0)))
+                for rep in by_rep}
+    ref_acc = {rep: float(logistic.accuracy(ref.theta_star, _per_rep(X_test, rep), _per_rep(y_test, rep)))
+               for rep, ref in refs.items()}
+    rows = []
     train_loss = np.empty(len(runs))
     init_loss = np.empty(len(runs))
     for rep, ks in by_rep.items():
@@ -171,7 +220,7 @@ def result_rows(
         ref = refs[run.rep]
         sizes = partition.sizes[run.rep]
         m = len(sizes)
-        theory = _theory(run, cal, ref, optimum, sizes, theta0[:, k], init_loss[k], p)
+        theory = _theory(run, cal, ref, optimum_of(optimum, run.rep), sizes, theta0[:, k], init_loss[k], p)
         rows.append({
             "dataset": run.dataset, "experiment": run.experiment, "mechanism": run.mechanism,
             "mode": run.mode, "accountant": cal.accountant, "noise_sharing": run.noise_sharing,
@@ -186,7 +235,7 @@ def result_rows(
             "optimal_loss": ref.loss_star, "optimal_gap": float(train_loss[k] - ref.loss_star),
             "init_loss": float(init_loss[k]), "seconds": seconds_per_run, "synthetic": False,
             "flops": float(flops[k]),
-            "majority_rate": majority, "optimal_accuracy": ref_acc[run.rep],
+            "majority_rate": majority[run.rep], "optimal_accuracy": ref_acc[run.rep],
             **theory,
         })
     return rows

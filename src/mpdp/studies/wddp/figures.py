@@ -898,7 +898,8 @@ def cv_curves_figure(scores: pd.DataFrame, chosen: pd.DataFrame) -> Figure:
     """The CV curves: mean validation accuracy ± 1 SE against η, one panel per data set.
 
     One line per selection group (colour: mechanism and mode; line style: accountant); the
-    chosen η (one-SE rule) is circled. One legend under all panels (never over a panel or another
+    chosen η (one-SE rule; with a selection per repetition, the η most repetitions chose, the
+    curves averaged over the repetitions) is circled. One legend under all panels (never over a panel or another
     legend, issue 46). ``scores`` and ``chosen`` come from :func:`mpdp.studies.wddp.report.cv_scores`.
     """
     datasets = [d for d in DATASET_PANELS if d in set(scores["dataset"])]
@@ -922,8 +923,8 @@ def cv_curves_figure(scores: pd.DataFrame, chosen: pd.DataFrame) -> Figure:
                                              marker="o", markersize=3))
             pick = chosen[(chosen["dataset"] == ds) & (chosen["mechanism"] == mech)
                           & (chosen["mode"] == mode) & (chosen["accountant"] == acc)]
-            if not pick.empty:
-                eta = float(pick["eta"].iloc[0])
+            if not pick.empty:  # a selection per repetition (issue 60): the η chosen most often
+                eta = float(pick["eta"].mode().min())
                 y = float(g.loc[np.isclose(g["eta"], eta), "mean_accuracy"].iloc[0])
                 ax.plot([eta], [y], marker="o", markersize=9, markerfacecolor="none",
                         color=colours[(mech, mode)], linestyle="")

@@ -143,26 +143,38 @@ Setting = tuple[str, int | None, float, int | None]
 
 def eta_for(
     etas: dict[tuple[Any, ...], tuple[float, str]], mechanism: str, mode: str, accountant: str,
-    setting: Setting | None = None,
+    setting: Setting | None = None, rep: int | None = None,
 ) -> tuple[float, str]:
     """(η, source) of a (mechanism, mode) under ``accountant`` at ``setting`` (the per-setting
-    selection where there is one, else the (mechanism, mode)'s own, else its default)."""
-    if setting is not None:
-        found = etas.get((mechanism, mode, accountant, *setting)) or etas.get((mechanism, mode, *setting))
+    selection where there is one, else the (mechanism, mode)'s own, else its default); with
+    ``rep``, repetition ``rep``'s own selection first (a split per repetition, issue 60)."""
+    for prefix in ([("rep", rep), ()] if rep is not None else [()]):
+        if setting is not None:
+            found = (etas.get((*prefix, mechanism, mode, accountant, *setting))
+                     or etas.get((*prefix, mechanism, mode, *setting)))
+            if found is not None:
+                return found
+        found = etas.get((*prefix, mechanism, mode, accountant)) or etas.get((*prefix, mechanism, mode))
         if found is not None:
             return found
-    return etas.get((mechanism, mode, accountant)) or etas[(mechanism, mode)]
+    if rep is not None and any(k[:1] == ("rep",) for k in etas):
+        raise KeyError(f"the η table has no selection of repetition {rep} for {mechanism}/{mode}: it "
+                       "was written for fewer repetitions (wddp.reps); rebuild it")
+    return etas[(mechanism, mode)]
 
 
 def runs_for_job(cfg: dict[str, Any], job: Job, etas: dict[tuple[Any, ...], tuple[float, str]]) -> list[RunSpec]:
-    """The runs of ``job``; ``etas`` maps (mechanism, mode[, accountant][, setting]) to (η, source)
-    (:func:`mpdp.studies.wddp.cv.eta_lookup`; looked up by :func:`eta_for`).
+    """The runs of ``job``; ``etas`` maps (mechanism, mode[, accountant][, setting]) to (η, source),
+    each key preceded by ``("rep", r)`` for a repetition's own selection (issue 60)
+    (:func:`mpdp.studies.wddp.cv.eta_lookup`; looked up by :func:`eta_for`, so repetition r's runs
+    use η_r where the table has one).
 
     A u-sweep job's runs cover every u of its grid (``run.u``), u by u. Centralised jobs (the
     ε-sweep's and every u-sweep job, per u) also hold the non-private GD reference (spec M1b)
     when ``wddp.nonprivate_reference`` is on, at the step of :func:`reference_eta`.
     """
     w = cfg["wddp"]
+    reps = range(w["reps"])
     eps_values = w["eps_grid"] if job.experiment == "eps_sweep" else [job.eps]
     if job.experiment == "eps_sweep":
         keys = [("wyx", "central")] if job.m is None else [k for k in method_keys(cfg) if k[0] != "wyx"]
@@ -174,14 +186,14 @@ def runs_for_job(cfg: dict[str, Any], job: Job, etas: dict[tuple[Any, ...], tupl
             for accountant in accountants_for(cfg, mechanism, mode):
                 for eps in eps_values:
                     # η selected at this setting (cv.scope per_setting), else for this accountant
-                    # (cv.per_accountant), else for the (mechanism, mode)
-                    eta, source = eta_for(etas, mechanism, mode, accountant, (job.experiment, job.m, float(eps), u))
-                    runs += _repetitions(cfg, job, u, mechanism, mode, accountant, float(eps), eta,
-                                         source)
+                    # (cv.per_accountant), else for the (mechanism, mode); per repetition where selected so
+                    setting = (job.experiment, job.m, float(eps), u)
+                    chosen = [eta_for(etas, mechanism, mode, accountant, setting, rep) for rep in reps]
+                    runs += _repetitions(cfg, job, u, mechanism, mode, accountant, float(eps), chosen)
         if w["nonprivate_reference"] and ("wyx", "central") in keys:
-            eta, source = reference_eta(cfg, etas[("wyx", "central")])
-            runs += _repetitions(cfg, job, u, "nonprivate", "central", "none", float("inf"), eta,
-                                 source)
+            chosen = [reference_eta(cfg, etas.get(("rep", rep, "wyx", "central")) or etas[("wyx", "central")])
+                      for rep in reps]
+            runs += _repetitions(cfg, job, u, "nonprivate", "central", "none", float("inf"), chosen)
     return runs
 
 
@@ -223,8 +235,10 @@ def noise_twin(mechanism: str, mode: str, experiment: str, m: int | None) -> tup
 
 def _repetitions(
     cfg: dict[str, Any], job: Job, u: int | None, mechanism: str, mode: str, accountant: str,
-    eps: float, eta: float, source: str,
+    eps: float, chosen: list[tuple[float, str]],
 ) -> list[RunSpec]:
+    """The runs of one (mechanism, mode, accountant, ε) in every repetition; ``chosen[rep]``:
+    repetition rep's (η, source)."""
     w = cfg["wddp"]
     twin = noise_twin(mechanism, mode, job.experiment, job.m)
     return [
@@ -235,7 +249,7 @@ def _repetitions(
             noise_sharing=w["noise_sharing"] if mode == "local_then_aggregate" else "n/a",
             eta_source=source, noise_as=twin,
         )
-        for rep in range(w["reps"])
+        for rep, (eta, source) in zip(range(w["reps"]), chosen, strict=True)
     ]
 
 

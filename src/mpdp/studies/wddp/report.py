@@ -150,7 +150,8 @@ def accuracy_range(tables: Tables, results_paths: Mapping[str, str | None]) -> p
     """Floor and ceilings of every accuracy panel, per data set (issue 11).
 
     Majority-class rate of the test set and the test accuracy of θ* (the non-private ERM
-    optimum at the configured λ) from the θ* file, and the mean test accuracy of the
+    optimum at the configured λ) from the θ* file (under a split per repetition, issue 60: the
+    mean over the repetitions of each one's θ* on its own test records), and the mean test accuracy of the
     non-private GD after the same T steps (spec M1b, ε-sweep runs) from the results, with its
     largest gap to L(θ*) (its convergence; wddp.reference_gap_tol decides). The last column says when private curves cannot be told from predicting the majority class.
     """
@@ -161,9 +162,9 @@ def accuracy_range(tables: Tables, results_paths: Mapping[str, str | None]) -> p
         record: dict[str, Any] = {"data set": display_name(ds)}
         if path is not None:
             f = io.load_npz(path, "optimum file")
-            if "majority_rate" in f:
-                record["majority-class rate (test)"] = float(f["majority_rate"])
-                record["θ* test accuracy"] = float(f["test_accuracy"])
+            if "majority_rate" in f:  # a split per repetition (issue 60): the mean over its repetitions
+                record["majority-class rate (test)"] = float(np.mean(f["majority_rate"]))
+                record["θ* test accuracy"] = float(np.mean(f["test_accuracy"]))
         if table is not None and not table.empty:
             ref = table[_is(table["mechanism"], "nonprivate") & _is(table["experiment"], "eps_sweep")]
             if not ref.empty:
@@ -184,7 +185,8 @@ def accuracy_range(tables: Tables, results_paths: Mapping[str, str | None]) -> p
 
 
 def lambda_sensitivity_table(results_paths: Mapping[str, str | None]) -> pd.DataFrame:
-    """θ* test accuracy and ‖θ*‖ per λ of the sensitivity grid (issue 11, spec E7 #4)."""
+    """θ* test accuracy and ‖θ*‖ per λ of the sensitivity grid (issue 11, spec E7 #4); under a split
+    per repetition on one repetition's split (the file's ``lambda_rep``, column "split")."""
     rows = []
     for ds in [d for d in DATASET_PANELS if d in results_paths]:
         path = optimum_path(results_paths[ds])
@@ -197,12 +199,17 @@ def lambda_sensitivity_table(results_paths: Mapping[str, str | None]) -> pd.Data
                                       f["lambda_theta_norm"], f["lambda_converged"], strict=True):
             rows.append({"data set": display_name(ds), "λ": float(lam),
                          "θ* test accuracy": float(acc), "‖θ*‖": float(norm),
-                         "solver converged": bool(ok)})
+                         "solver converged": bool(ok),
+                         **({"split": f"repetition {int(f['lambda_rep'])}"} if "lambda_rep" in f else {})})
     return pd.DataFrame(rows)
 
 
 def cv_scores(results_paths: Mapping[str, str | None]) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """The CV curves (score ± SE per η) and the selections, from the η tables (spec E3.3)."""
+    """The CV curves (score ± SE per η) and the selections, from the η tables (spec E3.3).
+
+    A table of a selection per repetition (issue 60; rows with ``rep``) gives every repetition's
+    selection in ``chosen`` and its curves averaged over the repetitions in ``scores``: the mean of
+    the repetitions' mean accuracies, with SE ``sqrt(Σ_r se_r²) / R`` (independent repetitions)."""
     scores, chosen = [], []
     for ds in [d for d in DATASET_PANELS if d in results_paths]:
         path = eta_path(results_paths[ds])
@@ -217,6 +224,11 @@ def cv_scores(results_paths: Mapping[str, str | None]) -> tuple[pd.DataFrame, pd
     scores_df = pd.DataFrame(scores)
     if not scores_df.empty and "se" not in scores_df:
         scores_df["se"] = scores_df["std_accuracy"] / np.sqrt(scores_df["n"])
+    if "rep" in scores_df:
+        keys = ["dataset", "mechanism", "mode", "accountant", "eta"]
+        scores_df = scores_df.assign(se2=scores_df["se"] ** 2).groupby(keys, as_index=False, sort=False).agg(
+            mean_accuracy=("mean_accuracy", "mean"), se2=("se2", "sum"), reps=("rep", "nunique"), n=("n", "sum"))
+        scores_df["se"] = np.sqrt(scores_df.pop("se2")) / scores_df["reps"]
     return scores_df, pd.DataFrame(chosen)
 
 
@@ -228,10 +240,10 @@ def cv_choice_table(chosen: pd.DataFrame) -> pd.DataFrame:
         dataset=chosen["dataset"].map(display_name),
         mechanism=chosen["mechanism"].map(style.mechanism_label),
     )
-    cols = ["dataset", "mechanism", "mode", "accountant", "eta", "mean_accuracy", "se",
+    cols = ["dataset", "mechanism", "mode", "accountant", "rep", "eta", "mean_accuracy", "se",
             "best_eta", "best_mean_accuracy", "best_se", "selected_as"]
     return out[[c for c in cols if c in out]].rename(columns={
-        "dataset": "data set", "eta": "chosen η", "mean_accuracy": "its accuracy",
+        "dataset": "data set", "rep": "repetition", "eta": "chosen η", "mean_accuracy": "its accuracy",
         "se": "its SE", "best_eta": "best η", "best_mean_accuracy": "best accuracy",
         "best_se": "best SE", "selected_as": "selected with (pooled group)",
     })

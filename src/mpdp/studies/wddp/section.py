@@ -14,6 +14,7 @@ from typing import Any
 
 import pandas as pd
 
+from mpdp.data import splits
 from mpdp.report import claims_view
 from mpdp.report.scaffold import FigureItem, StudySection, bullets, heading, md, note, table
 from mpdp.studies.wddp import report as wr
@@ -115,6 +116,15 @@ CV_NOTE = (
     "noise level). The criterion is accuracy for every figure, the gap figures included: "
     "the paper fixes one η per method and data set for all figures, and the optimality gap "
     "is a training-set quantity, not a validation score."
+)
+
+#: the CV under a split per repetition (issue 60; mpdp.studies.wddp.cv)
+CV_PER_REPETITION_NOTE = (
+    "Every repetition draws its own train/test split, so η is selected for every repetition by the "
+    "same CV inside that repetition's training records only (no other record enters its selection), "
+    "and the runs of a repetition use its own η. The figure shows the curves averaged over the "
+    "repetitions (SE √(Σ SE_r²)/R) and circles the η most repetitions chose; the table lists every "
+    "repetition's choice. The λ sensitivity below is computed on repetition 0's split."
 )
 
 LAMBDA_NOTE = (
@@ -247,7 +257,8 @@ def build(ctx: Mapping[str, Any], tables: wr.Tables, cards: Mapping[str, Any],
         md("**Reconstructed and open choices used.**"), table(wr.reconstructed_choices(cfg, cards)),
         md("**Learning rates** (spec E3.3, I-4)."), table(wr.learning_rates(tables)),
         md(wr.twin_identity(tables)),
-        md("**Cross-validation of η.** " + CV_NOTE),
+        md("**Cross-validation of η.** " + CV_NOTE
+           + (" " + CV_PER_REPETITION_NOTE if splits.per_repetition(cfg) and not chosen.empty else "")),
     ]
     if chosen.empty:
         section.deviations.append(note(

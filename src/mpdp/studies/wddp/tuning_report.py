@@ -25,7 +25,8 @@ def eta_edge_warnings(chosen: pd.DataFrame, eta_grid: Sequence[float]) -> pd.Dat
     if chosen.empty:
         return edge_warnings("wddp", [])
     return edge_warnings("wddp", (
-        (f"{r.dataset}, {r.mechanism}/{r.mode}, {r.accountant}", "η", float(r.eta), eta_grid)
+        (f"{r.dataset}, {r.mechanism}/{r.mode}, {r.accountant}"
+         + (f", repetition {int(r.rep)}" if "rep" in chosen and pd.notna(r.rep) else ""), "η", float(r.eta), eta_grid)
         for r in chosen.itertuples()
     ))
 
