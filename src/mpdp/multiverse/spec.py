@@ -354,6 +354,11 @@ def repeated_defaults(cfg: Mapping[str, Any]) -> list[str]:
                   for u in repeated if u.kind == "choice"]
 
 
+def same(a: Any, b: Any) -> bool:
+    """Equal as config values (1 and 1.0 are, True and 1 are not): :func:`_same`."""
+    return _same(a, b)
+
+
 def _same(a: Any, b: Any) -> bool:
     """Equal as config values: 1 and 1.0 are, True and 1 are not."""
     def norm(v: Any) -> Any:
