@@ -14,6 +14,13 @@ from mpdp.multiverse import reseeding as reseeding_mod
 RESEEDING = {u.id: u for u in reseeding_mod.reseeds(CFG)}
 
 
+def reseeding_threads():
+    """Cores of a reseeded run: every core this call has (a whole study on its full grid; the
+    reseeds run one after the other), at most 64 (a cluster call's cores may be unbounded)."""
+    cores = getattr(workflow, "cores", None)
+    return max(1, min(int(cores), 64)) if isinstance(cores, int) else 2
+
+
 rule reseeding:
     input:
         # the headline: the main build's claims tables (built first when missing or stale)
@@ -47,7 +54,7 @@ rule reseeding_universe:
         claims_study="|".join(CLAIMS_STUDIES),
         reseed="|".join(re.escape(r) for r in RESEEDING) or "(?!)",
     # a whole study on its full grid: every core snakemake is given (the reseeds run one after the other)
-    threads: workflow.cores
+    threads: reseeding_threads()
     resources:
         runtime=600,  # minutes (a Slurm time limit): a full-grid study, like a full-grid universe
     params:
