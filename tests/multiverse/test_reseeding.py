@@ -72,8 +72,10 @@ def test_a_claim_reading_missing_in_one_build_counts_as_changed():
     table = reseeding.compare("wddp", HEADLINE, {"r": dropped}).set_index("claim_id")
     assert table.loc["C2", "verdict"] == reseeding.NO_ROW and table.loc["C2", "class_changed"]
     assert table.loc["C2", ["n_cells_both", "n_reversed"]].tolist() == [0, 0]
-    extra = (cells, pd.concat([verdicts, _verdicts([("wddp", "C9", "-", "HOLDS")])]))
-    row = reseeding.compare("wddp", HEADLINE, {"r": extra}).set_index("claim_id").loc["C9"]
+    extra = (cells, pd.concat([_verdicts([("wddp", "A0", "-", "HOLDS")]), verdicts]))
+    both = reseeding.compare("wddp", HEADLINE, {"r": extra})
+    assert both["claim_id"].tolist() == ["C1", "C2", "A0"]  # the headline's order, then the reseed's own rows
+    row = both.set_index("claim_id").loc["A0"]
     assert row["headline_verdict"] == reseeding.NO_ROW and row["class_changed"]
 
 

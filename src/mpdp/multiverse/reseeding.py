@@ -136,7 +136,12 @@ def compare(study: str, headline: tuple[pd.DataFrame, pd.DataFrame], reseeded: M
     h_cells = h_cells[h_cells["study"].astype(str) == study]
     out = []
     for label, (cells, verdicts) in reseeded.items():
-        rows = h_rows.merge(_verdict_rows(verdicts, study), on=KEYS, how="outer", suffixes=("_h", "_r"))
+        r_rows = _verdict_rows(verdicts, study)
+        rows = h_rows.merge(r_rows, on=KEYS, how="outer", suffixes=("_h", "_r"))
+        # the headline's declaration order, then the claim-readings only the reseed has (an outer merge sorts)
+        order = list(dict.fromkeys(tuple(k) for k in [*h_rows[KEYS].to_numpy(), *r_rows[KEYS].to_numpy()]))
+        rank = {k: i for i, k in enumerate(order)}
+        rows = rows.assign(_rank=[rank[tuple(k)] for k in rows[KEYS].to_numpy()]).sort_values("_rank", kind="stable")
         paired = h_cells[[*CELL_KEYS, "cell_verdict"]].merge(
             cells[cells["study"].astype(str) == study][[*CELL_KEYS, "cell_verdict"]], on=CELL_KEYS,
             suffixes=("_h", "_r"))
