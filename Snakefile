@@ -21,6 +21,7 @@ include: "workflow/rules/benchmark_figures.smk"
 include: "workflow/rules/claims.smk"
 include: "workflow/rules/report.smk"
 include: "workflow/rules/multiverse.smk"
+include: "workflow/rules/reseeding.smk"
 include: "workflow/rules/studies.smk"
 
 

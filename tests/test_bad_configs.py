@@ -156,8 +156,13 @@ CASES: list[tuple[str, dict[str, Any], Outcome, tuple[str, ...]]] = [
     ("multiverse on the main grid", {"multiverse.full_grid": True}, RUNS, ()),
     ("small group three quarters of the parties", {"wddp.small_group_frac": 0.75}, RUNS, ()),
     # the multiverse's alternatives set in the main config: valid settings, no warning here (issue 58)
-    ("scaling alternatives", {"preprocess.row_scaling": "global_max", "preprocess.scaling_bounds": "train_split"},
-     RUNS, ()),
+    ("scaling alternatives", {"preprocess.row_scaling": "global_max", "preprocess.scaling_bounds": "train_split",
+                              "split.per_repetition": False}, RUNS, ()),
+    # issue 60: the training split's bounds come from rows that are other repetitions' test rows
+    ("training-split bounds with a split per repetition", {"preprocess.scaling_bounds": "train_split"},
+     err("preprocess.scaling_bounds"), ()),
+    ("a multiverse choice's also naming no key", {"multiverse.choices.3.also": {"split.per_repetitio": False}},
+     err("multiverse.choices.3.also"), ()),
     ("CV per setting, random vote ties", {"wddp.cv.scope": "per_setting", "voting.tie_break": "random"}, RUNS, ()),
     # ---- issue 58: runtime bombs stop at planning (the cost check, mpdp.pipeline.planning_cost)
     ("a count written as 1e6 (a float in YAML)", {"wddp.T": "1e6"}, err("wddp.T"), ()),
@@ -322,8 +327,8 @@ MULTIVERSE_CASES: list[tuple[str, dict[str, Any], Outcome]] = [
     ("a joint multiverse sample naming an undeclared choice",
      {"multiverse.joint": {"choices": ["wddp_lambda", "no_such_choice"], "sample": 2}}, warn("multiverse.joint.choices")),
     ("multiverse on the main grid", {"multiverse.full_grid": True}, err("multiverse.choices")),
-    ("scaling alternatives", {"preprocess.row_scaling": "global_max", "preprocess.scaling_bounds": "train_split"},
-     warn("multiverse.choices")),
+    ("scaling alternatives", {"preprocess.row_scaling": "global_max", "preprocess.scaling_bounds": "train_split",
+                              "split.per_repetition": False}, warn("multiverse.choices")),
     ("one repetition in every universe", {"multiverse.base": _base({"wddp.reps": 1})}, warn("multiverse.base")),
     ("one repetition in one universe",
      {"multiverse.choices.0": {"choice": "few", "key": "voting.reps", "values": [1], "source": "x"}},

@@ -203,7 +203,7 @@ def test_every_job_script_reads_its_config_through_the_fence():
             assert rule in declared or rule in rule_keys.WHOLE_CONFIG, (script.name, rule)
             readers += 1
     assert readers >= 20
-    assert set(rule_keys.WHOLE_CONFIG) == {"report_html", "multiverse", "multiverse_universe"}
+    assert set(rule_keys.WHOLE_CONFIG) == {"report_html", "multiverse", "multiverse_universe", "reseeding_universe"}
 
 
 @pytest.mark.parametrize("text, where", [

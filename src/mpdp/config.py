@@ -198,6 +198,10 @@ def _cross_checks(cfg: dict[str, Any]) -> None:
             raise ConfigError(f"config key 'wddp.u_settings.{i}': repeats the setting m = {key[0]}, "
                               f"eps = {key[1]!r}; remove the repeat")
         seen.add(key)
+    if cfg["preprocess"]["scaling_bounds"] == "train_split" and cfg["split"]["per_repetition"]:
+        raise ConfigError("config key 'preprocess.scaling_bounds': train_split takes the min-max bounds from the fixed "
+                          "split's training rows, which under split.per_repetition: true are other repetitions' test "
+                          "rows (spec E1.2 as amended); set split.per_repetition: false with it, or use full_data")
     b = cfg.get("benchmark")
     if b:
         sizes = {k: len(v) for k, v in (("benchmark.gradient.eta_candidates", b["gradient"]["eta_candidates"]),

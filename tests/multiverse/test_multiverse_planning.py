@@ -99,6 +99,71 @@ def test_universes_and_their_configs():
     assert cfg["wddp"]["lambda"] != 0.0  # the validated config itself is untouched
 
 
+@pytest.mark.parametrize("name", ["config.yaml", "smoke.yaml"])
+def test_the_training_split_bounds_run_on_the_fixed_split(name):
+    """issue 60: scaling_bounds: train_split needs the fixed split, so its choice sets
+    split.per_repetition: false too (``also``); without it the universe is refused."""
+    cfg = _cfg(name)
+    by_id = {u.id: u for u in spec.to_run(cfg)}
+    bounds = spec.universe_config(cfg, by_id["scaling_bounds=train_split"])
+    assert bounds["preprocess"]["scaling_bounds"] == "train_split" and bounds["split"]["per_repetition"] is False
+    config.validate(bounds)
+    fixed = spec.universe_config(cfg, by_id["split_design=false"])  # the fixed split as an alternative
+    assert fixed["split"]["per_repetition"] is False and fixed["preprocess"]["scaling_bounds"] == "full_data"
+    default = spec.universe_config(cfg, spec.universes(cfg)[0])
+    assert default["split"]["per_repetition"] is True
+    # the choice without its also: the universe's config is refused (in one line by the multiverse's planning;
+    # on the smoke profile only, the full config's planning of every universe takes long)
+    choice = next(c for c in cfg["multiverse"]["choices"] if c["choice"] == "scaling_bounds")
+    bare = _cfg(name, choices=[{k: v for k, v in choice.items() if k != "also"}])
+    with pytest.raises(ConfigError, match=r"train_split takes the min-max bounds"):
+        config.validate(spec.universe_config(bare, next(u for u in spec.universes(bare)
+                                                          if u.choice == "scaling_bounds")))
+    if name == "smoke.yaml":
+        with pytest.raises(ConfigError, match=r"^config key 'multiverse\.choices\.0' \(choice 'scaling_bounds'.*"
+                                              r"train_split takes the min-max bounds"):
+            planning.check(bare, AVAILABLE, {}, multiverse=True)
+
+
+def test_also_is_set_with_every_value_and_checked():
+    also = {"choice": "bounds", "key": "preprocess.scaling_bounds", "values": ["train_split"], "source": "x",
+            "also": {"split.per_repetition": False, "split.seed": 3}}
+    lam = {"choice": "lam", "key": "wddp.lambda", "values": [0.0], "source": "x"}
+    cfg = _cfg(choices=[also, lam])
+    u = next(u for u in spec.universes(cfg) if u.choice == "bounds")
+    assert u.id == "bounds=train_split"  # the folder names the choice's value only
+    assert u.settings == {"preprocess.scaling_bounds": "train_split", "split.per_repetition": False, "split.seed": 3}
+    ucfg = spec.universe_config(cfg, u)
+    assert ucfg["split"] == {**cfg["split"], "per_repetition": False, "seed": 3}
+    assert not spec.repeats_default(cfg, u)
+    lam_u = next(u for u in spec.universes(cfg) if u.choice == "lam")
+    assert lam_u.settings == {"wddp.lambda": 0.0}  # a choice without also sets its key alone
+    # a joint combination that picks the choice sets its also keys too, and counts as one choice
+    joint = _cfg(choices=[also, lam])
+    joint["multiverse"]["joint"] = {"choices": ["bounds", "lam"], "sample": 5, "seed": 0}
+    combos, total = spec.joint_sample(joint)
+    assert total == 1 and combos == [{"preprocess.scaling_bounds": "train_split", "wddp.lambda": 0.0,
+                                      "split.per_repetition": False, "split.seed": 3}]
+    with pytest.raises(ConfigError, match=r"^config key 'multiverse\.choices\.0\.also\.split\.per_repetiton' "
+                                          r"\(choice 'bounds'\): 'split\.per_repetiton' is not a key"):
+        planning.check(_cfg(choices=[{**also, "also": {"split.per_repetiton": False}}]), AVAILABLE, {})
+    with pytest.raises(ConfigError, match=r"^config key 'multiverse\.choices\.0\.also': sets the choice's own key"):
+        spec.universes(_cfg(choices=[{**also, "also": {"preprocess.scaling_bounds": "full_data"}}]))
+    with pytest.raises(ConfigError, match=r"multiverse\.choices\.0\.also\.split.*is a whole section"):
+        planning.check(_cfg(choices=[{**also, "also": {"split": {"seed": 1}}}]), AVAILABLE, {})
+
+
+def test_the_training_split_bounds_are_refused_with_a_split_per_repetition():
+    raw = config.load(ROOT / "config" / "smoke.yaml")
+    raw["preprocess"]["scaling_bounds"] = "train_split"
+    with pytest.raises(ConfigError, match=r"^config key 'preprocess\.scaling_bounds': train_split .*"
+                                          r"set split\.per_repetition: false with it") as err:
+        config.validate(raw)
+    assert "\n" not in str(err.value)
+    raw["split"]["per_repetition"] = False
+    assert config.validate(raw)["preprocess"]["scaling_bounds"] == "train_split"
+
+
 def test_a_universe_declared_twice_is_refused():
     cfg = _cfg(choices=[{"choice": "lam", "key": "wddp.lambda", "values": [0.0, 0.0], "source": "x"}])
     with pytest.raises(ConfigError, match=r"universes \['lam=0\.0'\] declared twice"):

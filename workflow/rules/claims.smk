@@ -40,6 +40,31 @@ rule claims_tables:
         "../scripts/claims_tables.py"
 
 
+rule claims_tables_of_study:
+    # one study's claims tables (the reseeding check's reseeded runs build these only: workflow/rules/reseeding.smk);
+    # the same rows as that study's rows of claims_tables (the engine scores each study on its own)
+    input:
+        **{s.id: (lambda wc, s=s: s.tables(CFG, AVAILABLE) if wc.claims_study == s.id else [])
+           for s in study_registry.STUDIES},
+        cards=[card(ds) for ds in AVAILABLE],
+    output:
+        cells="data/results/claims/by_study/{claims_study}/cells.parquet",
+        verdicts="data/results/claims/by_study/{claims_study}/verdicts.parquet",
+    log:
+        "logs/claims/tables_{claims_study}.log",
+    wildcard_constraints:
+        claims_study="|".join(CLAIMS_STUDIES),
+    params:
+        code=code("claims_tables.py"),
+        settings=rule_keys.param(CFG, "claims_tables"),
+        studies=[s.id for s in study_registry.STUDIES],
+        available=AVAILABLE,
+    conda:
+        "../envs/mpdp.yaml"
+    script:
+        "../scripts/claims_tables.py"
+
+
 rule claims_map:
     input:
         cells=claims_tables_mod.CELLS_PATH,

@@ -234,7 +234,7 @@ def figure_variant(figname):
 
 #: rules whose job runs the whole workflow again (a multiverse universe's nested Snakemake): their
 #: code is every source of the package
-WHOLE_PACKAGE_RULES = ("multiverse_universe",)
+WHOLE_PACKAGE_RULES = ("multiverse_universe", "reseeding_universe")
 
 
 def whole_package_code():

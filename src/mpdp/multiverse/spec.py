@@ -1,9 +1,11 @@
 """The declared alternatives of the ``multiverse:`` config section and the universes they
 define (issue 38; the open choices of spec experiments.md E7, E4, E5).
 
-``multiverse.choices`` is a list of ``{choice, key, values, source}``: ``key`` a dotted path
+``multiverse.choices`` is a list of ``{choice, key, values, source[, also]}``: ``key`` a dotted path
 into the validated config (``wddp.lambda``), ``values`` the alternatives to its default,
-``source`` why each is plausible (a spec row or a paper). ``multiverse.base`` maps dotted keys
+``source`` why each is plausible (a spec row or a paper), ``also`` (issue 60) dotted keys set
+together with every value of the choice, where a value needs another setting to run at all
+(``scaling_bounds: train_split`` needs ``split.per_repetition: false``). ``multiverse.base`` maps dotted keys
 to the values every universe, the default's included, runs with (fewer repetitions, smaller
 grids: the time budget of docs/multiverse.md). A universe's config is the validated config
 without its ``multiverse`` section, with the base and then the one alternative set
@@ -72,6 +74,8 @@ class Universe:
     value: Any
     source: str
     index: int | None = None  # position of the choice in multiverse.choices (or of the reseed)
+    #: a choice's ``also`` (issue 60): (dotted key, value) pairs set with its value
+    also: tuple[tuple[str, Any], ...] = ()
 
     @property
     def id(self) -> str:
@@ -88,10 +92,11 @@ class Universe:
 
     @property
     def settings(self) -> dict[str, Any]:
-        """Dotted key -> value this universe sets over the default (empty for the default)."""
+        """Dotted key -> value this universe sets over the default (empty for the default; a
+        choice's value with its ``also`` settings)."""
         if self.choice is None:
             return {}
-        return dict(self.value) if self.kind in MULTI_KEY else {str(self.key): self.value}
+        return dict(self.value) if self.kind in MULTI_KEY else {str(self.key): self.value, **dict(self.also)}
 
     @property
     def value_label(self) -> str:
@@ -151,7 +156,11 @@ def universes(cfg: Mapping[str, Any]) -> list[Universe]:
                               "another name")
         if switched_off(cfg, ch["key"]):
             continue
-        out += [Universe(ch["choice"], ch["key"], v, ch["source"], i) for v in ch["values"]]
+        if ch["key"] in ch.get("also", {}):
+            raise ConfigError(f"config key 'multiverse.choices.{i}.also': sets the choice's own key {ch['key']!r}; "
+                              "list its values under values")
+        also = tuple(ch.get("also", {}).items())
+        out += [Universe(ch["choice"], ch["key"], v, ch["source"], i, also) for v in ch["values"]]
     combos, total = joint_sample(cfg)
     names = ", ".join(section(cfg).get("joint", {}).get("choices", []))
     out += [Universe(JOINT, ", ".join(c), c, f"joint variation of {names}: a random sample of {len(combos)} of the "
@@ -223,7 +232,11 @@ def joint_sample(cfg: Mapping[str, Any]) -> tuple[list[dict[str, Any]], int]:
     combos = []
     for pick in itertools.product(*(range(len(o)) for o in options)):
         setting = {ch["key"]: opts[k] for ch, opts, k in zip(chosen, options, pick, strict=True) if k > 0}
-        if len(setting) >= 2 and not all(_same(get(default, key), v) for key, v in setting.items()):
+        for ch, k in zip(chosen, pick, strict=True):  # a chosen value's own ``also`` settings (issue 60)
+            if k > 0:
+                setting.update(ch.get("also", {}))
+        varied = {ch["key"] for ch, k in zip(chosen, pick, strict=True) if k > 0}
+        if len(varied) >= 2 and not all(_same(get(default, key), v) for key, v in setting.items()):
             combos.append(setting)
     rng = np.random.default_rng(joint.get("seed", 0))
     picked = sorted(rng.choice(len(combos), size=min(joint["sample"], len(combos)), replace=False).tolist())
@@ -273,6 +286,11 @@ def universe_config(cfg: Mapping[str, Any], universe: Universe) -> dict[str, Any
         _check_key(out, universe.key, where)
         _check_alternative(out, universe, where)
         put(out, universe.key, universe.value)
+        for key, value in universe.also:
+            also = f"config key 'multiverse.choices.{universe.index}.also.{key}' (choice {universe.choice!r})"
+            _check_key(out, key, also)
+            _check_alternative(out, Universe(universe.choice, key, value, universe.source, universe.index), also)
+            put(out, key, value)
     return out
 
 
@@ -334,6 +352,11 @@ def repeated_defaults(cfg: Mapping[str, Any]) -> list[str]:
                   "has in every universe (the default with multiverse.base), so this alternative would repeat the "
                   "default universe: it is not run (listed in the robustness table); remove it or give another value"
                   for u in repeated if u.kind == "choice"]
+
+
+def same(a: Any, b: Any) -> bool:
+    """Equal as config values (1 and 1.0 are, True and 1 are not): :func:`_same`."""
+    return _same(a, b)
 
 
 def _same(a: Any, b: Any) -> bool:

@@ -30,7 +30,7 @@ import re
 import shutil
 import subprocess
 import sys
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -129,25 +129,28 @@ def adopt_main_build(universe: Universe, status_path: Path, root: Path, verdicts
     return status
 
 
-def command(cores: int) -> list[str]:
+def command(cores: int, targets: Sequence[str] = TARGETS) -> list[str]:
     """The nested Snakemake call (no profile: the universe runs where its job runs)."""
     return [sys.executable, "-m", "snakemake", "--snakefile", "Snakefile", "--cores", str(cores),
-            "--rerun-incomplete", *TARGETS]
+            "--rerun-incomplete", *targets]
 
 
 def run(universe: Universe, folder: Path, workflow_root: Path, config: Mapping[str, Any],
         cores: int, status_path: Path, log_path: Path, raw: Path = Path("data/raw"),
-        base: Path | None = None) -> dict[str, Any]:
+        base: Path | None = None, targets: Sequence[str] = TARGETS,
+        verdicts_path: str = VERDICTS_PATH) -> dict[str, Any]:
     """Prepare and run one universe; write and return its status (``ok``, ``verdicts``, ``error``,
     ``seeded``). ``raw``: the outer run's raw-data folder (relative to its working directory by
-    default); ``base``: the default universe's folder to :func:`seed` from (None: from scratch)."""
+    default); ``base``: the default universe's folder to :func:`seed` from (None: from scratch).
+    ``targets`` and ``verdicts_path`` (the verdicts table among them): what the nested run builds
+    (the reseeding check, :mod:`mpdp.multiverse.reseeding`, builds one study's claims tables)."""
     prepare(folder, workflow_root, config, raw)
     seeded = base is not None and seed(folder, base)
     env = {k: v for k, v in os.environ.items() if not k.startswith("SNAKEMAKE")}
     log_path.parent.mkdir(parents=True, exist_ok=True)
     with open(log_path, "w") as log:
-        proc = subprocess.run(command(cores), cwd=folder, env=env, stdout=log, stderr=subprocess.STDOUT)
-    verdicts = folder / VERDICTS_PATH
+        proc = subprocess.run(command(cores, targets), cwd=folder, env=env, stdout=log, stderr=subprocess.STDOUT)
+    verdicts = folder / verdicts_path
     ok = proc.returncode == 0 and verdicts.is_file()
     output = Path(log_path).read_text(errors="replace")
     tail = "" if ok else output[-LOG_TAIL:]

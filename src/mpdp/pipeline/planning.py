@@ -98,8 +98,9 @@ def _where(universe: multiverse_spec.Universe) -> tuple[str, str]:
         return f"multiverse.reseeds.{universe.index}", f" ({universe.value_label})"
     if universe.kind == "joint":
         return "multiverse.joint", f" ({universe.value_label})"
+    also = "".join(f", {k} = {json.dumps(v)}" for k, v in universe.also)
     return (f"multiverse.choices.{universe.index}",
-            f" (choice {universe.choice!r}, {universe.key} = {universe.value_label})")
+            f" (choice {universe.choice!r}, {universe.key} = {universe.value_label}{also})")
 
 
 #: a planning warning about a figure (``fig06``): a universe builds the claims tables only

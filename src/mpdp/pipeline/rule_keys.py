@@ -108,6 +108,9 @@ RULE_KEYS: dict[str, tuple[str, ...]] = {
     # of it reruns that universe
     "multiverse": ("multiverse",),
     "multiverse_universe": ("multiverse",),
+    # the reseeding check (issue 60 item 5): a reseeded run gets its whole config as a param; the
+    # comparison reads none
+    "reseeding_universe": ("multiverse",),
     # the claims tables (issue 33); keys_for adds those of the optional studies' sections present
     "claims_tables": (),
     "claims_map": (),
@@ -120,6 +123,8 @@ WHOLE_CONFIG: dict[str, str] = {
                    "settings param is the hash of the whole config",
     "multiverse_universe": "a universe runs the main config with its choice applied "
                            "(mpdp.multiverse.spec.universe_config); its settings param is the hash of that config",
+    "reseeding_universe": "a reseeded run of one study runs the main config with the reseed's seed keys set "
+                          "(mpdp.multiverse.reseeding.reseed_config); its settings param is the hash of that config",
     "multiverse": "the universes are derived from the whole config (the study sections switched on, the joint "
                   "sample's default universe: mpdp.multiverse.spec.universes); its settings param is the "
                   "multiverse section, and each universe's status, an input, changes with any other key",

@@ -1,0 +1,68 @@
+# The reseeding check (issue 60 item 5; docs/claims.md "Reseeding check"): one study rebuilt on its
+# full grid under each of the multiverse's reseeds (multiverse.reseeds: another root_seed, another
+# split.seed), each by a nested Snakemake in data/multiverse/reseeding/<study>/<reseed>/ (the
+# multiverse's machinery: mpdp.multiverse.universe.run), building that study's claims tables only;
+# then the comparison with the main build's tables. Not part of `all`:
+#   snakemake --cores all data/results/claims/reseeding_wddp.parquet
+# or  python -m mpdp.multiverse.reseeding --study wddp
+# Logic in src/mpdp/multiverse/reseeding.py.
+import re
+
+from mpdp.multiverse import reseeding as reseeding_mod
+
+#: the reseeds that run (one equal to the main config's seeds would repeat the headline: left out)
+RESEEDING = {u.id: u for u in reseeding_mod.reseeds(CFG)}
+
+
+def reseeding_threads():
+    """Cores of a reseeded run: every core this call has (a whole study on its full grid; the
+    reseeds run one after the other), at most 64 (a cluster call's cores may be unbounded)."""
+    cores = getattr(workflow, "cores", None)
+    return max(1, min(int(cores), 64)) if isinstance(cores, int) else 2
+
+
+rule reseeding:
+    input:
+        # the headline: the main build's claims tables (built first when missing or stale)
+        headline=[claims_tables_mod.CELLS_PATH, claims_tables_mod.VERDICTS_PATH],
+        status=lambda wc: [f"{reseeding_mod.ROOT}/{wc.claims_study}/{r}/status.json" for r in RESEEDING],
+    output:
+        table=reseeding_mod.TABLE.format(study="{claims_study}"),
+        markdown=reseeding_mod.MARKDOWN.format(study="{claims_study}"),
+    log:
+        "logs/reseeding/{claims_study}.log",
+    wildcard_constraints:
+        claims_study="|".join(CLAIMS_STUDIES),
+    params:
+        code=code("reseeding_collect.py"),
+        labels=[u.value_label for u in RESEEDING.values()],
+    conda:
+        "../envs/mpdp.yaml"
+    script:
+        "../scripts/reseeding_collect.py"
+
+
+rule reseeding_universe:
+    input:
+        # the raw data, fetched once here: the reseeded runs link data/raw
+        raw=[f"data/raw/{ds}/manifest.json" for ds in AVAILABLE],
+    output:
+        status=f"{reseeding_mod.ROOT}/{{claims_study}}/{{reseed}}/status.json",
+    log:
+        "logs/reseeding/{claims_study}/{reseed}.log",
+    wildcard_constraints:
+        claims_study="|".join(CLAIMS_STUDIES),
+        reseed="|".join(re.escape(r) for r in RESEEDING) or "(?!)",
+    # a whole study on its full grid: every core snakemake is given (the reseeds run one after the other)
+    threads: reseeding_threads()
+    resources:
+        runtime=600,  # minutes (a Slurm time limit): a full-grid study, like a full-grid universe
+    params:
+        # a hash of the reseeded run's whole config (mpdp.multiverse.reseeding.reseed_config)
+        settings=lambda wc: mpdp_config.config_hash(reseeding_mod.reseed_config(CFG, RESEEDING[wc.reseed])),
+        code=whole_package_code(),
+        root=str(Path(workflow.main_snakefile).resolve().parent),
+    conda:
+        "../envs/mpdp.yaml"
+    script:
+        "../scripts/reseeding_universe.py"
