@@ -32,7 +32,7 @@ record outside r's training part. A table is built one repetition at a time (onl
 repetition's arrays and models are held), its rows written in the order (protocol, M,
 repetition) as before. With ``split.per_repetition: false`` every repetition gets the same
 task, its pools drawn once per data set and its λ selected once per M, and the table is the
-one of the fixed design to the last bit (tests/voting/test_split_per_repetition.py).
+one of the fixed design to the last bit (tests/voting/test_voting_split_per_repetition.py).
 """
 
 from __future__ import annotations
