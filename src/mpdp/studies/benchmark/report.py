@@ -112,8 +112,15 @@ def footing(bench: Benchmark, cfg: dict[str, Any]) -> list[str]:
         caps = ", ".join(f"{r['dataset']} {r['n_private']} of {r['n_private_before_cap']}" for r in bench.hparams)
         for line in selection_lines(bench):
             lines.append(line)
+        per_rep = bool(bench.hparams[0].get("split_per_repetition"))
         lines.append(f"**Private records per data set** ([REC] cap `benchmark.max_train_records`, one "
-                     f"seeded uniform subsample shared by every mechanism): {caps}.")
+                     f"seeded uniform subsample{' per repetition' if per_rep else ''} shared by every mechanism): "
+                     f"{caps}.")
+        if split := bench.hparams[0].get("split"):
+            lines.append(f"**Split**: {split}." + (
+                " Each repetition's auxiliary pool, capped private pool, partitions, hyper-parameter selection and "
+                "references (θ*(λ), optimal accuracy) lie within its own training records, its metrics on its own "
+                "test records." if per_rep else ""))
     b = cfg.get("benchmark", {})
     if b:
         lines.append(f"**Grid**: ε ∈ {b['eps_grid']}, m ∈ {b['m_grid']}, u ∈ {b['u_grid']}, "
@@ -282,15 +289,21 @@ def edges(bench: Benchmark) -> pd.DataFrame:
     for record in bench.hparams:
         protocol = record.get("selection", "oracle")
         mechs = record.get("mechanisms", {})
-        for mech, h in mechs.get(protocol, mechs).items():
-            if not h.get("candidates"):
+        for mech, merged in mechs.get(protocol, mechs).items():
+            if not merged.get("candidates"):
                 continue
-            if "by_epsilon" not in h:
-                picks = [("", h["chosen"])]
-            elif all("chosen" in v for v in h["by_epsilon"].values()):
-                picks = [(f", ε = {float(e):g}", v["chosen"]) for e, v in h["by_epsilon"].items()]
-            else:  # party level (issue 43): chosen per released row, on its own partition
-                picks = _row_choices(bench, record["dataset"], mech, protocol)
+            picks = []
+            # a split per repetition (issue 60): one selection per repetition
+            for rep, h in enumerate(merged.get("by_repetition", [merged])):
+                at = f", repetition {rep}" if "by_repetition" in merged else ""
+                if "by_epsilon" not in h:
+                    picks.append((at, h["chosen"]))
+                elif all("chosen" in v for v in h["by_epsilon"].values()):
+                    picks += [(f", ε = {float(e):g}{at}", v["chosen"]) for e, v in h["by_epsilon"].items()]
+                else:  # party level (issue 43): chosen per released row, on its own partition
+                    picks = _row_choices(bench, record["dataset"], mech, protocol)
+                    break
+            h = merged
             for where, chosen in picks:
                 choices.append((f"{record['dataset']}, {_label(bench, mech)}{where}", h["hparam"], float(chosen),
                                 h["candidates"]))

@@ -100,7 +100,8 @@ def family_job(cfg: Mapping[str, Any], dataset: str, group: str, processed_dir: 
     results.write(frame, out, EXTRA_COLUMNS)
     io.write_json({"group": group, "mechanisms": hp, "skipped_cells": skipped,
                    "n_private": data.n, "n_private_before_cap": view.n_available,
-                   "n_aux": len(view.X_aux), "split": splits.describe(cfg)}, hparams_out)
+                   "n_aux": len(view.X_aux), "split": splits.describe(cfg),
+                   "split_per_repetition": not data.shared}, hparams_out)
 
 
 def collect(dataset: str, cfg: Mapping[str, Any], parts: Sequence[Path], hparams: Sequence[Path],
@@ -133,4 +134,5 @@ def collect(dataset: str, cfg: Mapping[str, Any], parts: Sequence[Path], hparams
         "n_private_before_cap": records[0]["n_private_before_cap"] if records else None,
         "n_aux": records[0]["n_aux"] if records else None,
         "split": records[0].get("split") if records else None,
+        "split_per_repetition": records[0].get("split_per_repetition", False) if records else False,
     }, hparams_out)
