@@ -203,3 +203,48 @@ def test_selection_streams_are_the_repetitions_own(cfg_of):
     fixed = copy.deepcopy(cfg)
     fixed["split"]["per_repetition"] = False
     assert plan.from_processed(fixed, "toy", _processed()).shared
+
+
+def test_each_repetitions_selection_draws_only_its_own_tuning_streams(monkeypatch, cfg_of):
+    """Per repetition, the selection opens tuning streams of its own label only, none evaluated."""
+    from mpdp import seeding
+    from mpdp.studies.benchmark import gradient_runner
+    from mpdp.studies.benchmark import runner as common
+
+    cfg = cfg_of(True)
+    cfg["benchmark"].update({"m_grid": [2], "u_grid": [1]})
+    data = plan.from_processed(cfg, "toy", _processed())
+    keys: dict[str, list[tuple]] = {"tuning": [], "evaluated": []}
+    phase = ["evaluated"]
+    real_seq, real_select, real_split = seeding.seed_sequence, common.select, common.tuning_data
+
+    def recording(root_seed, *key):
+        keys[phase[0]].append(tuple(key))
+        return real_seq(root_seed, *key)
+
+    def select(cfg, dataset, tun, *args, **kwargs):
+        phase[0] = f"tuning:{tun.label}"
+        keys.setdefault(phase[0], [])
+        try:
+            return real_select(cfg, dataset, tun, *args, **kwargs)
+        finally:
+            phase[0] = "evaluated"
+
+    def tuning_data(cfg, dataset, view, protocol, rep=None):
+        phase[0] = f"tuning:{plan.tuning_label(dataset, rep)}"
+        keys.setdefault(phase[0], [])
+        try:
+            return real_split(cfg, dataset, view, protocol, rep)
+        finally:
+            phase[0] = "evaluated"
+
+    monkeypatch.setattr(seeding, "seed_sequence", recording)
+    monkeypatch.setattr(gradient_batch, "seed_sequence", recording)
+    monkeypatch.setattr(common, "select", select)
+    monkeypatch.setattr(common, "tuning_data", tuning_data)
+    gradient_runner.run_gradient(cfg, "toy", data, LOG)
+    for r in range(data.reps):
+        own = keys[f"tuning:toy:repetition{r}"]
+        assert own
+        seeding.assert_disjoint(own, keys["evaluated"])
+        assert all(any(part == f"toy:repetition{r}" or f"toy:repetition{r}" in str(part) for part in k) for k in own)
