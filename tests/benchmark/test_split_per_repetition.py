@@ -10,6 +10,7 @@ import json
 import logging
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from mpdp import results
@@ -248,3 +249,27 @@ def test_each_repetitions_selection_draws_only_its_own_tuning_streams(monkeypatc
         assert own
         seeding.assert_disjoint(own, keys["evaluated"])
         assert all(any(part == f"toy:repetition{r}" or f"toy:repetition{r}" in str(part) for part in k) for k in own)
+
+
+def test_the_report_states_the_split_and_reads_every_repetitions_selection(per_rep_runs):
+    from mpdp.studies.benchmark import report as xr
+    from mpdp.studies.benchmark import selection
+
+    cfg, data, (frame, hp), _ = per_rep_runs
+    by_protocol: dict = {}
+    for h in hp.values():
+        for protocol, mechs in h.items():
+            by_protocol.setdefault(protocol, {}).update(mechs)
+    s = cfg["benchmark"]["selection"]
+    record = {"dataset": "toy", "protocols": {p: selection.LABELS[p] for p in selection.protocols(cfg)},
+              "trials": dict(s["trials"]), "final_share": s["final_share"], "score_clip": s["score_clip"],
+              "reference_cell": dict(zip(("m", "u", "epsilon"), plan.reference_cell(cfg), strict=True)),
+              "mechanisms": by_protocol, "n_private": data.n, "n_private_before_cap": data.rep(0).n_available,
+              "split": splits.describe(cfg), "split_per_repetition": True}
+    bench = xr.Benchmark(frame, [record], {}, pd.DataFrame())
+    lines = xr.selection_lines(bench)
+    assert any("per (repetition, mechanism, ε)" in line for line in lines)
+    assert any("on each repetition's own private pool" in line for line in lines)
+    settings = set(xr.edges(bench)["setting"])  # two candidates: every choice sits on an edge
+    for r in range(data.reps):
+        assert any(st.endswith(f"repetition {r}") for st in settings), r

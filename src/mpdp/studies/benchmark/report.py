@@ -154,6 +154,9 @@ def selection_lines(bench: Benchmark) -> list[str]:
     h = bench.hparams[0]
     out = []
     protocols = h.get("protocols", {"oracle": "non-private selection (the papers' convention)"})
+    # a split per repetition (issue 60): one selection per repetition, on its own private pool
+    each, per_rep = ("repetition, " if h.get("split_per_repetition") else "",
+                     " on each repetition's own private pool" if h.get("split_per_repetition") else "")
     for protocol, label in protocols.items():
         trials = [rec.get("trials_drawn", 0) for r in bench.hparams
                   for rec in r.get("mechanisms", {}).get(protocol, {}).values()]
@@ -161,8 +164,8 @@ def selection_lines(bench: Benchmark) -> list[str]:
         if protocol == "private":
             t = h["trials"]
             text += (f"; K ~ truncated negative binomial (shape {t['shape']:g}, E[K] = {t['mean']:g}) trials "
-                     f"per (mechanism, ε), each a candidate drawn at random, trained at ε_t on the fit part at the "
-                     f"reference cell and scored by the clipped validation log-loss (clip {h['score_clip']:g}) plus "
+                     f"per ({each}mechanism, ε), each a candidate drawn at random, trained at ε_t on the fit part"
+                     f"{per_rep} at the reference cell and scored by the clipped validation log-loss (clip {h['score_clip']:g}) plus "
                      f"Gaussian noise; then a fresh final run at {100 * h['final_share']:.0f} % of ε "
                      f"(record-level mechanisms). Party-level mechanisms: the trials per (cell, repetition, ε) on the "
                      f"released partition, scored on the validation records held out of every party plus Gaussian "
@@ -175,8 +178,8 @@ def selection_lines(bench: Benchmark) -> list[str]:
                      "and declared public: they get no DP guarantee (`eps_validation_record` = ∞).")
         else:
             ref = h["reference_cell"]
-            text += (f"; best mean validation accuracy at the reference cell m = {ref['m']}, u = {ref['u']}, "
-                     f"ε = {ref['epsilon']:g}, frozen for the grid. Its privacy cost is **excluded**: the "
+            text += (f"; best mean validation accuracy{per_rep} at the reference cell m = {ref['m']}, u = {ref['u']}, "
+                     f"ε = {ref['epsilon']:g}, frozen for {'its repetition' if per_rep else 'the grid'}. Its privacy cost is **excluded**: the "
                      f"validation records have no finite ε.")
         out.append(text)
     return out
