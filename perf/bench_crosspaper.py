@@ -5,7 +5,9 @@ benchmark with the config's knobs but ``--reps`` repetitions (default 1) instead
 measures CPU time (``time.process_time``: other processes on a shared machine inflate it less
 than wall time) and wall time. Training cost is linear in the number of repetitions (each
 repetition adds columns or batches of the same size; the selection at the reference cell is
-done once), so the projection of a job is ``tuning + (measured − tuning) · R / reps``; the
+done once for the fixed split, once per repetition with ``split.per_repetition``, issue 60), so the
+projection of a job is ``tuning + (measured − tuning) · R / reps`` (fixed split) or
+``measured · R / reps`` (split per repetition); the
 full-grid CPU total is the sum over jobs and the wall time on ``--cores`` cores the larger of
 total/cores and the longest job (one Snakemake job per data set and group).
 
@@ -30,7 +32,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 class _TuningTimer(logging.Handler):
-    """Reads the tuning time a job logs ("tuned ... in X s")."""
+    """Reads the selection time a job logs ("selected ... in X s", :func:`mpdp.studies.benchmark.runner.select_then_grid`)."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -38,8 +40,8 @@ class _TuningTimer(logging.Handler):
 
     def emit(self, record: logging.LogRecord) -> None:
         msg = record.getMessage()
-        if " tuned " in msg and " in " in msg:
-            self.seconds += float(msg.split(" in ")[1].split(" s")[0])
+        if " selected " in msg and " in " in msg:
+            self.seconds += float(msg.rsplit(" in ", 1)[1].split(" s")[0])
 
 
 def main() -> None:
@@ -65,7 +67,7 @@ def main() -> None:
             cpu, wall = time.process_time(), time.perf_counter()
             runner(small, ds, data, log)
             cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
-            tuning = min(timer.seconds, wall)
+            tuning = 0.0 if not data.shared else min(timer.seconds, wall)  # per repetition: scales with R
             projected = tuning * cpu / wall + (cpu - tuning * cpu / wall) * R / args.reps
             jobs.append((ds, group, cpu, projected))
             print(f"{ds:<14}{group:<10}{cpu:>9.1f}{wall:>9.1f}{tuning:>10.1f}{projected:>16.1f}")

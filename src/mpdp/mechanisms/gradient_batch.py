@@ -105,6 +105,7 @@ def train_batch(
     noise_scale: float = 1.0,
     tuning: bool = False,
     canaries: Canaries | None = None,
+    pooled_by_rep: bool = False,
 ) -> BatchResult:
     """Train ``runs`` (all on ``partition``; ``run.rep`` indexes its repetitions).
 
@@ -115,6 +116,9 @@ def train_batch(
     and gives the family's non-private trajectories; the calibrations returned are unchanged).
     ``canaries`` (audit hook, :class:`Canaries`): also train the canary coordinates and return
     them as ``BatchResult.canary``; the real coordinates are unchanged.
+    ``pooled_by_rep``: the centralised/per-round columns share one block per repetition instead
+    of one for all (issue 60: repetitions with their own records in one matrix ``X``; a column's
+    block then holds its repetition's records only). Off: one block, as before.
     """
     if not runs:
         raise ValueError("train_batch needs at least one run")
@@ -128,6 +132,7 @@ def train_batch(
     # Centralised and per-round columns: one block over all records, per-column weights.
     pooled_cols: list[int] = []
     pooled_weights: list[np.ndarray] = []
+    pooled_reps: list[int] = []
     col_eta: list[float] = []
     col_sigma: list[float] = []
     col_key: list[tuple] = []
@@ -164,6 +169,7 @@ def train_batch(
             col = add_column(run, None, cal, all_rows, weights)
             pooled_cols.append(col)
             pooled_weights.append(weights)
+            pooled_reps.append(run.rep)
             run_cols.append((np.array([col]), np.ones(1)))
 
     np_dtype = np.dtype(dtype)
@@ -183,12 +189,15 @@ def train_batch(
     engine_blocks = [
         make_block(rows, col_rows[cols[0]][1], cols) for rows, cols in local_blocks.values()
     ]
-    if pooled_cols:
-        W = np.stack(pooled_weights, axis=1)
+    groups = ([[i for i, r in enumerate(pooled_reps) if r == rep] for rep in sorted(set(pooled_reps))]
+              if pooled_by_rep else [list(range(len(pooled_cols)))] if pooled_cols else [])
+    for group in groups:
+        W = np.stack([pooled_weights[i] for i in group], axis=1)
         used = W.any(axis=1)
         W = W[used]
         shared = bool(np.all(W[:, :1] == W))
-        engine_blocks.append(make_block(np.flatnonzero(used), W[:, 0] if shared else W, pooled_cols))
+        engine_blocks.append(make_block(np.flatnonzero(used), W[:, 0] if shared else W,
+                                        [pooled_cols[i] for i in group]))
     theta0 = np.stack(col_theta0, axis=1)
     final = noisy_gd(
         engine_blocks, theta0, np.array(col_eta), lam, np.array(col_sigma),

@@ -94,8 +94,8 @@ RULE_KEYS: dict[str, tuple[str, ...]] = {
        for exp in ("ls_1", "ls_2", "ls_3")},
     "audit_table": ("root_seed", "audit"),
     # cross-paper benchmark (spec E10): every job reads the section (grid, selection) but the
-    # ranking's primary metric
-    "benchmark_job": ("root_seed", *_section_without("benchmark", "primary_metric")),
+    # ranking's primary metric, and the split (issue 60: each repetition's own, split.per_repetition)
+    "benchmark_job": ("root_seed", "split", *_section_without("benchmark", "primary_metric")),
     # the private selection's budgets, once for every job (mpdp.studies.benchmark.budgets)
     "benchmark_budgets": _section_without("benchmark", "primary_metric"),
     "benchmark_collect": ("benchmark.reference", "benchmark.val_frac", "benchmark.tune_seeds",

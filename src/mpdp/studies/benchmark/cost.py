@@ -8,7 +8,9 @@ features: ``runs × steps × n × p`` units, with a mechanism's steps its family
 families: :data:`SOLVER_ITERATIONS` of their solver) and a unit cost per family set from the full
 config's measured job CPU seconds (docs/benchmark.md "Time of the full grid": ADMM 621, output
 and voting 135, DP-SGD 160, gradient 28, over 4 data sets), each rounded up. The private
-selection's budgets cost about 20 CPU s per ε (docs/benchmark.md), :data:`BUDGET_SECONDS`.
+selection's budgets cost about 20 CPU s per ε (docs/benchmark.md), :data:`BUDGET_SECONDS`. With
+a split per repetition (issue 60, ``split.per_repetition``) every repetition runs its own selection:
+the selection runs are counted ``reps`` times (docs/benchmark.md "A split per repetition").
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from mpdp.data import splits
 from mpdp.errors import ConfigError
 from mpdp.studies.benchmark import plan, registry, selection
 from mpdp.studies.interface import CostTerm, SizeLike, work_shape
@@ -58,6 +61,7 @@ def cost(cfg: Mapping[str, Any], available: Sequence[str], sizes: Mapping[str, S
     eps, reps = len(b["eps_grid"]), int(b["reps"])
     candidates = len(b["gradient"]["eta_candidates"])
     per_cell = len(selection.protocols(cfg))
+    selections = reps if splits.per_repetition(cfg) else 1  # one selection per repetition's split
     try:
         mechanisms = registry.configured(cfg)
     except ConfigError:  # named by the budget check (mpdp.pipeline.planning_budgets.check_benchmark)
@@ -70,7 +74,7 @@ def cost(cfg: Mapping[str, Any], available: Sequence[str], sizes: Mapping[str, S
         n_train, p = work_shape(ds, sizes.get(ds))
         n = private_pool(cfg, n_train)
         cells = len(plan.cells(cfg, n)[0])
-        runs = per_cell * (cells * eps * reps + candidates * int(b["tune_seeds"]) * eps)
+        runs = per_cell * (cells * eps * reps + selections * candidates * int(b["tune_seeds"]) * eps)
         for group, ids in by_group.items():
             units[group] += len(ids) * runs * steps(cfg, group)[0] * n * p
     terms = []

@@ -112,8 +112,15 @@ def footing(bench: Benchmark, cfg: dict[str, Any]) -> list[str]:
         caps = ", ".join(f"{r['dataset']} {r['n_private']} of {r['n_private_before_cap']}" for r in bench.hparams)
         for line in selection_lines(bench):
             lines.append(line)
+        per_rep = bool(bench.hparams[0].get("split_per_repetition"))
         lines.append(f"**Private records per data set** ([REC] cap `benchmark.max_train_records`, one "
-                     f"seeded uniform subsample shared by every mechanism): {caps}.")
+                     f"seeded uniform subsample{' per repetition' if per_rep else ''} shared by every mechanism): "
+                     f"{caps}.")
+        if split := bench.hparams[0].get("split"):
+            lines.append(f"**Split**: {split}." + (
+                " Each repetition's auxiliary pool, capped private pool, partitions, hyper-parameter selection and "
+                "references (θ*(λ), optimal accuracy) lie within its own training records, its metrics on its own "
+                "test records." if per_rep else ""))
     b = cfg.get("benchmark", {})
     if b:
         lines.append(f"**Grid**: ε ∈ {b['eps_grid']}, m ∈ {b['m_grid']}, u ∈ {b['u_grid']}, "
@@ -147,6 +154,9 @@ def selection_lines(bench: Benchmark) -> list[str]:
     h = bench.hparams[0]
     out = []
     protocols = h.get("protocols", {"oracle": "non-private selection (the papers' convention)"})
+    # a split per repetition (issue 60): one selection per repetition, on its own private pool
+    each, per_rep = ("repetition, " if h.get("split_per_repetition") else "",
+                     " on each repetition's own private pool" if h.get("split_per_repetition") else "")
     for protocol, label in protocols.items():
         trials = [rec.get("trials_drawn", 0) for r in bench.hparams
                   for rec in r.get("mechanisms", {}).get(protocol, {}).values()]
@@ -154,8 +164,8 @@ def selection_lines(bench: Benchmark) -> list[str]:
         if protocol == "private":
             t = h["trials"]
             text += (f"; K ~ truncated negative binomial (shape {t['shape']:g}, E[K] = {t['mean']:g}) trials "
-                     f"per (mechanism, ε), each a candidate drawn at random, trained at ε_t on the fit part at the "
-                     f"reference cell and scored by the clipped validation log-loss (clip {h['score_clip']:g}) plus "
+                     f"per ({each}mechanism, ε), each a candidate drawn at random, trained at ε_t on the fit part"
+                     f"{per_rep} at the reference cell and scored by the clipped validation log-loss (clip {h['score_clip']:g}) plus "
                      f"Gaussian noise; then a fresh final run at {100 * h['final_share']:.0f} % of ε "
                      f"(record-level mechanisms). Party-level mechanisms: the trials per (cell, repetition, ε) on the "
                      f"released partition, scored on the validation records held out of every party plus Gaussian "
@@ -168,8 +178,8 @@ def selection_lines(bench: Benchmark) -> list[str]:
                      "and declared public: they get no DP guarantee (`eps_validation_record` = ∞).")
         else:
             ref = h["reference_cell"]
-            text += (f"; best mean validation accuracy at the reference cell m = {ref['m']}, u = {ref['u']}, "
-                     f"ε = {ref['epsilon']:g}, frozen for the grid. Its privacy cost is **excluded**: the "
+            text += (f"; best mean validation accuracy{per_rep} at the reference cell m = {ref['m']}, u = {ref['u']}, "
+                     f"ε = {ref['epsilon']:g}, frozen for {'its repetition' if per_rep else 'the grid'}. Its privacy cost is **excluded**: the "
                      f"validation records have no finite ε.")
         out.append(text)
     return out
@@ -282,15 +292,21 @@ def edges(bench: Benchmark) -> pd.DataFrame:
     for record in bench.hparams:
         protocol = record.get("selection", "oracle")
         mechs = record.get("mechanisms", {})
-        for mech, h in mechs.get(protocol, mechs).items():
-            if not h.get("candidates"):
+        for mech, merged in mechs.get(protocol, mechs).items():
+            if not merged.get("candidates"):
                 continue
-            if "by_epsilon" not in h:
-                picks = [("", h["chosen"])]
-            elif all("chosen" in v for v in h["by_epsilon"].values()):
-                picks = [(f", ε = {float(e):g}", v["chosen"]) for e, v in h["by_epsilon"].items()]
-            else:  # party level (issue 43): chosen per released row, on its own partition
-                picks = _row_choices(bench, record["dataset"], mech, protocol)
+            picks = []
+            # a split per repetition (issue 60): one selection per repetition
+            for rep, h in enumerate(merged.get("by_repetition", [merged])):
+                at = f", repetition {rep}" if "by_repetition" in merged else ""
+                if "by_epsilon" not in h:
+                    picks.append((at, h["chosen"]))
+                elif all("chosen" in v for v in h["by_epsilon"].values()):
+                    picks += [(f", ε = {float(e):g}{at}", v["chosen"]) for e, v in h["by_epsilon"].items()]
+                else:  # party level (issue 43): chosen per released row, on its own partition
+                    picks = _row_choices(bench, record["dataset"], mech, protocol)
+                    break
+            h = merged
             for where, chosen in picks:
                 choices.append((f"{record['dataset']}, {_label(bench, mech)}{where}", h["hparam"], float(chosen),
                                 h["candidates"]))

@@ -8,6 +8,12 @@ A family runner (:mod:`.gradient_runner`, :mod:`.output_runner`, :mod:`.admm_run
 :func:`select`, then its cell function (a :data:`CellFn`) trains every (m, u) cell of the grid.
 Only what differs between families — how a batch of candidates is trained and how a cell's rows
 are made — lives in the family's module.
+
+Split per repetition (issue 60, :class:`.plan.Repetitions`): each repetition's knob is selected on
+its own private pool (:func:`tuning_data` with ``rep``, its own tuning streams,
+:func:`.plan.tuning_label`), the grid of repetition r runs with repetition r's knob, and every
+reference (:class:`Optimum`) and metric is that of repetition r's private pool and test records
+(:func:`outcome_by_rep`). The fixed split selects once for every repetition, as before.
 """
 
 from __future__ import annotations
@@ -94,6 +100,20 @@ def outcome(opt: Optimum, thetas: np.ndarray, lam: float) -> dict[str, np.ndarra
                                                                             data.y_test))}
 
 
+def outcome_by_rep(grid: Grid, thetas: np.ndarray, reps: Sequence[int], lam: float) -> dict[str, np.ndarray]:
+    """:func:`outcome` of each column of ``thetas`` on its own repetition (``reps[k]``): its private
+    pool's L_D and θ*(λ), its test records. One call when every repetition shares the split."""
+    if grid.data.shared:
+        return outcome(grid.opt[0], thetas, lam)
+    reps = np.asarray(reps)
+    out: dict[str, np.ndarray] = {}
+    for r in np.unique(reps):
+        cols = np.flatnonzero(reps == r)
+        for key, value in outcome(grid.opt[int(r)], thetas[:, cols], lam).items():
+            out.setdefault(key, np.empty(thetas.shape[1]))[cols] = value
+    return out
+
+
 def _choose(candidates: Sequence[float], scores: np.ndarray) -> float:
     """The candidate of best mean validation accuracy (ties: the first in config order)."""
     return float(candidates[int(np.argmax(scores))])
@@ -114,17 +134,35 @@ class Tuning:
     y_val: np.ndarray
     grid: plan.BenchmarkData
     n_public: int  # records removed from the private pool and declared public (``public`` only)
+    label: str = ""  # the data-set label of its tuning streams (:func:`.plan.tuning_label`)
+    #: positions in the private pool of the grid's records (``public``: the pool less the public
+    #: split); None: the whole pool
+    grid_rows: np.ndarray | None = None
 
 
-def tuning_data(cfg: Mapping[str, Any], dataset: str, data: plan.BenchmarkData, protocol: str) -> Tuning:
-    """Split the private pool for ``protocol`` (:mod:`mpdp.studies.benchmark.selection`)."""
-    fit, val = plan.validation_split(data.n, cfg, dataset)
+def tuning_data(cfg: Mapping[str, Any], dataset: str, data: plan.BenchmarkData, protocol: str,
+                rep: int | None = None) -> Tuning:
+    """Split the private pool for ``protocol`` (:mod:`mpdp.studies.benchmark.selection`); ``data``
+    is repetition ``rep``'s (a split per repetition: its own pool and tuning streams), or the fixed
+    split's (``rep`` None)."""
+    label = plan.tuning_label(dataset, rep)
+    fit, val = plan.validation_split(data.n, cfg, label)
     if protocol != "public":
-        return Tuning(protocol, data.X[fit], data.y[fit], data.X[val], data.y[val], data, 0)
-    pub_fit, pub_val = plan.validation_split(len(val), cfg, f"{dataset}:public")
+        return Tuning(protocol, data.X[fit], data.y[fit], data.X[val], data.y[val], data, 0, label)
+    pub_fit, pub_val = plan.validation_split(len(val), cfg, f"{label}:public")
     grid = plan.BenchmarkData(data.X[fit], data.y[fit], data.X_aux, data.X_test, data.y_test, data.n_available)
     return Tuning(protocol, data.X[val][pub_fit], data.y[val][pub_fit], data.X[val][pub_val],
-                  data.y[val][pub_val], grid, len(val))
+                  data.y[val][pub_val], grid, len(val), label, fit)
+
+
+def grid_data(data: plan.Repetitions, tuns: Sequence[Tuning]) -> plan.Repetitions:
+    """The data the grid of a protocol trains on: each repetition's tuning grid (the pool, or the
+    pool less its public split), indexed in ``data``'s matrix; one shared view for the fixed split."""
+    if data.shared:
+        return plan.shared(tuns[0].grid, data.reps)
+    assert data.rows is not None
+    rows = tuple(data.rows[r] if t.grid_rows is None else data.rows[r][t.grid_rows] for r, t in enumerate(tuns))
+    return plan.Repetitions(data.X, data.y, tuple(t.grid for t in tuns), rows)
 
 
 #: thetas(mechs, ε, seeds, needed) -> {mechanism: array (n_candidates, seeds, p)} on the tuning fit
@@ -172,11 +210,13 @@ def select(cfg: Mapping[str, Any], dataset: str, tun: Tuning, mechs: Sequence[st
         chosen[mech], eps_run[mech], per_eps = {}, {}, {}
         for eps in grid_eps:
             bud = selection.budget(cfg, mech, eps)
-            trials = selection.draw_trials(plan.stream(cfg, "tune", "selection", dataset, mech, eps), cfg, len(cands))
+            trials = selection.draw_trials(plan.stream(cfg, "tune", "selection", tun.label or dataset, mech, eps), cfg,
+                                           len(cands))
             th = thetas([mech], bud.eps_trial, len(trials), {(c, k) for k, c in enumerate(trials)})[mech]
             picked = np.stack([th[c, k] for k, c in enumerate(trials)], axis=1)
             scores = selection.noisy_scores(picked, tun.X_val, tun.y_val, float(s["score_clip"]), bud.eps_trial,
-                                            bud.delta, plan.stream(cfg, "tune", "score_noise", dataset, mech, eps),
+                                            bud.delta, plan.stream(cfg, "tune", "score_noise", tun.label or dataset,
+                                                                   mech, eps),
                                             noise)
             best = int(np.argmin(scores))
             chosen[mech][eps] = float(cands[trials[best]])
@@ -209,11 +249,11 @@ class Grid:
     """What a family's grid trains with once its knob is chosen (:func:`select_then_grid`)."""
 
     protocol: str
-    chosen: dict[str, dict[float, float]]  # mechanism -> target ε -> knob
+    chosen: tuple[dict[str, dict[float, float]], ...]  # per repetition: mechanism -> target ε -> knob
     eps_run: dict[str, dict[float, float]]  # mechanism -> target ε -> the ε its run is calibrated to
-    data: plan.BenchmarkData  # the protocol's grid data (the pool, or the pool less a public split)
-    opt: Optimum
-    base: dict[str, Any]  # the data set's row fields (:func:`base_row`)
+    data: plan.Repetitions  # the protocol's grid data (the pool, or the pool less a public split)
+    opt: tuple[Optimum, ...]  # per repetition (one object for every repetition of the fixed split)
+    base: tuple[dict[str, Any], ...]  # per repetition: the data set's row fields (:func:`base_row`)
     noise_tag: str  # the evaluated streams' tag: ``grid`` (oracle) or ``grid_<protocol>``
 
 
@@ -221,19 +261,67 @@ class Grid:
 CellFn = Callable[[Grid, int, int], list[dict[str, Any]]]
 
 
-def select_then_grid(cfg: Mapping[str, Any], dataset: str, tun: Tuning, log: logging.Logger, family: str,
-                     mechs: Sequence[str], hparam: str, cands: Sequence[float], thetas: ThetaFn, cell: CellFn
+def held_out(cfg: Mapping[str, Any], data: plan.Repetitions, tuns: Sequence[Tuning]) -> plan.Repetitions:
+    """Each repetition's private pool less its validation records (the party-level private path,
+    :mod:`.selection`): the fit part of its tuning data, indexed in ``data``'s matrix."""
+    views = tuple(plan.BenchmarkData(t.X_fit, t.y_fit, t.grid.X_aux, t.grid.X_test, t.grid.y_test,
+                                     t.grid.n_available) for t in tuns)
+    if data.shared:
+        return plan.shared(views[0], data.reps)
+    assert data.rows is not None
+    fits = [plan.validation_split(data.n, cfg, t.label)[0] for t in tuns]
+    return plan.Repetitions(data.X, data.y, views, tuple(data.rows[r][f] for r, f in enumerate(fits)))
+
+
+def make_grid(cfg: Mapping[str, Any], dataset: str, data: plan.Repetitions, tuns: Sequence[Tuning],
+              chosen: Sequence[dict[str, dict[float, float]]], eps_run: dict[str, dict[float, float]]) -> Grid:
+    """The :class:`Grid` of a protocol: every repetition's knob (one for all with the fixed split),
+    its grid data, references and row fields."""
+    gdata = grid_data(data, tuns)
+    protocol = tuns[0].protocol
+    if gdata.shared:
+        views, picks = (gdata.rep(0),), (chosen[0],)
+    else:
+        views, picks = gdata.data, tuple(chosen)
+    opts = tuple(Optimum(v) for v in views)
+    bases = tuple(base_row(cfg, dataset, v) for v in views)
+    reps = gdata.reps
+    if gdata.shared:  # one object per repetition, the same for all
+        opts, bases, picks = opts * reps, bases * reps, picks * reps
+    return Grid(protocol, picks, eps_run, gdata, opts, bases,
+                "grid" if protocol == "oracle" else f"grid_{protocol}")
+
+
+def merge_records(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """One selection record per mechanism from each repetition's (split per repetition): the first
+    repetition's fields, ``trials_drawn`` summed, and every repetition's record in ``by_repetition``."""
+    if len(records) == 1:
+        return records[0]
+    out: dict[str, Any] = {}
+    for mech, first in records[0].items():
+        reps = [r[mech] for r in records]
+        out[mech] = {**first, "by_repetition": reps}
+        if "trials_drawn" in first:
+            out[mech]["trials_drawn"] = int(sum(r.get("trials_drawn", 0) for r in reps))
+    return out
+
+
+def select_then_grid(cfg: Mapping[str, Any], dataset: str, tuns: Sequence[Tuning], data: plan.Repetitions,
+                     log: logging.Logger, family: str, mechs: Sequence[str], hparam: str, cands: Sequence[float],
+                     thetas_for: Callable[[Tuning], ThetaFn], cell: CellFn
                      ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    """The skeleton of every family runner (spec E10): choose the knob of ``mechs`` under
-    ``tun.protocol`` (:func:`select`, from the family's ``thetas``), then train every feasible
-    (m, u) cell of the grid data with ``cell``; each row gets its share of its cell's time
-    (``seconds``). Returns the rows and the selection record."""
+    """The skeleton of every family runner (spec E10): choose the knob of ``mechs`` under the
+    protocol of ``tuns`` (:func:`select` on each repetition's tuning data, from the family's
+    ``thetas_for(tun)``; one tuning for the fixed split), then train every feasible (m, u) cell of
+    the grid data with ``cell``; each row gets its share of its cell's time (``seconds``). Returns
+    the rows and the selection record."""
     start = time.perf_counter()
-    chosen, eps_run, hp = select(cfg, dataset, tun, mechs, hparam, cands, thetas)
-    log.info("%s %s (%s): selected %s in %.1f s", dataset, family, tun.protocol, hparam, time.perf_counter() - start)
-    data = tun.grid
-    grid = Grid(tun.protocol, chosen, eps_run, data, Optimum(data), base_row(cfg, dataset, data),
-                "grid" if tun.protocol == "oracle" else f"grid_{tun.protocol}")
+    picks = [select(cfg, dataset, tun, mechs, hparam, cands, thetas_for(tun)) for tun in tuns]
+    log.info("%s %s (%s): selected %s (%d selection(s)) in %.1f s", dataset, family, tuns[0].protocol, hparam,
+             len(tuns), time.perf_counter() - start)
+    grid = make_grid(cfg, dataset, data, tuns, [p[0] for p in picks], picks[0][1])
+    hp = merge_records([p[2] for p in picks])
+    data = grid.data
     rows: list[dict[str, Any]] = []
     for m, u in plan.cells(cfg, data.n)[0]:
         start = time.perf_counter()
@@ -245,14 +333,27 @@ def select_then_grid(cfg: Mapping[str, Any], dataset: str, tun: Tuning, log: log
     return rows, hp
 
 
-def each_protocol(cfg: Mapping[str, Any], dataset: str, data: plan.BenchmarkData,
-                  run: Callable[[Tuning], tuple[list[dict[str, Any]], dict[str, Any]]]
+def repetitions(cfg: Mapping[str, Any], data: plan.BenchmarkData | plan.Repetitions) -> plan.Repetitions:
+    """``data`` as :class:`.plan.Repetitions` (one view: shared by ``benchmark.reps`` repetitions)."""
+    return data if isinstance(data, plan.Repetitions) else plan.shared(data, cfg["benchmark"]["reps"])
+
+
+def tunings(cfg: Mapping[str, Any], dataset: str, data: plan.Repetitions, protocol: str) -> list[Tuning]:
+    """The tuning data of ``protocol``: one for the fixed split, one per repetition otherwise."""
+    if data.shared:
+        return [tuning_data(cfg, dataset, data.rep(0), protocol)]
+    return [tuning_data(cfg, dataset, data.rep(r), protocol, r) for r in range(data.reps)]
+
+
+def each_protocol(cfg: Mapping[str, Any], dataset: str, data: plan.Repetitions,
+                  run: Callable[[list[Tuning]], tuple[list[dict[str, Any]], dict[str, Any]]]
                   ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """``run`` once per configured selection protocol (:func:`.selection.protocols`) on that
-    protocol's tuning data: every protocol's rows, and the selection records by protocol."""
+    protocol's tuning data (:func:`tunings`): every protocol's rows, and the selection records by
+    protocol."""
     rows: list[dict[str, Any]] = []
     hps: dict[str, Any] = {}
     for protocol in selection.protocols(cfg):
-        r, hps[protocol] = run(tuning_data(cfg, dataset, data, protocol))
+        r, hps[protocol] = run(tunings(cfg, dataset, data, protocol))
         rows += r
     return rows, hps

@@ -20,6 +20,11 @@ non-private selection, its cost excluded (``eps_end_to_end`` = ∞) — then the
 Results: one row per (mechanism, ε, m, u, rep) in the common schema plus
 :data:`mpdp.studies.benchmark.schema.EXTRA_COLUMNS`. ``optimal_gap`` = L_D(θ) − L_D(θ*) on the
 whole private pool with the run's λ (θ* of M1a, :func:`mpdp.models.logistic.solve_optimum`).
+
+The split (issue 60, :mod:`mpdp.data.splits`): with ``split.per_repetition`` each repetition's
+row is trained, selected and referenced on its own private pool and scored on its own test
+records (:mod:`.plan`); the design is stated in the job's log and in the ``split`` field of the
+hyper-parameter records (:func:`mpdp.data.splits.describe`).
 """
 
 from __future__ import annotations
@@ -32,7 +37,8 @@ from typing import Any
 import pandas as pd
 
 from mpdp import io, results
-from mpdp.errors import InputDataError
+from mpdp.data import splits
+from mpdp.errors import ConfigError, InputDataError
 from mpdp.studies.benchmark import budgets, plan, registry, runner, selection
 from mpdp.studies.benchmark.admm_runner import run_admm
 from mpdp.studies.benchmark.batch_runner import run_batch_mechanism
@@ -47,17 +53,23 @@ from mpdp.studies.benchmark.schema import EXTRA_COLUMNS
 FAMILY_RUNNERS = {"gradient": run_gradient, "output": run_output, "admm": run_admm}
 
 
-def run_job(cfg: Mapping[str, Any], dataset: str, data: plan.BenchmarkData, ids: Sequence[str],
-            log: logging.Logger) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+def run_job(cfg: Mapping[str, Any], dataset: str, data: plan.BenchmarkData | plan.Repetitions,
+            ids: Sequence[str], log: logging.Logger) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """Train the mechanisms ``ids`` of one job (one family, or one added mechanism): a family of the
     papers by its runner, a :class:`~.interface.BatchMechanism` by the common protocol
-    (:func:`run_batch_mechanism`), any other mechanism by its own ``train_job`` hook."""
+    (:func:`run_batch_mechanism`), any other mechanism by its own ``train_job`` hook (on the one
+    shared split only)."""
     mech = registry.get(ids[0])
     if isinstance(mech, FamilyMechanism):
         return FAMILY_RUNNERS[mech.job](cfg, dataset, data, log, ids=ids)
     if isinstance(mech, BatchMechanism):
         return run_batch_mechanism(cfg, dataset, data, mech, log)
-    return mech.train_job(cfg, dataset, data, ids, log)
+    reps = runner.repetitions(cfg, data)
+    if not reps.shared:
+        raise ConfigError(f"config key 'split.per_repetition' = true: benchmark mechanism {mech.id!r} trains its own "
+                          f"job (Mechanism.train_job) on one split; make it a BatchMechanism (docs/extending.md) or "
+                          f"set split.per_repetition: false")
+    return mech.train_job(cfg, dataset, reps.rep(0), ids, log)
 
 
 def family_job(cfg: Mapping[str, Any], dataset: str, group: str, processed_dir: Path, budgets_file: Path,
@@ -66,9 +78,12 @@ def family_job(cfg: Mapping[str, Any], dataset: str, group: str, processed_dir: 
     selection's budgets read from rule ``benchmark_budgets``'s ``budgets_file`` (:mod:`.budgets`)."""
     log.info("%d selection budgets from %s", budgets.install(cfg, budgets_file), budgets_file)
     data = plan.load_data(cfg, dataset, processed_dir)
+    view = data.rep(0)
     kept, skipped = plan.cells(cfg, data.n)
-    log.info("%s: %d private records (of %d before the cap), %d auxiliary, p = %d; cells %s",
-             dataset, data.n, data.n_available, len(data.X_aux), data.p, kept)
+    log.info("%s: split: %s", dataset, splits.describe(cfg))
+    log.info("%s: %d private records (of %d before the cap), %d auxiliary, p = %d%s; cells %s",
+             dataset, data.n, view.n_available, len(view.X_aux), data.p,
+             "" if data.shared else f", in each of {data.reps} repetitions", kept)
     for reason in skipped:
         log.info("%s: cell skipped: %s", dataset, reason)
     if not kept:
@@ -84,8 +99,9 @@ def family_job(cfg: Mapping[str, Any], dataset: str, group: str, processed_dir: 
     frame = results.to_frame(rows, EXTRA_COLUMNS)
     results.write(frame, out, EXTRA_COLUMNS)
     io.write_json({"group": group, "mechanisms": hp, "skipped_cells": skipped,
-                   "n_private": data.n, "n_private_before_cap": data.n_available,
-                   "n_aux": len(data.X_aux)}, hparams_out)
+                   "n_private": data.n, "n_private_before_cap": view.n_available,
+                   "n_aux": len(view.X_aux), "split": splits.describe(cfg),
+                   "split_per_repetition": not data.shared}, hparams_out)
 
 
 def collect(dataset: str, cfg: Mapping[str, Any], parts: Sequence[Path], hparams: Sequence[Path],
@@ -117,4 +133,6 @@ def collect(dataset: str, cfg: Mapping[str, Any], parts: Sequence[Path], hparams
         "n_private": records[0]["n_private"] if records else None,
         "n_private_before_cap": records[0]["n_private_before_cap"] if records else None,
         "n_aux": records[0]["n_aux"] if records else None,
+        "split": records[0].get("split") if records else None,
+        "split_per_repetition": records[0].get("split_per_repetition", False) if records else False,
     }, hparams_out)
