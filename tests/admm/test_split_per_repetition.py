@@ -135,13 +135,16 @@ def _perturbed(data: Processed, pool_rows: np.ndarray) -> Processed:
 
 
 def test_a_repetition_reads_no_record_outside_its_own_training_part_but_its_test_records():
-    """Changing the records outside repetition 0's training part changes none of repetition 0's training
-    losses, tuning, references or L(θ*), only its MER (its test records); the other repetitions, which train
-    on some of those records, change."""
+    """Changing records outside repetition 0's training part (its test records that are no other
+    repetition's) changes none of repetition 0's training losses, tuning, references or L(θ*), only its MER;
+    the other repetitions, which train on those records, change."""
     data = _processed()
     cfg, frame, record = _job(True, data)
-    _, test0 = splits.Pool.of(data).indices(0, cfg)
-    _, moved, moved_record = _job(True, _perturbed(data, test0))
+    pool = splits.Pool.of(data)
+    # repetition 0's test records that are no other repetition's: only repetition 0's MER may read them
+    only0 = np.setdiff1d(pool.indices(0, cfg)[1], np.union1d(pool.indices(1, cfg)[1], pool.indices(2, cfg)[1]))
+    assert len(only0) > 20
+    _, moved, moved_record = _job(True, _perturbed(data, only0))
     key = ["mechanism", "alpha", "rep", "iteration"]
     a, b = (f.sort_values(key, kind="stable").reset_index(drop=True) for f in (frame, moved))
     rep0 = a["rep"] == 0
@@ -221,3 +224,29 @@ def test_the_work_is_counted_exactly_per_design():
         made = frame.drop_duplicates(["mechanism", "alpha", "rep", "admm_penalty"])
         counted = cost.counts(cfg)
         assert counted.evaluated_runs - counted.cases <= len(made) <= counted.evaluated_runs
+
+
+def _rows(spec):
+    """A minimal table: {(mechanism, rep): (η, [train_loss per iteration], optimal_loss)} on the ring."""
+    return pd.DataFrame([{"topology": "ring", "mechanism": m, "rep": r, "alpha": np.nan if "admm" in m else 1.0,
+                          "iteration": t + 1, "train_loss": loss, "mer": 0.2, "rho": 5e-3, "admm_penalty": eta,
+                          "optimal_loss": opt, "reference_for": "dvp+pvp" if m == "admm_ref" else "",
+                          "footing": "shared"}
+                         for (m, r), (eta, losses, opt) in spec.items() for t, loss in enumerate(losses)])
+
+
+def test_claims_judge_each_repetitions_reference_against_its_own_optimum():
+    """Per repetition each reference has its own L(θ*): the unconverged check takes each against its own and
+    flags the worst; the footing note compares DVP's and PVP's knobs within each repetition."""
+    cfg = _cfg(True)
+    spec = {("dvp", 0): (0.1, [3.0, 2.0], 1.0), ("dvp", 1): (0.1, [3.0, 2.0], 2.0),
+            ("pvp", 0): (0.1, [3.0, 2.0], 1.0), ("pvp", 1): (0.3, [3.0, 2.0], 2.0),
+            ("admm_ref", 0): (0.1, [1.5, 1.0], 1.0), ("admm_ref", 1): (0.1, [2.5, 2.02], 2.0)}
+    bad = claims.unusable(_rows(spec), cfg)
+    assert len(bad) == 1 and bad["effect"].iloc[0] == pytest.approx(math.log1p(0.01))
+    assert "worst of its 2 repetitions" in bad["note"].iloc[0]
+    assert claims.unusable(_rows({**spec, ("admm_ref", 1): (0.1, [2.5, 2.0], 2.0)}), cfg).empty
+    assert "in 1 of 2 repetitions" in claims.footing_note(_rows(spec), cfg)
+    # the same knobs over all repetitions, but never the same within one: not equal footing
+    swapped = {**spec, ("dvp", 0): (0.3, [3.0, 2.0], 1.0)}
+    assert "not on equal footing" in claims.footing_note(_rows(swapped), cfg)
