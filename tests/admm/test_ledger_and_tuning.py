@@ -79,6 +79,11 @@ def test_pvp_rows_state_the_real_epsilon_of_the_hidden_state_bound():
     assert led.loc["pvp", "real: PLD at δ"] > led.loc["pvp", "claimed: PLD at δ"]
     assert led.loc["pvp", "real: PLD at δ"] <= led.loc["pvp", "real: Σ ε after T"]
     assert led.loc["dvp", "real: PLD at δ"] == pytest.approx(led.loc["dvp", "claimed: PLD at δ"])
+    # per repetition (issue 60) PVP may run at another η in another repetition: a ledger row of its own
+    other = report.ledger(_rows([*runs, zz.ADMMRun("pvp", 0.1, 0.05, 0.3, 1)], range(1, T + 1), T))
+    pvps = other[other["mechanism"] == "pvp"].set_index("η (ADMM penalty)")
+    r2 = 0.05 * 2 / (0.1 / 5 + 2 * 0.05 * 2)
+    assert pvps["PVP gain r (I-20)"].to_dict() == {0.05: pytest.approx(r2), 0.5: pytest.approx(r)}
     reg = report.register_rows(_rows(runs, range(1, T + 1), T))
     assert list(reg.columns) == report.REGISTER_COLUMNS and reg.loc[0, "id"] == "I-20"
     assert f"r = {r:.3g}" in reg.loc[0, "what this run does"]

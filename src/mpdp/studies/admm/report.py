@@ -187,7 +187,7 @@ def _real_composition(group: pd.DataFrame, delta: float) -> tuple[float, float, 
 
 
 def ledger(table: pd.DataFrame) -> pd.DataFrame:
-    """Per (topology, mechanism, α): calibration (α′, Φ, case, ζ), the B7 expected noise norm, the
+    """Per (topology, mechanism, α, η): calibration (α′, Φ, case, ζ), the B7 expected noise norm, the
     mean norm drawn, the cumulative ε of a node after T iterations for the claimed α (basic, PLD,
     exact), and what the releases really give given the history (spec I-20): PVP's gain r, the
     supremum d/Δ_p = 1/(1 − r) of its hidden-state sensitivity, the real ε of its first and last
@@ -197,7 +197,8 @@ def ledger(table: pd.DataFrame) -> pd.DataFrame:
     private = table[table["mechanism"].isin(PRIVATE)]
     if private.empty:
         return pd.DataFrame()
-    keys = ["topology", "mechanism", "alpha"]
+    # η in the key: the calibrations (κ_p) depend on it, and per repetition (issue 60) it may differ
+    keys = ["topology", "mechanism", "alpha", "admm_penalty"]
     last = private[private["iteration"] == private["iteration"].max()]
     out = private.groupby(keys, sort=True).agg(
         alpha_prime=("alpha_prime", "first"), phi=("phi", "first"), case=("dvp_case", "first"),
@@ -220,6 +221,7 @@ def ledger(table: pd.DataFrame) -> pd.DataFrame:
         for a, b in zip(out["pld_fallback"], real_fallback, strict=True)]
     cols = {
         "topology": "topology", "mechanism": "mechanism", "alpha": "α per iteration (claimed)",
+        "admm_penalty": "η (ADMM penalty)",
         "alpha_prime": "α′ (DVP step)", "phi": "Φ", "case": "case", "zeta": "ζ (regular releases)",
         "expected_noise": "E‖ε‖ = d/ζ (B7)", "drawn_noise": "mean ‖ε‖ drawn", "T": "T",
         "basic": "claimed: tα after T", "pld": "claimed: PLD at δ", "exact": "claimed: exact at δ",
