@@ -26,19 +26,17 @@ from threadpoolctl import threadpool_limits
 
 from mpdp import config
 from mpdp.mechanisms import admm as zz
-from mpdp.studies.admm.train import load_data
+from mpdp.studies.admm import cost
+from mpdp.studies.admm.cases import load_data
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
 def node_solves(cfg: dict) -> int:
     """Node-solves of the E4 plan of ``cfg`` (the η grid at ``tune_alpha``, ``tune_draws`` ×
-    ``tune_reps`` per private candidate, and the final runs with at most two references)."""
-    a = cfg["admm"]
-    grid = len(a["penalty_grid"])
-    per_topology = (grid * (1 + 2 * a["tune_draws"] * a["tune_reps"]) + 1 + 2 * len(a["alpha_grid"]) * a["reps"]
-                    + 2)
-    return per_topology * len(a["topologies"]) * a["T"] * a["P"]
+    ``tune_reps`` per private candidate, and the final runs with at most two references, per case:
+    one, or one per repetition under ``split.per_repetition``; :func:`mpdp.studies.admm.cost.counts`)."""
+    return cost.counts(cfg).node_solves * len(cfg["admm"]["topologies"])
 
 
 def _runs(k: int, alphas: list[float]) -> list[zz.ADMMRun]:

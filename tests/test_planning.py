@@ -17,7 +17,7 @@ from mpdp.audit.registry import get as audit_adapter
 from mpdp.data import prepare
 from mpdp.errors import ConfigError, MpdpError
 from mpdp.pipeline import planning
-from mpdp.studies.admm.train import split_nodes
+from mpdp.studies.admm.cases import split_nodes
 
 ROOT = Path(__file__).resolve().parents[1]
 AVAILABLE = ["kddcup99", "adult", "bank", "breast_cancer"]

@@ -11,6 +11,7 @@ from mpdp import config
 from mpdp.errors import ConfigError
 from mpdp.mechanisms import admm as zz
 from mpdp.studies.admm import footing, train
+from mpdp.studies.admm.cases import Case, StudyData
 
 
 def _cfg(**admm):
@@ -28,7 +29,7 @@ def _data(P=5, B=40, d=4, seed=0):
         X /= np.linalg.norm(X, axis=1, keepdims=True)
         nodes.append((X, np.where(rng.random(B) < 1 / (1 + np.exp(-X @ w)), 1.0, -1.0)))
     X_test = rng.normal(size=(20, d))
-    return train.StudyData(nodes, X_test / np.linalg.norm(X_test, axis=1, keepdims=True),
+    return StudyData(nodes, X_test / np.linalg.norm(X_test, axis=1, keepdims=True),
                            np.where(rng.random(20) < 0.5, 1.0, -1.0), P * B)
 
 
@@ -66,8 +67,8 @@ def test_shared_penalty_is_the_one_both_private_mechanisms_run_at(monkeypatch):
     cfg = _cfg(T=3, reps=1, alpha_grid=[1.0], penalty_grid=[0.1, 1.0], tune_draws=2, tune_reps=1)
     losses = _losses({**STABLE, ("pvp", 1): {0.1: 2.0, 1.0: 2.1}})  # PVP unstable: shared η = 0.1
     admm = pd.DataFrame({"mechanism": "admm", "draw": 0, "penalty": [0.1, 1.0], "loss": [0.5, 0.4]})
-    monkeypatch.setattr(train, "_final_losses", lambda *a, **k: pd.concat([losses, admm]))
-    choices = train.tune(cfg, _data(), "ring", logging.getLogger("test"))
+    monkeypatch.setattr(train, "_final_losses", lambda *a, **k: [pd.concat([losses, admm])])
+    [choices] = train.tune(cfg, [Case(_data(), (0,), None)], "ring", logging.getLogger("test"))
     assert choices["dvp"]["penalty"] == choices["pvp"]["penalty"] == 0.1
     assert choices["dvp"]["footing"] == choices["pvp"]["footing"] == "shared"
     assert choices["admm"]["penalty"] == 1.0 and choices["admm"]["footing"] == "own"
@@ -100,7 +101,7 @@ def test_at_negligible_noise_dvp_ends_at_its_reference_not_at_admm_own_penalty()
     choices = {"admm": {**base, "mechanism": "admm", "penalty": 1.0, "footing": "own"},
                "dvp": {**base, "mechanism": "dvp", "penalty": 0.01, "footing": "shared"},
                "pvp": {**base, "mechanism": "pvp", "penalty": 0.01, "footing": "shared"}}
-    frame = train.final_runs(cfg, _data(), "ring", choices, logging.getLogger("test"))
+    frame = train.final_runs(cfg, [Case(_data(), (0,), None)], "ring", [choices], logging.getLogger("test"))
     last = frame[frame["iteration"] == 8].set_index("mechanism")
     assert last.loc["admm_ref", "admm_penalty"] == 0.01 and last.loc["admm_ref", "reference_for"] == "dvp+pvp"
     # α = 500: noise negligible, DVP's loss is its reference's (measured: 5e-5 apart) …

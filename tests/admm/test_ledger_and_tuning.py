@@ -10,6 +10,7 @@ import pytest
 from mpdp import config, seeding
 from mpdp.mechanisms import admm as zz
 from mpdp.studies.admm import report, train
+from mpdp.studies.admm.cases import Case, StudyData
 
 
 def _cfg(**admm):
@@ -26,7 +27,7 @@ def _data(P=5, B=12, d=3, seed=0):
         X /= np.linalg.norm(X, axis=1, keepdims=True)
         nodes.append((X, np.where(rng.random(B) < 0.5, 1.0, -1.0)))
     X_test = rng.normal(size=(10, d))
-    return train.StudyData(nodes, X_test / np.linalg.norm(X_test, axis=1, keepdims=True),
+    return StudyData(nodes, X_test / np.linalg.norm(X_test, axis=1, keepdims=True),
                            np.where(rng.random(10) < 0.5, 1.0, -1.0), P * B)
 
 
@@ -78,6 +79,11 @@ def test_pvp_rows_state_the_real_epsilon_of_the_hidden_state_bound():
     assert led.loc["pvp", "real: PLD at δ"] > led.loc["pvp", "claimed: PLD at δ"]
     assert led.loc["pvp", "real: PLD at δ"] <= led.loc["pvp", "real: Σ ε after T"]
     assert led.loc["dvp", "real: PLD at δ"] == pytest.approx(led.loc["dvp", "claimed: PLD at δ"])
+    # per repetition (issue 60) PVP may run at another η in another repetition: a ledger row of its own
+    other = report.ledger(_rows([*runs, zz.ADMMRun("pvp", 0.1, 0.05, 0.3, 1)], range(1, T + 1), T))
+    pvps = other[other["mechanism"] == "pvp"].set_index("η (ADMM penalty)")
+    r2 = 0.05 * 2 / (0.1 / 5 + 2 * 0.05 * 2)
+    assert pvps["PVP gain r (I-20)"].to_dict() == {0.05: pytest.approx(r2), 0.5: pytest.approx(r)}
     reg = report.register_rows(_rows(runs, range(1, T + 1), T))
     assert list(reg.columns) == report.REGISTER_COLUMNS and reg.loc[0, "id"] == "I-20"
     assert f"r = {r:.3g}" in reg.loc[0, "what this run does"]
@@ -92,10 +98,14 @@ def test_claimed_pld_falls_back_to_basic_where_dp_accounting_overflows():
     assert rows.loc[100, "eps_cumulative_pld"] <= rows.loc[100, "eps_cumulative_basic"]
 
 
-def test_tuning_noise_is_disjoint_from_every_evaluated_repetition(monkeypatch):
+@pytest.mark.parametrize("per_repetition", [False, True])
+def test_tuning_noise_is_disjoint_from_every_evaluated_repetition(monkeypatch, per_repetition):
+    """Tuning streams never meet an evaluated run's; per repetition (one case each, issue 60) each
+    repetition's tuning has its own streams too."""
     cfg = _cfg(T=2, reps=2, tune_reps=2, tune_draws=2, alpha_grid=[0.5, 1.0], tune_alpha=1.0, rho=0.1,
                penalty_grid=[0.5, 1.0])
-    data = _data()
+    groups = ([Case(_data(seed=r), (r,), r) for r in range(2)] if per_repetition
+              else [Case(_data(), (0, 1), None)])
     keys: dict[str, list] = {"tune": [], "final": []}
     phase = {"now": "tune"}
     real_rng = seeding.rng
@@ -106,15 +116,20 @@ def test_tuning_noise_is_disjoint_from_every_evaluated_repetition(monkeypatch):
 
     monkeypatch.setattr(seeding, "rng", recording)
     log = logging.getLogger("test")
-    choices = train.tune(cfg, data, "ring", log)
+    choices = train.tune(cfg, groups, "ring", log)
     phase["now"] = "final"
     monkeypatch.setattr(train, "centralised_optimum", lambda data, rho, C_R: (None, 1.0))
-    train.final_runs(cfg, data, "ring", choices, log)
+    train.final_runs(cfg, groups, "ring", choices, log)
     assert keys["tune"] and keys["final"]
     seeding.assert_disjoint(keys["tune"], keys["final"])
+    assert len(set(keys["final"])) == len(keys["final"])  # every evaluated run its own stream
+    if per_repetition:  # repetition 0's tuning and repetition 1's draw from different streams
+        per = [{k for k in keys["tune"] if k[-2:] == ("split_rep", r)} for r in range(2)]
+        assert per[0] and per[1] and not per[0] & per[1] and per[0] | per[1] == set(keys["tune"])
     # η: one per mechanism, tuned at the one α of the config; ρ the fixed config value
-    assert {c["tuning_alpha"] for m, c in choices.items() if m != "admm"} == {1.0}
-    assert {c["rho"] for c in choices.values()} == {0.1}
+    for ch in choices:
+        assert {c["tuning_alpha"] for m, c in ch.items() if m != "admm"} == {1.0}
+        assert {c["rho"] for c in ch.values()} == {0.1}
     # tuning at α = 1 with rep 0's evaluated stream would be caught
     rep0 = [k for k in keys["final"] if k[-1] == 0 and k[3] == 1.0]
     assert rep0

@@ -252,3 +252,16 @@ def test_one_name_table_gives_every_method_data_set_and_reading_its_display_name
     assert names.method("hamm_soft") == "Hamm's soft vote" and names.dataset("breast_cancer").startswith("Breast")
     assert names.reading("equal_privacy") == "equal privacy" and names.reason("no_effect") == "no effect"
     assert names.prose("the fig03 variant ε-sweep of 2 sets") == "the fig03 variant ε-sweep of 2 sets"  # no id: kept
+
+
+def test_composition_bars_use_the_verdict_maps_colours():
+    """Issue 59's review: a verdict's colour has one source, the verdict maps (mpdp.claims.maps.COLOURS); the
+    composition bars (verdicts.COMPOSITION) and the report's CSS of their segments and swatches read it."""
+    from mpdp.claims import maps
+
+    assert set(verdicts.COMPOSITION) == set(maps.COLOURS) - {"no_data"}  # a bar has no no-data segment
+    for verdict, (_, colour, _) in verdicts.COMPOSITION.items():
+        assert colour == maps.COLOURS[verdict][1], verdict
+        assert f".c-{verdict} {{ background: {colour}; }}" in sections.REPORT_CSS
+    assert len(re.findall(r"\.c-\w+ \{ background: #[0-9A-Fa-f]{6}; \}", sections.REPORT_CSS)) == len(
+        verdicts.COMPOSITION)  # no other rule restates a bar colour

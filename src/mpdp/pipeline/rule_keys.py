@@ -81,8 +81,10 @@ RULE_KEYS: dict[str, tuple[str, ...]] = {
     # the data set's table and its reference's convergence check (mpdp.studies.wddp.reference)
     "collect_results": ("wddp.reference_gap_tol",),
     # the other studies: each job reads its study's section (the ADMM job only the keys of
-    # mpdp.studies.admm.schema.TRAIN_KEYS; a least-squares job only its own experiment)
-    "admm_job": ("root_seed", *(f"admm.{k}" for k in _ADMM_TRAIN)),
+    # mpdp.studies.admm.schema.TRAIN_KEYS, and the split design: each repetition's own split,
+    # mpdp.studies.admm.cases; a least-squares job only its own experiment)
+    "admm_job": ("root_seed", "split.per_repetition", "split.seed", "split.test_frac",
+                 *(f"admm.{k}" for k in _ADMM_TRAIN)),
     "admm_figure": ("admm",),
     # the figures' ε of H-2 is not trained for (every ε of voting.eps_grid is); δ_p is: the
     # tables hold the Lemma 6 line at δ_p (column lemma6_bound, read by the claims); the split

@@ -140,9 +140,7 @@ a.mpdp-vcell:hover { outline: 2px solid #1f5fa8; }
 .mpdp-comp { display: flex; height: 6px; margin-top: 2px; background: #fff; border: 1px solid rgba(0,0,0,0.25);
   border-radius: 2px; overflow: hidden; }
 .mpdp-comp i { display: block; min-width: 2px; }
-.c-for { background: #009E73; } .c-against { background: #D55E00; } .c-no_effect { background: #E69F00; }
-.c-underpowered { background: #F0E442; } .c-identical { background: #56B4E9; }
-.c-uninformative { background: #9E9E9E; }
+/* composition bars */
 i.mpdp-swatch { display: inline-block; width: 14px; height: 8px; border: 1px solid rgba(0,0,0,0.25); }
 sup.mpdp-hedge { font-weight: 400; }
 .v-IDENTICAL, .v-UNDERPOWERED { background: #f0ead8; color: #3d3200; }
@@ -162,7 +160,7 @@ ul.mpdp-clegend { margin-bottom: 0.8em; color: #333; }
 .mpdp-callout.note { border-color: #8a6d00; background: #fff8e1; }
 pre.mpdp-pre { background: #f7f7f7; padding: 8px; font-size: 0.85em; overflow-x: auto; }
 </style>
-"""
+""".replace("/* composition bars */", verdicts.bar_css())  # the verdict maps' colours (mpdp.report.verdicts)
 
 #: a cell that starts with a verdict (claim verdicts, the audit's PASS/FAIL) or is a cell verdict
 _VERDICT_CELL = re.compile(r"<td>(HOLDS|FAILS|MIXED|VACUOUS|PASS|FAIL|IDENTICAL|UNDERPOWERED|UNINFORMATIVE)(?=[<:\s])"

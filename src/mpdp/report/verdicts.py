@@ -19,6 +19,7 @@ from collections.abc import Callable, Mapping, Sequence
 
 import pandas as pd
 
+from mpdp.claims.maps import COLOURS as MAP_COLOURS
 from mpdp.report import names
 
 #: every verdict, worst first (the display order of the contract)
@@ -49,16 +50,19 @@ DECISIVE: frozenset[str] = frozenset({"HOLDS", "FAILS", "MIXED"})
 #: the most words a paper's conclusion may have (issue 35: at most ~120)
 MAX_WORDS = 120
 
-#: what a verdict is made of (issue 59): cell verdict -> (count column, bar colour, words); the
-#: colours of the verdict maps (mpdp.claims.maps)
-COMPOSITION: dict[str, tuple[str, str, str]] = {
-    "for": ("n_for", "#009E73", "for"),
-    "against": ("n_against", "#D55E00", "against"),
-    "no_effect": ("n_no_effect", "#E69F00", "no effect"),
-    "underpowered": ("n_underpowered", "#F0E442", "underpowered"),
-    "identical": ("n_identical", "#56B4E9", "identical"),
-    "uninformative": ("n_uninformative", "#9E9E9E", "uninformative"),
+#: what a verdict is made of (issue 59): cell verdict -> (count column, words), in bar order
+_PARTS: dict[str, tuple[str, str]] = {
+    "for": ("n_for", "for"),
+    "against": ("n_against", "against"),
+    "no_effect": ("n_no_effect", "no effect"),
+    "underpowered": ("n_underpowered", "underpowered"),
+    "identical": ("n_identical", "identical"),
+    "uninformative": ("n_uninformative", "uninformative"),
 }
+#: cell verdict -> (count column, bar colour, words): the colours are the verdict maps' own
+#: (:data:`mpdp.claims.maps.COLOURS`, the one source), so a bar and a map square of a verdict agree
+COMPOSITION: dict[str, tuple[str, str, str]] = {v: (column, MAP_COLOURS[v][1], words)
+                                                for v, (column, words) in _PARTS.items()}
 #: the count columns of a verdict row the report reads (the engine's, else counted from the cells)
 COUNT_COLUMNS: tuple[str, ...] = (*(c for c, _, _ in COMPOSITION.values()), "n_no_data")
 
@@ -117,6 +121,12 @@ def with_composition(verdicts: pd.DataFrame, cells: pd.DataFrame | None = None) 
 def _n(row: object, column: str) -> int:
     value = getattr(row, column, 0)
     return int(value) if pd.notna(value) else 0
+
+
+def bar_css() -> str:
+    """The CSS of the composition bars' segments and swatches (class ``c-<cell verdict>``), in the colours
+    of :data:`COMPOSITION`."""
+    return "\n".join(f".c-{v} {{ background: {colour}; }}" for v, (_, colour, _) in COMPOSITION.items())
 
 
 def composition(row: object) -> list[tuple[str, int]]:

@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 
 from mpdp import io, tuning
+from mpdp.data import splits
 from mpdp.mechanisms import admm as zz
 from mpdp.privacy.pure_dp import pld_or_basic
 from mpdp.studies.admm.footing import PRIVATE
@@ -70,13 +71,15 @@ def load(context: dict[str, Any]) -> dict[str, Any] | None:
 
 
 def settings(table: pd.DataFrame) -> pd.DataFrame:
-    """ρ (fixed, ``admm.rho``) and the η per (topology, mechanism) (one pair for every α: η tuned at
-    ``tune_alpha``), with the footing (shared | per_method_stable | own), the mechanisms an
-    ``admm_ref`` run is the reference for, the tuning loss and repetitions."""
+    """ρ (fixed, ``admm.rho``) and the η per (topology, mechanism) (one η for every α: η tuned at
+    ``tune_alpha``; per repetition, one row per distinct η and footing, with the repetitions that ran it),
+    with the footing (shared | per_method_stable | own), the mechanisms an ``admm_ref`` run is the
+    reference for, the tuning loss (median over those repetitions) and repetitions."""
     # reference_for in the key: under per-method footing there are two admm_ref runs (one per η)
-    out = table.groupby(["topology", "mechanism", "reference_for"], sort=True).agg(
-        rho=("rho", "first"), eta=("admm_penalty", "first"), tuning_loss=("tuning_loss", "first"),
-        alphas=("alpha", "nunique"), reps=("rep", "nunique"), footing=("footing", "first")).reset_index()
+    keys = ["topology", "mechanism", "reference_for", "admm_penalty", "footing"]
+    out = table.groupby(keys, sort=True, dropna=False).agg(
+        rho=("rho", "first"), tuning_loss=("tuning_loss", "median"), alphas=("alpha", "nunique"),
+        reps=("rep", "nunique")).reset_index().rename(columns={"admm_penalty": "eta"})
     out = out[["topology", "mechanism", "rho", "eta", "tuning_loss", "alphas", "reps", "footing", "reference_for"]]
     return out.rename(columns={"eta": "η (ADMM penalty)", "rho": "ρ", "tuning_loss": "mean final loss in tuning",
                                "alphas": "α values run", "reference_for": "reference for"})
@@ -110,7 +113,10 @@ def edge_note(table: pd.DataFrame, cfg: dict[str, Any]) -> str:
 
 
 def footing_sentence(table: pd.DataFrame) -> str:
-    """How DVP and PVP got their η, per topology (issue 33 §4: equal footing)."""
+    """How DVP and PVP got their η, per topology (issue 33 §4: equal footing); per repetition (each
+    tuned on its own split, issue 60) with the count of repetitions of each footing and η."""
+    if per_repetition(table):
+        return _footing_per_repetition(table)
     tuned = settings(table)
     parts = []
     for top, g in tuned[tuned["mechanism"].isin(PRIVATE)].groupby("topology", sort=True):
@@ -124,16 +130,42 @@ def footing_sentence(table: pd.DataFrame) -> str:
     return ("DVP and PVP on equal footing: " + "; ".join(parts) + ".") if parts else ""
 
 
+def _footing_per_repetition(table: pd.DataFrame) -> str:
+    """:func:`footing_sentence` of a table whose repetitions each tuned on their own split."""
+    parts = []
+    private = table[table["mechanism"].isin(PRIVATE)]
+    for top, g in private.groupby("topology", sort=True):
+        per_rep = g.groupby("rep", sort=True)["footing"].first()
+        counts = per_rep.value_counts()
+        etas = "; ".join(
+            f"{m.upper()} η " + ", ".join(f"{e:g} ({n})" for e, n in x.groupby("rep")["admm_penalty"].first()
+                                          .value_counts().sort_index().items())
+            for m, x in g.groupby("mechanism", sort=True))
+        parts.append(f"{top}: tuned in each of the {len(per_rep)} repetitions on its own training records — one "
+                     f"shared η in {int(counts.get('shared', 0))}, each mechanism at its own stable η in "
+                     f"{int(counts.get('per_method_stable', 0))} (repetitions per η: {etas})")
+    return ("DVP and PVP on equal footing: " + "; ".join(parts) + ".") if parts else ""
+
+
+def per_repetition(table: pd.DataFrame) -> bool:
+    """Whether the table's repetitions each ran on their own split (issue 60): non-private ADMM, deterministic,
+    runs once per case, so in more than one repetition only then."""
+    admm = table[table["mechanism"] == "admm"]
+    return bool(admm["rep"].nunique() > 1) if not admm.empty else False
+
+
 def nonprivate_gap(table: pd.DataFrame) -> pd.DataFrame:
-    """Non-private ADMM at t = T against the centralised CR-ERM optimum at the same ρ, per topology."""
+    """Non-private ADMM at t = T against the centralised CR-ERM optimum at the same ρ, per topology (per
+    repetition: each run against its own split's optimum, means over the repetitions, η their median)."""
     admm = table[table["mechanism"] == "admm"]
     if admm.empty:
         return pd.DataFrame()
     last = admm[admm["iteration"] == admm["iteration"].max()]
+    last = last.assign(gap=last["train_loss"] / last["optimal_loss"] - 1.0)
     out = last.groupby("topology", sort=True).agg(
-        T=("iteration", "first"), rho=("rho", "first"), eta=("admm_penalty", "first"),
-        loss=("train_loss", "mean"), optimum=("optimal_loss", "first"), mer=("mer", "mean")).reset_index()
-    out["gap"] = out["loss"] / out["optimum"] - 1.0
+        T=("iteration", "first"), rho=("rho", "first"), eta=("admm_penalty", "median"),
+        loss=("train_loss", "mean"), optimum=("optimal_loss", "mean"), mer=("mer", "mean"),
+        gap=("gap", "mean")).reset_index()
     return out.rename(columns={"rho": "ρ", "eta": "η", "loss": "ADMM loss at T", "optimum": "centralised optimum",
                                "mer": "ADMM MER at T", "gap": "relative gap"})
 
@@ -155,7 +187,7 @@ def _real_composition(group: pd.DataFrame, delta: float) -> tuple[float, float, 
 
 
 def ledger(table: pd.DataFrame) -> pd.DataFrame:
-    """Per (topology, mechanism, α): calibration (α′, Φ, case, ζ), the B7 expected noise norm, the
+    """Per (topology, mechanism, α, η): calibration (α′, Φ, case, ζ), the B7 expected noise norm, the
     mean norm drawn, the cumulative ε of a node after T iterations for the claimed α (basic, PLD,
     exact), and what the releases really give given the history (spec I-20): PVP's gain r, the
     supremum d/Δ_p = 1/(1 − r) of its hidden-state sensitivity, the real ε of its first and last
@@ -165,7 +197,8 @@ def ledger(table: pd.DataFrame) -> pd.DataFrame:
     private = table[table["mechanism"].isin(PRIVATE)]
     if private.empty:
         return pd.DataFrame()
-    keys = ["topology", "mechanism", "alpha"]
+    # η in the key: the calibrations (κ_p) depend on it, and per repetition (issue 60) it may differ
+    keys = ["topology", "mechanism", "alpha", "admm_penalty"]
     last = private[private["iteration"] == private["iteration"].max()]
     out = private.groupby(keys, sort=True).agg(
         alpha_prime=("alpha_prime", "first"), phi=("phi", "first"), case=("dvp_case", "first"),
@@ -188,6 +221,7 @@ def ledger(table: pd.DataFrame) -> pd.DataFrame:
         for a, b in zip(out["pld_fallback"], real_fallback, strict=True)]
     cols = {
         "topology": "topology", "mechanism": "mechanism", "alpha": "α per iteration (claimed)",
+        "admm_penalty": "η (ADMM penalty)",
         "alpha_prime": "α′ (DVP step)", "phi": "Φ", "case": "case", "zeta": "ζ (regular releases)",
         "expected_noise": "E‖ε‖ = d/ζ (B7)", "drawn_noise": "mean ‖ε‖ drawn", "T": "T",
         "basic": "claimed: tα after T", "pld": "claimed: PLD at δ", "exact": "claimed: exact at δ",
@@ -253,10 +287,12 @@ def findings(table: pd.DataFrame, main_topology: str) -> list[str]:
         return ["No runs on the main topology."]
     final = runs[runs["iteration"] == runs["iteration"].max()]
     lines = []
+    over = (f" (means over the {runs['rep'].nunique()} repetitions, each on its own split; η their median)"
+            if per_repetition(table) else "")
     for row in nonprivate_gap(table).itertuples(index=False):
         lines.append(f"Non-private ADMM ({row.topology}, ρ = {row[2]:g}, η = {row[3]:g}) reaches loss "
                      f"{row[4]:.4g} after {row.T} iterations against the centralised optimum's {row[5]:.4g} "
-                     f"at the same ρ ({100 * row[7]:+.2f} %), MER {row[6]:.4f}.")
+                     f"at the same ρ ({100 * row[7]:+.2f} %), MER {row[6]:.4f}{over}.")
     for mech in ("dvp", "pvp"):
         sel = final[final["mechanism"] == mech]
         if sel.empty:
@@ -304,12 +340,23 @@ def rec_choices(cfg: dict[str, Any]) -> pd.DataFrame:
         ("calibrations", "M9 two-case α′/Φ/ζ; M10 ζ = B_p(ρ/P + 2ηV_p)α/(2C^R)",
          "reconstructed from the Chaudhuri et al. template (M7); exact scalings of the paper not retrieved"),
         ("PVP final step", "iterations 1..T−1 PVP, iteration T a DVP step", "E4 \u201cPVP's final DVP step at T\u201d"),
-        ("node split", "one equal random split for all repetitions; repetitions redraw the noise",
-         "runs share each node's data (batched solver)"),
+        ("node split", *_node_split(cfg)),
         ("train_loss", "Σ_p (C^R/B_p) Σ_i l(y f_p(t)ᵀx) of the released iterates (no regulariser)",
          "E4 metric; f̃_p for PVP's intermediate iterations"),
     ]
     return pd.DataFrame(items, columns=["choice", "value used", "source / reason"])
+
+
+def _node_split(cfg: dict[str, Any]) -> tuple[str, str]:
+    """The node split's row of :func:`rec_choices` under the config's split design."""
+    if splits.per_repetition(cfg):
+        return ("each repetition's own training records (its own stratified train/test split, split.seed) in an "
+                "equal random split of its own; each repetition tunes η on them and is scored on its own test "
+                "records", "split.per_repetition [REC] (issue 60): an interval over repetitions covers the "
+                "sampling of the records as well as the noise; the runs of one repetition share its nodes (one "
+                "batch group per repetition)")
+    return ("one equal random split for all repetitions; repetitions redraw the noise",
+            "runs share each node's data (batched solver); split.per_repetition: false")
 
 
 def fit_table(path: str | None) -> pd.DataFrame:

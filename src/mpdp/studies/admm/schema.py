@@ -7,7 +7,10 @@ dp-accounting overflows, ``eps_pld_fallback``), ``train_loss``, ``accuracy`` =
 1 − MER, ``optimal_loss`` = the data term at the centralised CR-ERM optimum for the run's ρ)
 plus :data:`EXTRA_COLUMNS`. One row per (mechanism, topology, α, repetition, recorded iteration).
 ``mechanism`` is ``admm`` (non-private ADMM at its own η), ``dvp``, ``pvp`` or ``admm_ref``
-(non-private ADMM at the (ρ, η) of the private mechanisms named in ``reference_for``).
+(non-private ADMM at the (ρ, η) of the private mechanisms named in ``reference_for``). Under the
+fixed split ``admm`` and ``admm_ref`` run once (repetition 0); with ``split.per_repetition``
+(issue 60) once in every repetition, on its own split, and ``optimal_loss``, ``admm_penalty``,
+``footing`` and ``tuning_loss`` are that repetition's (:mod:`mpdp.studies.admm.cases`).
 """
 
 from __future__ import annotations

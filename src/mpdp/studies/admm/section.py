@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from mpdp.data import splits
 from mpdp.report import claims_view
 from mpdp.report.scaffold import FigureItem, StudySection, bullets, md, table
 from mpdp.studies.admm import claims as zz_claims
@@ -59,8 +60,10 @@ def build(ctx: Mapping[str, Any], cfg: Mapping[str, Any],
     ]
     section.ledger = [md("Per node: the claimed α, its composition, and the ε the releases really give (I-20)."),
                       md(i11), table(zz.ledger(frame))]
+    where = (" in every repetition on its own training records (each repetition its own split, "
+             "split.per_repetition)" if splits.per_repetition(cfg) else " on the one fixed split's training records")
     section.deviations = [md(f"**Tuned settings** (ρ = {zcfg['rho']:g} fixed [REC], not tuned; η by the final "
-                             f"training loss at the one α = {zcfg['tune_alpha']:g} over {zcfg['tune_draws']} "
+                             f"training loss at the one α = {zcfg['tune_alpha']:g}{where}, over {zcfg['tune_draws']} "
                              "independent tuning draws on noise streams disjoint from every evaluated repetition; "
                              "`admm_ref`: non-private ADMM at the private mechanisms' (ρ, η), the reference of "
                              "statistics net of convergence)."),

@@ -1,27 +1,33 @@
-"""Training of the ADMM study (spec E4): node split, η tuning, final runs, result rows.
+"""Training of the ADMM study (spec E4): η tuning, final runs, result rows.
 
 One job per topology. All runs of a phase, every mechanism included, are the columns of one
-batch (:func:`mpdp.mechanisms.admm.run_batch`), so products over a node's X are fat:
+call of :func:`mpdp.mechanisms.admm.run_groups`, one group per case
+(:mod:`mpdp.studies.admm.cases`: the fixed split's one case, or one per repetition under
+``split.per_repetition``), so products over a node's X are as fat as its case allows:
 
 1. **Tuning** [S-001 "optimal values … for Algorithm 1, 2 and 3"; grids REC, E4] of the ADMM
    penalty η on ``penalty_grid`` at the fixed ρ = ``admm.rho`` [REC] and the one α
-   ``tune_alpha`` [REC], by the final training loss (E4's primary metric). ρ is not tuned: the
-   paper's criterion, the training loss without the regulariser, falls monotonically as ρ
-   falls, so the data never choose it (it landed on the floor of every grid; issue 33 §4).
-   DVP and PVP stand on equal footing (:mod:`mpdp.studies.admm.footing`): one shared η, or
-   each its own only where its winner is the same in ``tune_draws`` independent tuning-noise
-   draws. Non-private ADMM (the paper's control) takes its own best η. The tuning runs draw
-   their noise from tuning streams (:func:`mpdp.seeding.tuning_key`), disjoint from every
-   evaluated repetition's. Non-private ADMM is deterministic: one run per η (:func:`tune`).
-2. **Final runs** at the chosen (ρ, η) for ``reps`` repetitions, recording training loss, MER
-   and the noise actually drawn every ``record_every`` iterations (and at T), with the ε each
-   release really gives given the history (PVP: spec I-20) and its composition; plus the
-   non-private references ``admm_ref`` at the private mechanisms' own (ρ, η)
-   (:func:`reference_runs`), so that a statistic net of the reference measures the noise only.
+   ``tune_alpha`` [REC], by the final training loss (E4's primary metric), in every case on
+   that case's own nodes (per repetition: repetition r's η is chosen on r's training records
+   only, issue 60). ρ is not tuned: the paper's criterion, the training loss without the
+   regulariser, falls monotonically as ρ falls, so the data never choose it (it landed on the
+   floor of every grid; issue 33 §4). DVP and PVP stand on equal footing
+   (:mod:`mpdp.studies.admm.footing`): one shared η, or each its own only where its winner is
+   the same in ``tune_draws`` independent tuning-noise draws. Non-private ADMM (the paper's
+   control) takes its own best η. The tuning runs draw their noise from tuning streams
+   (:func:`mpdp.seeding.tuning_key`), disjoint from every evaluated repetition's (and, per
+   repetition, from every other repetition's tuning). Non-private ADMM is deterministic: one
+   run per η and case (:func:`tune`).
+2. **Final runs** at each case's chosen (ρ, η) for its repetitions, recording the training
+   loss (on the case's nodes), the MER (on the case's test records) and the noise actually
+   drawn every ``record_every`` iterations (and at T), with the ε each release really gives
+   given the history (PVP: spec I-20) and its composition; plus, per case, non-private ADMM at
+   its own η and the non-private references ``admm_ref`` at the private mechanisms' own (ρ, η)
+   (:func:`reference_runs`), so that a statistic net of the reference measures the noise only,
+   and the centralised optimum L(θ*) on the case's nodes.
 
-Repetitions redraw the noise only; the node split is drawn once per (data set, P) [REC: the
-columns of a batch share each node's X]. Noise streams are keyed by the run's identity
-(topology, mechanism, α, ρ, η, repetition), so a run's result does not depend on the batch.
+Noise streams of evaluated runs are keyed by the run's identity (topology, mechanism, α, ρ, η,
+repetition), so a run's result does not depend on the batch.
 """
 
 from __future__ import annotations
@@ -37,51 +43,19 @@ import numpy as np
 import pandas as pd
 
 from mpdp import io, results, seeding
+from mpdp.data import splits
+from mpdp.data.prepare import Processed
 from mpdp.data.prepare import load as load_processed
-from mpdp.errors import ConfigError
 from mpdp.mechanisms import admm as zz
 from mpdp.models.logistic import solve_optimum
 from mpdp.privacy.pure_dp import composed_pure_epsilon, pld_or_basic
 from mpdp.studies.admm import footing
+from mpdp.studies.admm.cases import Case, StudyData, cases
 from mpdp.studies.admm.footing import PRIVATE
 from mpdp.studies.admm.schema import EXTRA_COLUMNS
 
 #: the table's label of the non-private reference runs at a private mechanism's (ρ, η)
 REFERENCE = "admm_ref"
-
-
-@dataclass(frozen=True)
-class StudyData:
-    """The node split and the test set of one job."""
-
-    nodes: list[tuple[np.ndarray, np.ndarray]]
-    X_test: np.ndarray
-    y_test: np.ndarray
-    n_total: int  # training records before the split (leftover dropped)
-
-    @property
-    def d(self) -> int:
-        return self.nodes[0][0].shape[1]
-
-
-def split_nodes(X: np.ndarray, y: np.ndarray, P: int, root_seed: int, dataset: str) -> list[tuple[np.ndarray, np.ndarray]]:
-    """Equal random split, B_p = ⌊n/P⌋ (spec E4 "local data"); leftover records are dropped."""
-    if P < 2 or len(y) < 2 * P:
-        raise ConfigError(f"config key 'admm.P': cannot split {len(y)} training records over P = {P} nodes "
-                          "(at least two each); lower admm.P or raise max_records")
-    perm = seeding.rng(root_seed, "admm_split", dataset, P).permutation(len(y))
-    B = len(y) // P
-    return [(np.ascontiguousarray(X[perm[p * B:(p + 1) * B]]), y[perm[p * B:(p + 1) * B]].astype(np.float64))
-            for p in range(P)]
-
-
-def load_data(cfg: dict[str, Any], processed_dir: Path) -> StudyData:
-    data = load_processed(processed_dir)
-    a = cfg["admm"]
-    X = np.asarray(data.X_train, dtype=np.float64)
-    y = np.asarray(data.y_train, dtype=np.float64)
-    nodes = split_nodes(X, y, a["P"], cfg["root_seed"], a["dataset"])
-    return StudyData(nodes, np.asarray(data.X_test, dtype=np.float64), np.asarray(data.y_test, dtype=np.float64), len(y))
 
 
 def data_loss(nodes: list[tuple[np.ndarray, np.ndarray]], released: list[np.ndarray], C_R: float) -> np.ndarray:
@@ -117,34 +91,45 @@ def noise_key(topology: str, run: zz.ADMMRun) -> tuple[Any, ...]:
             int(run.rep))
 
 
-def tuning_noise_key(topology: str, run: zz.ADMMRun) -> tuple[Any, ...]:
-    """The key of a tuning run's noise stream, disjoint from every :func:`noise_key`."""
-    return seeding.tuning_key(*noise_key(topology, run))
+def tuning_noise_key(topology: str, run: zz.ADMMRun, split_rep: int | None = None) -> tuple[Any, ...]:
+    """The key of a tuning run's noise stream, disjoint from every :func:`noise_key`; per repetition
+    (``split_rep`` of a :class:`~mpdp.studies.admm.cases.Case`) also from every other repetition's tuning."""
+    key = noise_key(topology, run)
+    return seeding.tuning_key(*key) if split_rep is None else seeding.tuning_key(*key, "split_rep", int(split_rep))
 
 
-def _rng_for(root_seed: int, topology: str, tuning: bool = False):  # noqa: ANN202
-    key_of = tuning_noise_key if tuning else noise_key
-
+def _rng_for(root_seed: int, topology: str, tuning: bool = False, split_rep: int | None = None):  # noqa: ANN202
     def rng_for(run: zz.ADMMRun) -> np.random.Generator:
-        return seeding.rng(root_seed, *key_of(topology, run))
+        key = tuning_noise_key(topology, run, split_rep) if tuning else noise_key(topology, run)
+        return seeding.rng(root_seed, *key)
     return rng_for
 
 
-def _final_losses(cfg: dict[str, Any], data: StudyData, topology: str, runs: list[zz.ADMMRun],
-                  log: logging.Logger, what: str) -> pd.DataFrame:
-    """Final training loss of every tuning run: one row per run (mechanism, penalty, rep, draw, loss)."""
+def _final_losses(cfg: dict[str, Any], groups: list[Case], topology: str, runs: list[zz.ADMMRun],
+                  log: logging.Logger, what: str) -> list[pd.DataFrame]:
+    """Final training loss of every tuning run of every case (one call, one group per case): per case,
+    one row per run (mechanism, penalty, rep, draw, loss)."""
     a = cfg["admm"]
+
+    def loss_of(data: StudyData) -> zz.Metrics:
+        return lambda rel: {"train_loss": data_loss(data.nodes, rel, a["C_R"])}
+
     start = time.perf_counter()
-    res = zz.run_batch(data.nodes, topology, runs, a["T"], _rng_for(cfg["root_seed"], topology, tuning=True),
-                       lambda rel: {"train_loss": data_loss(data.nodes, rel, a["C_R"])}, [a["T"]], a["C_R"])
-    log.info("%s: %d runs in %.1f s (%d Newton iterations, %d Hessian products)", what, len(runs),
-             time.perf_counter() - start, res.newton_iterations, res.hessian_products)
-    loss = res.metrics["train_loss"][-1]
-    if not np.all(np.isfinite(loss)):
-        raise ValueError(f"{what}: non-finite training loss")
-    return pd.DataFrame({"mechanism": [r.mechanism for r in runs], "rho": [r.rho for r in runs],
-                         "penalty": [r.penalty for r in runs], "rep": [r.rep for r in runs],
-                         "draw": [r.rep // a["tune_reps"] for r in runs], "loss": loss})
+    res = zz.run_groups([zz.Group(c.data.nodes, topology, runs,
+                                  _rng_for(cfg["root_seed"], topology, tuning=True, split_rep=c.split_rep),
+                                  loss_of(c.data), [a["T"]]) for c in groups], a["T"], a["C_R"])
+    log.info("%s: %d runs in %.1f s (%d Newton iterations, %d Hessian products)", what, len(runs) * len(groups),
+             time.perf_counter() - start, sum(r.newton_iterations for r in res),
+             sum(r.hessian_products for r in res))
+    frames = []
+    for r in res:
+        loss = r.metrics["train_loss"][-1]
+        if not np.all(np.isfinite(loss)):
+            raise ValueError(f"{what}: non-finite training loss")
+        frames.append(pd.DataFrame({"mechanism": [x.mechanism for x in runs], "rho": [x.rho for x in runs],
+                                    "penalty": [x.penalty for x in runs], "rep": [x.rep for x in runs],
+                                    "draw": [x.rep // a["tune_reps"] for x in runs], "loss": loss}))
+    return frames
 
 
 def tuning_runs(cfg: dict[str, Any]) -> list[zz.ADMMRun]:
@@ -162,17 +147,25 @@ def tuning_runs(cfg: dict[str, Any]) -> list[zz.ADMMRun]:
     return runs
 
 
-def tune(cfg: dict[str, Any], data: StudyData, topology: str, log: logging.Logger) -> dict[str, dict[str, Any]]:
-    """Phase 1 (module docstring): per mechanism, the η it runs at, its footing and every candidate's loss.
+def tune(cfg: dict[str, Any], groups: list[Case], topology: str, log: logging.Logger) -> list[dict[str, dict[str, Any]]]:
+    """Phase 1 (module docstring), per case on its own nodes: per mechanism, the η it runs at, its footing
+    and every candidate's loss (one dict per case, in the order of ``groups``).
 
     ρ is fixed (``admm.rho`` [REC]), not tuned. Non-private ADMM takes the η of least final
     training loss (its own control, footing ``own``); DVP and PVP share one η or take stable
     per-method winners (:func:`mpdp.studies.admm.footing.select`), all at the one α ``tune_alpha``.
     """
+    losses = _final_losses(cfg, groups, topology, tuning_runs(cfg), log, f"tuning {topology}")
+    return [choose(cfg, frame, topology, log, "" if c.split_rep is None else f" (repetition {c.split_rep})")
+            for c, frame in zip(groups, losses, strict=True)]
+
+
+def choose(cfg: dict[str, Any], losses: pd.DataFrame, topology: str, log: logging.Logger,
+           where: str = "") -> dict[str, dict[str, Any]]:
+    """The choices of one case from its tuning runs' final losses (:func:`tune`)."""
     a = cfg["admm"]
-    losses = _final_losses(cfg, data, topology, tuning_runs(cfg), log, f"tuning {topology}")
     selection = footing.select(losses, a["footing"])
-    log.info("%s: footing %s (shared eta = %g; per-draw winners %s)", topology, selection.footing,
+    log.info("%s%s: footing %s (shared eta = %g; per-draw winners %s)", topology, where, selection.footing,
              selection.shared_penalty, selection.draw_winners)
     mean = losses.groupby(["mechanism", "penalty"], sort=True)["loss"].mean()
     choices = {}
@@ -206,8 +199,9 @@ class Evaluated:
     footing: str  # own (admm) | shared | per_method_stable
 
 
-def reference_runs(cfg: dict[str, Any], choices: dict[str, dict[str, Any]]) -> list[Evaluated]:
-    """Non-private ADMM at the (ρ, η) of each compared private mechanism (label ``admm_ref``).
+def reference_runs(cfg: dict[str, Any], choices: dict[str, dict[str, Any]], rep: int = 0) -> list[Evaluated]:
+    """Non-private ADMM at the (ρ, η) of each compared private mechanism (label ``admm_ref``), as
+    repetition ``rep`` (the case's first; per repetition: the repetition whose data it runs on).
 
     The reference of a private run must differ from it only by the noise, so that a statistic
     net of it (claim Z5) measures the noise and not convergence at another penalty: at an α
@@ -218,46 +212,56 @@ def reference_runs(cfg: dict[str, Any], choices: dict[str, dict[str, Any]]) -> l
     by_setting: dict[tuple[float, float], list[str]] = {}
     for mech in PRIVATE:
         by_setting.setdefault((choices[mech]["rho"], choices[mech]["penalty"]), []).append(mech)
-    return [Evaluated(zz.ADMMRun("admm", rho, eta, math.nan, 0, own), REFERENCE, "+".join(mechs),
+    return [Evaluated(zz.ADMMRun("admm", rho, eta, math.nan, rep, own), REFERENCE, "+".join(mechs),
                       choices[mechs[0]]["footing"])
             for (rho, eta), mechs in by_setting.items()]
 
 
-def evaluated_runs(cfg: dict[str, Any], choices: dict[str, dict[str, Any]]) -> list[Evaluated]:
-    """Phase 2's runs: the chosen (ρ, η) of each mechanism × α grid × ``reps`` repetitions, and the
-    non-private references at the private mechanisms' (ρ, η) (:func:`reference_runs`)."""
+def evaluated_runs(cfg: dict[str, Any], choices: dict[str, dict[str, Any]],
+                   reps: tuple[int, ...] | None = None) -> list[Evaluated]:
+    """Phase 2's runs of one case: its chosen (ρ, η) of each private mechanism × α grid × its repetitions
+    ``reps`` (default: every repetition, the fixed split's one case), non-private ADMM once (deterministic:
+    as the case's first repetition) and the non-private references at the private mechanisms' (ρ, η)
+    (:func:`reference_runs`)."""
     a = cfg["admm"]
+    reps = tuple(range(a["reps"])) if reps is None else tuple(reps)
     runs = []
     for mech in zz.MECHANISMS:
         alphas = [math.nan] if mech == "admm" else [float(x) for x in a["alpha_grid"]]
-        reps = 1 if mech == "admm" else a["reps"]
+        own_reps = reps[:1] if mech == "admm" else reps
         choice = choices[mech]
         runs += [Evaluated(zz.ADMMRun(mech, choice["rho"], choice["penalty"], al, rep, a["own_unperturbed_in_dual"]),
                            mech, "", choice["footing"])
-                 for al in alphas for rep in range(reps)]
-    return runs + reference_runs(cfg, choices)
+                 for al in alphas for rep in own_reps]
+    return runs + reference_runs(cfg, choices, reps[0])
 
 
-def final_runs(cfg: dict[str, Any], data: StudyData, topology: str, choices: dict[str, dict[str, Any]],
+def final_runs(cfg: dict[str, Any], groups: list[Case], topology: str, choices: list[dict[str, dict[str, Any]]],
                log: logging.Logger) -> pd.DataFrame:
-    """Phase 2: the chosen settings × ``reps`` repetitions, one row per recorded iteration."""
+    """Phase 2: every case's runs (:func:`evaluated_runs`; one call, one group per case), one row per
+    recorded iteration; each case's losses on its nodes, its MER on its test records, its L(θ*) on its
+    nodes."""
     a = cfg["admm"]
     T, C_R = a["T"], a["C_R"]
-    evaluated = evaluated_runs(cfg, choices)
-    runs = [e.run for e in evaluated]
+    evaluated = [evaluated_runs(cfg, ch, c.reps) for c, ch in zip(groups, choices, strict=True)]
     record = list(range(a["record_every"], T + 1, a["record_every"]))
 
-    def metrics(rel: list[np.ndarray]) -> dict[str, np.ndarray]:
-        return {"train_loss": data_loss(data.nodes, rel, C_R), "mer": mer(data.X_test, data.y_test, rel)}
+    def metrics_of(data: StudyData) -> zz.Metrics:
+        return lambda rel: {"train_loss": data_loss(data.nodes, rel, C_R), "mer": mer(data.X_test, data.y_test, rel)}
 
     start = time.perf_counter()
-    res = zz.run_batch(data.nodes, topology, runs, T, _rng_for(cfg["root_seed"], topology), metrics, record, C_R)
+    res = zz.run_groups([zz.Group(c.data.nodes, topology, [e.run for e in ev], _rng_for(cfg["root_seed"], topology),
+                                  metrics_of(c.data), record) for c, ev in zip(groups, evaluated, strict=True)], T, C_R)
     seconds = time.perf_counter() - start
-    log.info("final %s: %d runs in %.1f s (%d Newton iterations, %d Hessian products)", topology, len(runs),
-             seconds, res.newton_iterations, res.hessian_products)
-    optimum = {rho: centralised_optimum(data, rho, C_R)[1] for rho in sorted({r.rho for r in runs})}
-    return result_rows(cfg, data, topology, runs, res, optimum, choices, seconds / max(len(runs), 1),
-                       labels=evaluated)
+    n_runs = sum(len(ev) for ev in evaluated)
+    log.info("final %s: %d runs in %.1f s (%d Newton iterations, %d Hessian products)", topology, n_runs,
+             seconds, sum(r.newton_iterations for r in res), sum(r.hessian_products for r in res))
+    frames = []
+    for c, ev, ch, r in zip(groups, evaluated, choices, res, strict=True):
+        runs = [e.run for e in ev]
+        optimum = {rho: centralised_optimum(c.data, rho, C_R)[1] for rho in sorted({x.rho for x in runs})}
+        frames.append(result_rows(cfg, c.data, topology, runs, r, optimum, ch, seconds / max(n_runs, 1), labels=ev))
+    return frames[0] if len(frames) == 1 else pd.concat(frames, ignore_index=True)
 
 
 @dataclass(frozen=True)
@@ -356,18 +360,38 @@ def _expected_noise(d: int, run: zz.ADMMRun, res: zz.BatchResult, k: int, t: int
     return float(zz.expected_noise_norm(d, zeta))
 
 
+def run_job(cfg: dict[str, Any], data: Processed, topology: str,
+            log: logging.Logger) -> tuple[pd.DataFrame, dict[str, Any]]:
+    """One topology's job on a prepared data set: tune, run; its table part and its tuning record."""
+    groups = cases(cfg, data)
+    first = groups[0].data
+    log.info("split design: %s", splits.describe(cfg))
+    log.info("%s: %d case(s), each %d nodes of %s records, d = %d, %d test records", cfg["admm"]["dataset"],
+             len(groups), len(first.nodes), [len(y) for _, y in first.nodes], first.d, len(first.y_test))
+    choices = tune(cfg, groups, topology, log)
+    for c, ch in zip(groups, choices, strict=True):
+        for mech, choice in ch.items():
+            log.info("chosen for %s%s: eta = %g, rho = %s", mech,
+                     "" if c.split_rep is None else f" (repetition {c.split_rep})", choice["penalty"], choice["rho"])
+    frame = final_runs(cfg, groups, topology, choices, log)
+    return frame, tuning_record(cfg, groups, choices)
+
+
+def tuning_record(cfg: dict[str, Any], groups: list[Case], choices: list[dict[str, dict[str, Any]]]) -> dict[str, Any]:
+    """The job's tuning record: the fixed split's one case as its choices per mechanism (as before issue
+    60); per repetition, the split design and each repetition's choices."""
+    if len(groups) == 1 and groups[0].split_rep is None:
+        return choices[0]
+    return {"split": splits.describe(cfg),
+            "repetitions": [{"rep": c.split_rep, "choices": ch} for c, ch in zip(groups, choices, strict=True)]}
+
+
 def train_job(cfg: dict[str, Any], topology: str, processed_dir: Path, out: Path, tuning_out: Path,
               log: logging.Logger) -> None:
     """One Snakemake job per topology: tune, run, write the job's table part and its tuning record."""
-    data = load_data(cfg, processed_dir)
-    log.info("%s: %d nodes of %s records, d = %d, %d test records", cfg["admm"]["dataset"],
-             len(data.nodes), [len(y) for _, y in data.nodes], data.d, len(data.y_test))
-    choices = tune(cfg, data, topology, log)
-    for mech, choice in choices.items():
-        log.info("chosen for %s: eta = %g, rho = %s", mech, choice["penalty"], choice["rho"])
-    frame = final_runs(cfg, data, topology, choices, log)
+    frame, record = run_job(cfg, load_processed(processed_dir), topology, log)
     results.write(frame, out, EXTRA_COLUMNS)
-    io.write_json(choices, tuning_out)
+    io.write_json(record, tuning_out)
 
 
 def collect(parts: list[Path], out: Path) -> None:
