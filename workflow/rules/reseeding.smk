@@ -23,8 +23,10 @@ def reseeding_threads():
 
 rule reseeding:
     input:
-        # the headline: the main build's claims tables (built first when missing or stale)
-        headline=[claims_tables_mod.CELLS_PATH, claims_tables_mod.VERDICTS_PATH],
+        # the headline: the main build's claims tables of this study alone (rule claims_tables_of_study:
+        # the rows claims_tables holds for it), so the check builds one study, not every one
+        headline=lambda wc: [f"data/results/claims/by_study/{wc.claims_study}/cells.parquet",
+                             f"data/results/claims/by_study/{wc.claims_study}/verdicts.parquet"],
         status=lambda wc: [f"{reseeding_mod.ROOT}/{wc.claims_study}/{r}/status.json" for r in RESEEDING],
     output:
         table=reseeding_mod.TABLE.format(study="{claims_study}"),

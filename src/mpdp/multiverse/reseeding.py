@@ -1,5 +1,6 @@
 """The reseeding check (issue 60 item 5): one study rebuilt on its full grid under other seeds,
-its verdicts and cells compared with the headline (the main build's claims tables).
+its verdicts and cells compared with the headline (the main build's claims tables of that study,
+rule ``claims_tables_of_study``).
 
 The reseeds are the multiverse's (``multiverse.reseeds``, by default ``root_seed: 1`` and
 ``split.seed: 1``: the root of every random stream, and the train/test splits' own seed; the
@@ -235,7 +236,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stderr.write(f"mpdp: {exc}\n")
         return 2
     target = table_path(args.study)
-    log.info("study %s on its full grid, reseeds: %s; headline: the main build's claims tables (built first if "
+    log.info("study %s on its full grid, reseeds: %s; headline: the main build's claims tables of the study (built first if "
              "missing); each reseeded run logs to logs/reseeding/%s/<reseed>.snakemake.log", args.study,
              "; ".join(labels), args.study)
     cmd = [sys.executable, "-m", "snakemake", "--cores", str(args.cores), target,

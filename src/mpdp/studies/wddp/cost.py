@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from mpdp.data import splits
 from mpdp.studies.interface import CostTerm, SizeLike, work_shape
 from mpdp.studies.wddp import plan
 
@@ -18,6 +19,15 @@ FLOPS_PER_SECOND = 5e10
 #: bytes per run and feature a training job holds at once (θ, gradient, noise and the best
 #: iterate, float64 at most)
 BYTES_PER_RUN_FEATURE = 4 * 8
+
+
+def _cv_rows(cfg: Mapping[str, Any], n: int) -> float:
+    """Rows one cross-validation column passes per step, times the columns per run: a fold's
+    training part (n (1 − 1/F)) under the fixed split; under a split per repetition (issue 60) R
+    selections of that cost each (one pooled block per selection; docs/studies/wddp.md)."""
+    w = cfg["wddp"]
+    selections = int(w["reps"]) if splits.per_repetition(cfg) else 1
+    return selections * n * (1 - 1 / w["cv"]["folds"])
 
 
 def cost(cfg: Mapping[str, Any], available: Sequence[str], sizes: Mapping[str, SizeLike]) -> list[CostTerm]:
@@ -32,7 +42,7 @@ def cost(cfg: Mapping[str, Any], available: Sequence[str], sizes: Mapping[str, S
             train_flops += flops
             memory = max(memory, runs * p * BYTES_PER_RUN_FEATURE)
         if w["eta"] is None:
-            cv_flops += plan.cv_run_count(dict(cfg), ds) * 4.0 * T * n * p * (1 - 1 / w["cv"]["folds"])
+            cv_flops += plan.cv_run_count(dict(cfg), ds) * 4.0 * T * p * _cv_rows(cfg, n)
     terms = [CostTerm("WD-DP training runs", train_flops / FLOPS_PER_SECOND, {"wddp.T": T, "wddp.reps": reps},
                       memory, "wddp.reps")]
     if cv_flops:

@@ -44,6 +44,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from mpdp.data import splits
 from mpdp.data.partition import PartitionSet, random_sizes, two_group_sizes
 from mpdp.mechanisms import RunSpec
 from mpdp.mechanisms.gradient_batch import initial_point, train_batch
@@ -181,7 +182,9 @@ def _fold_runs(
                 for s in range(cv["seeds"] * len(members))
             ]
             theta0 = {i: _theta0(cfg, dataset, rep, fold, X.shape[1]) for i, rep in enumerate(members_of_batch)}
-            result = train_batch(runs, X, y, partition, theta0, root, w["dtype"], w["dedup"], tuning=True)
+            # a split per repetition: each selection's pooled columns in a block of its own records only
+            result = train_batch(runs, X, y, partition, theta0, root, w["dtype"], w["dedup"], tuning=True,
+                                 pooled_by_rep=splits.per_repetition(cfg))
             flops += float(result.flops.sum())
             acc = np.empty(len(runs))
             for i, rep in enumerate(members_of_batch):

@@ -222,8 +222,10 @@ def train_job(
         def progress(step: int, setting: str = setting, since: float = batch_start) -> None:
             log.info("%s: step %d/%d (%.0f s)", setting, step, w["T"], time.perf_counter() - since)
 
+        # a split per repetition: a repetition's pooled columns in a block of its own training
+        # records (not the pool's N rows with the others' at weight 0; issue 60 cost)
         batch = train_batch(batch_runs, X, y, partition, theta0, cfg["root_seed"], w["dtype"],
-                            w["dedup"], progress)
+                            w["dedup"], progress, pooled_by_rep=splits.per_repetition(cfg))
         seconds = time.perf_counter() - batch_start
         refs = rep_references(X, y, partition, theta0, w["lambda"], opt,
                               need_simple_average=any(r.mechanism == "jayaraman" for r in batch_runs),
