@@ -344,6 +344,9 @@ def test_ranking_and_report_state_both_guarantees(default_run):
     assert np.isinf(final["eps_end_to_end_max"]).all() and np.isinf(final["eps_validation_record_max"]).all()
     bench = xr.Benchmark(headline_rows(frame), [], {}, ranks)
     footing = " ".join(xr.footing(bench, {}))
+    units = footing.split(" — ", 1)[1].split("**Validation records**")[0]  # the rows' units by display name
+    ids = set(bench.table["mechanism"])
+    assert not any(f" {m}," in units or f" {m}." in units or f" {m};" in units for m in ids if "_" in m), units
     assert "at most the target for every individual it reads" in footing
     assert "and one validation record (largest ratio" in footing and "no finite ε" not in footing
     assert "declare it public" not in footing and "declared public" not in " ".join(xr.outside_accounting())

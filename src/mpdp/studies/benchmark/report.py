@@ -77,7 +77,7 @@ def footing(bench: Benchmark, cfg: dict[str, Any]) -> list[str]:
     private = t[t["family"] != "reference"]
     lines = []
     units = private.groupby("privacy_unit")["mechanism"].unique()
-    unit_text = "; ".join(f"{u}: {', '.join(sorted(m))}" for u, m in units.items())
+    unit_text = "; ".join(f"{u}: {', '.join(sorted(_label(bench, x) for x in m))}" for u, m in units.items())
     lines.append("**Privacy unit of every row** (the unit of its `eps_end_to_end`, selection included): replace "
                  "one record of one party (record-level, bounded DP) or one party's whole data (party-level, "
                  "which implies the record-level one for the parties' records) — "

@@ -15,8 +15,9 @@ import numpy as np
 import pandas as pd
 
 from mpdp.claims.intervals import t_interval
+from mpdp.report import names
 from mpdp.studies.voting.figures import FIGURE_IDS, LABELS, MULTICLASS_LABELS, load_tables
-from mpdp.studies.voting.plan import CURATOR, main_rows, majority_error, sweep_rows
+from mpdp.studies.voting.plan import CURATOR, dataset_of, main_rows, majority_error, sweep_rows
 from mpdp.tuning import edge_sentence, edge_warnings
 
 #: mechanism -> (spec section, privacy unit, ℓ2 sensitivity binary | multiclass, released model)
@@ -91,6 +92,19 @@ def load(context: Mapping[str, Any] | None) -> Section:
     return Section(tables, figures)
 
 
+def table_name(table: str) -> str:
+    """A voting table as the report names it: the data set's display name, "(5 classes)" for the
+    multiclass one (issue 59: no raw id in a table the reader sees)."""
+    dataset, multi = dataset_of(table)
+    return names.dataset(dataset) + (" (5 classes)" if multi else "")
+
+
+def method_name(table: str, mechanism: str) -> str:
+    """A mechanism's label in ``table`` (the figures' legend labels)."""
+    labels = {**LABELS, **MULTICLASS_LABELS} if dataset_of(table)[1] else LABELS
+    return labels.get(mechanism, names.method(mechanism))
+
+
 def methods_table() -> pd.DataFrame:
     """Mechanisms, spec sections, privacy units and sensitivities."""
     return pd.DataFrame(
@@ -134,7 +148,7 @@ def ledger(tables: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
         private = main_rows(df)[main_rows(df)["privacy_unit"] != "none"]
         for mech, g in private.groupby("mechanism", sort=False):
             out.append({
-                "table": table, "mechanism": mech, "unit": g["privacy_unit"].iloc[0],
+                "table": table_name(table), "mechanism": method_name(table, mech), "unit": g["privacy_unit"].iloc[0],
                 "noise": g["noise"].iloc[0], "λ": f"{g['lambda'].min():g} … {g['lambda'].max():g}",
                 "sensitivity": f"{g['sensitivity'].min():.3g} … {g['sensitivity'].max():.3g}",
                 "β": f"{g['beta'].min():.3g} … {g['beta'].max():.3g}",
@@ -157,7 +171,7 @@ def error_summary(tables: Mapping[str, pd.DataFrame], M: int, eps: float) -> pd.
         Ms = sorted(int(m) for m in df["M"].dropna().unique())
         m = max([x for x in Ms if x <= M] or Ms[:1])
         rows = df[(df["M"] == m) & (np.isclose(df["epsilon"], eps) | np.isinf(df["epsilon"]))]
-        cols[f"{table} (M = {m})"] = rows.groupby("mechanism")["test_error"].mean()
+        cols[f"{table_name(table)} (M = {m})"] = rows.groupby("mechanism")["test_error"].mean()
     frame = pd.DataFrame(cols)
     order = [m for m in LABELS if m in frame.index]
     return frame.loc[order].rename(index=LABELS)
@@ -182,7 +196,8 @@ def lambdas(tables: Mapping[str, pd.DataFrame], cfg: Mapping) -> pd.DataFrame:
     for table, full in sorted(tables.items()):
         rows, M = _h1_rows(main_rows(full), int(cfg["voting"]["h1_M"]))
         for mech, g in rows[rows["privacy_unit"] != "none"].groupby("mechanism", sort=False):
-            rec = {"table": table, "M": M, "method": mech, "source": str(g["lambda_source"].iloc[0])}
+            rec = {"table": table_name(table), "M": M, "method": method_name(table, mech),
+                   "source": str(g["lambda_source"].iloc[0])}
             rec.update({f"ε = {e:g}": float(x) for e, x in g.groupby("epsilon")["lambda"].median().items()})
             np_ctrl = {"hamm_vote": "hamm_vote_np", "hamm_soft": "hamm_soft_np", "param_avg": "param_avg_np"}.get(mech)
             if np_ctrl is not None and (rows["mechanism"] == np_ctrl).any():
@@ -196,7 +211,8 @@ def pools(tables: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
     out = []
     for table, full in sorted(tables.items()):
         g = main_rows(full)
-        out.append({"table": table, "N (aux pool)": int(g["N_aux"].iloc[0]), "private records": int(g["n"].iloc[0]),
+        out.append({"table": table_name(table), "N (aux pool)": int(g["N_aux"].iloc[0]),
+                    "private records": int(g["n"].iloc[0]),
                     "majority-class test error": majority_error(g),
                     "M grid": sorted(int(m) for m in g["M"].dropna().unique())})
     return pd.DataFrame(out)
@@ -211,7 +227,8 @@ def edges(tables: Mapping[str, pd.DataFrame], cfg: Mapping) -> pd.DataFrame:
         tuned = df[df["lambda_source"].isin(["tuned", "private"])].drop_duplicates(["M", "epsilon", "mechanism"])
         for r in tuned.to_dict("records"):
             groups.setdefault((table, str(r["mechanism"]), float(r["lambda"])), []).append((r["M"], r["epsilon"]))
-    choices = [(f"{t}, {m}: {len(s)} of its (M, ε) settings", "λ", lam, grid) for (t, m, lam), s in groups.items()]
+    choices = [(f"{table_name(t)}, {method_name(t, m)}: {len(s)} of its (M, ε) settings", "λ", lam, grid)
+               for (t, m, lam), s in groups.items()]
     return edge_warnings("voting", choices)
 
 
