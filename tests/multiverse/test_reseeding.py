@@ -11,6 +11,7 @@ import pytest
 from mpdp import config
 from mpdp.errors import ConfigError
 from mpdp.multiverse import reseeding, universe
+from mpdp.pipeline import reseeding as reseeding_cli
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -129,10 +130,10 @@ def test_a_reseeded_run_builds_the_studys_own_claims_tables():
 
 def test_the_command_names_a_bad_study_in_one_line(capsys, monkeypatch):
     monkeypatch.chdir(ROOT)
-    assert reseeding.main(["--study", "nosuch", "-n"]) == 2
+    assert reseeding_cli.main(["--study", "nosuch", "-n"]) == 2
     err = capsys.readouterr().err
     assert err.startswith("mpdp: unknown study 'nosuch'") and err.count("\n") == 1
-    assert reseeding.main(["--study", "wddp", "-n", "--configfile", "config/nosuch.yaml"]) == 2
+    assert reseeding_cli.main(["--study", "wddp", "-n", "--configfile", "config/nosuch.yaml"]) == 2
     assert "config file config/nosuch.yaml does not exist" in capsys.readouterr().err
     with pytest.raises(ConfigError, match=r"study 'audit' has no claims under this config"):
         reseeding.check_study("audit", ["wddp", "voting"])

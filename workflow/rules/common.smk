@@ -340,3 +340,19 @@ def report_study_files():
     """Every running study's tables and outputs, from the study registry (called at DAG time,
     once every rule file has added its study's STUDY_OUTPUTS)."""
     return study_registry.report_files(CFG, AVAILABLE, STUDY_OUTPUTS)
+
+
+# The reseeding check's reseeds and cores (workflow/rules/reseeding.smk)
+import re
+
+from mpdp.multiverse import reseeding as reseeding_mod
+
+#: the reseeds that run (one equal to the main config's seeds would repeat the headline: left out)
+RESEEDING = {u.id: u for u in reseeding_mod.reseeds(CFG)}
+
+
+def reseeding_threads():
+    """Cores of a reseeded run: every core this call has (a whole study on its full grid; the
+    reseeds run one after the other), at most 64 (a cluster call's cores may be unbounded)."""
+    cores = getattr(workflow, "cores", None)
+    return max(1, min(int(cores), 64)) if isinstance(cores, int) else 2

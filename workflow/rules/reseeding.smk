@@ -4,21 +4,9 @@
 # multiverse's machinery: mpdp.multiverse.universe.run), building that study's claims tables only;
 # then the comparison with the main build's tables. Not part of `all`:
 #   snakemake --cores all data/results/claims/reseeding_wddp.parquet
-# or  python -m mpdp.multiverse.reseeding --study wddp
+# or  python -m mpdp.pipeline.reseeding --study wddp
 # Logic in src/mpdp/multiverse/reseeding.py.
-import re
-
-from mpdp.multiverse import reseeding as reseeding_mod
-
-#: the reseeds that run (one equal to the main config's seeds would repeat the headline: left out)
-RESEEDING = {u.id: u for u in reseeding_mod.reseeds(CFG)}
-
-
-def reseeding_threads():
-    """Cores of a reseeded run: every core this call has (a whole study on its full grid; the
-    reseeds run one after the other), at most 64 (a cluster call's cores may be unbounded)."""
-    cores = getattr(workflow, "cores", None)
-    return max(1, min(int(cores), 64)) if isinstance(cores, int) else 2
+# RESEEDING and reseeding_threads(): workflow/rules/common.smk
 
 
 rule reseeding:

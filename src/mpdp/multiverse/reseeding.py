@@ -25,7 +25,7 @@ rows of the main build's tables, since the engine scores each study on its own).
 :func:`summary` gives, per reseed, the share of claim-readings whose class changed and the
 reversals among the cells decided in both builds; :func:`markdown` the table for docs/claims.md.
 
-Entry point: ``python -m mpdp.multiverse.reseeding --study <id>`` (:func:`main`) runs
+Entry point: ``python -m mpdp.pipeline.reseeding --study <id>`` (:func:`main`) runs
 ``snakemake`` on :func:`table_path` and prints the table (docs/claims.md "Reseeding check").
 """
 
@@ -207,10 +207,12 @@ def markdown(table: pd.DataFrame) -> str:
     return "\n".join(lines) + "\n"
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m mpdp.multiverse.reseeding --study <id> [--cores N] [--configfile F …] [-n]``:
-    build the check's table with Snakemake in the current directory (the workflow root) and print it."""
-    parser = argparse.ArgumentParser(prog="python -m mpdp.multiverse.reseeding",
+def main(argv: Sequence[str] | None, studies: Any) -> int:
+    """``python -m mpdp.pipeline.reseeding --study <id> [--cores N] [--configfile F …] [-n]``:
+    build the check's table with Snakemake in the current directory (the workflow root) and print it.
+    ``studies``: the study registry (:mod:`mpdp.studies.registry`, passed in by the entry point: a
+    shared layer imports no study)."""
+    parser = argparse.ArgumentParser(prog="python -m mpdp.pipeline.reseeding",
                                      description="Rebuild one study on its full grid under the multiverse's reseeds "
                                                  "and compare its verdicts and cells with the main build's "
                                                  "(docs/claims.md, 'Reseeding check').")
@@ -221,13 +223,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s mpdp.reseeding: %(message)s", datefmt="%H:%M:%S")
     try:
-        from mpdp.studies import registry
-
-        registry.get(args.study)  # an unknown id: one line naming the known ones
+        studies.get(args.study)  # an unknown id: one line naming the known ones
         if not Path("Snakefile").is_file():
             raise ConfigError("reseeding check: run it in the workflow's root (the folder holding the Snakefile)")
         cfg = mpdp_config.validate(_merged(args.configfile))
-        check_study(args.study, [s.id for s in registry.running(cfg, cfg["datasets"]) if s.claims is not None])
+        check_study(args.study, [s.id for s in studies.running(cfg, cfg["datasets"]) if s.claims is not None])
         labels = [u.value_label for u in reseeds(cfg)]
         if not labels:
             raise ConfigError("reseeding check: every entry of multiverse.reseeds equals the main config's seeds; "
@@ -291,7 +291,3 @@ def read_status(status_path: str | Path) -> dict[str, Any]:
         raise InputDataError(f"reseeded run {status.get('universe')} failed: {status.get('error')} "
                              f"(log: {status.get('log')})")
     return status
-
-
-if __name__ == "__main__":
-    sys.exit(main())
