@@ -162,3 +162,16 @@ def test_glance_caption_states_the_reading_of_what_is_drawn():
     assert "(5 drawn" in text and "m = 8, u = 1" in text
     oracle = report.glance_caption(frame[frame["selection"] == "oracle"], REFERENCE)
     assert "protocol `oracle`" in oracle and "final run only" in oracle and "`eps_total`" in oracle
+
+
+def test_load_keeps_every_protocol_for_the_sentences_and_the_headline_for_the_rest(tmp_path):
+    from mpdp import results
+    from mpdp.studies.benchmark.schema import EXTRA_COLUMNS
+
+    path = tmp_path / "adult.parquet"
+    results.write(_frame(("adult",)).assign(experiment="benchmark", p=5), path, EXTRA_COLUMNS)
+    bench = report.load({"tables": [str(path)]})
+    assert set(bench.table["selection"]) == {"private"} and set(bench.rows["selection"]) == {"private", "oracle"}
+    assert "Jayaraman output perturbation (λ = 0.1" in report.tuning_rule_sentence(bench)
+    assert "Adult, `oracle` (penalty 10, frozen" in report.dvp_plateau_sentence(bench, REFERENCE)
+    assert "xp_glance" in report.captions(bench, {"benchmark": {"reference": REFERENCE, "max_train_records": 4000}})
