@@ -163,6 +163,10 @@ def test_each_repetitions_reference_is_an_independent_solve_on_its_own_records(p
         rows = ref[ref["rep"] == r]
         acc = float(logistic.accuracy(theta, view.X_test, view.y_test))
         assert (rows["accuracy"] == acc).all() and (rows["optimal_accuracy"] == acc).all()
+        # θ*(λ)'s test log-loss (issue 56): the reference rows' own, on this repetition's test records
+        test_loss = float(logistic.loss(theta, view.X_test, view.y_test, 0.0))
+        assert (rows["optimal_logloss"] == test_loss).all() and (rows["test_logloss"] == test_loss).all()
+        assert set(frame.loc[(frame["rep"] == r) & (frame["lambda"] == lam), "optimal_logloss"]) == {test_loss}
         assert (rows["optimal_loss"] == float(logistic.loss(theta, view.X, view.y, lam))).all()
         assert (rows["majority_rate"] == max(np.mean(view.y_test == 1.0), np.mean(view.y_test == -1.0))).all()
         accs.append(acc)

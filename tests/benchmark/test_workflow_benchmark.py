@@ -96,10 +96,10 @@ def test_benchmark_tables_end_to_end(workdir):
     assert "benchmark_job" not in proc.stdout
 
 
-def test_benchmark_target_draws_the_four_figures_from_the_tables(workdir):
-    """`snakemake benchmark` = tables + xp_eps, xp_m, xp_u, xp_rank (png and pdf)."""
+def test_benchmark_target_draws_the_five_figures_from_the_tables(workdir):
+    """`snakemake benchmark` = tables + xp_eps, xp_m, xp_u, xp_rank, xp_glance (png and pdf)."""
     _snakemake(workdir, "benchmark", *SMOKE)
-    for name in ("xp_eps", "xp_m", "xp_u", "xp_rank"):
+    for name in ("xp_eps", "xp_m", "xp_u", "xp_rank", "xp_glance"):
         for ext in ("png", "pdf"):
             assert (workdir / f"reports/figures/{name}.{ext}").stat().st_size > 10_000, (name, ext)
     proc = _snakemake(workdir, "xp_rank", "-n", *SMOKE)
@@ -133,6 +133,12 @@ def test_report_section_numbers_come_from_the_tables(workdir):
     assert "uninformative" in xp_report.leader_sentence(bench)
     assert "grid" in xp_report.edge_sentence(bench)
     assert all("n = " in c for c in xp_report.captions(bench, cfg).values())
+    assert "protocol `private`" in xp_report.captions(bench, cfg)["xp_glance"]
+    # issue 56: the tables carry θ*(λ)'s test log-loss, and the oracle reading ran
+    tuning = xp_report.tuning_rule_sentence(bench)
+    assert "Measured here" in tuning and "do not carry" not in tuning
+    assert bench.rows["optimal_logloss"].notna().all()
+    assert "`oracle` (penalty" in xp_report.dvp_plateau_sentence(bench, xp_report.reference_cell(bench, cfg))
     assert "DP-SGD" in xp_report.baseline_sentence(bench)
     standing = xp_report.baseline_standing(bench)
     assert len(standing) == 2 * 2 and (standing["competitors"] == len(registry.BUILTIN) - 1).all()

@@ -1,10 +1,10 @@
-# Cross-paper benchmark (spec E10, issue 10): the FIGURES xp_eps, xp_m, xp_u, xp_rank from the
+# Cross-paper benchmark (spec E10, issue 10): the FIGURES xp_eps, xp_m, xp_u, xp_rank, xp_glance (issue 56) from the
 # tables of workflow/rules/benchmark.smk, and the umbrella target `benchmark` (tables + figures;
 # the report section reads both), and the per-cell ranking table that xp_rank and the report read.
 # Logic in src/mpdp/studies/benchmark/{figures,ranking}.py.
 from mpdp.studies.benchmark import ranking as benchmark_ranking_mod
 
-BENCHMARK_FIGURES = ("xp_eps", "xp_m", "xp_u", "xp_rank")
+BENCHMARK_FIGURES = ("xp_eps", "xp_m", "xp_u", "xp_rank", "xp_glance")
 BENCHMARK_RANKING = [benchmark_ranking_mod.ranking_path()] if BENCHMARK_DATASETS else []
 BENCHMARK_FIGURE_FILES = (
     [f"reports/figures/{f}.{ext}" for f in BENCHMARK_FIGURES for ext in ("png", "pdf")]

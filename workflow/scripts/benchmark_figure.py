@@ -1,4 +1,4 @@
-"""Snakemake script: one cross-paper benchmark figure (xp_eps, xp_m, xp_u, xp_rank: png + pdf)."""
+"""Snakemake script: one cross-paper benchmark figure (xp_eps, xp_m, xp_u, xp_rank, xp_glance: png + pdf)."""
 from mpdp.figures import warm
 
 # rendered by the warm renderer where it runs (one process's imports for every figure; mpdp.figures.warm)

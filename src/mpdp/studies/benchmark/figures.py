@@ -10,6 +10,14 @@
   significantly worse, paired test over repetitions, Holm), hatched "u" = uninformative cell;
   read from the ranking table (:mod:`mpdp.studies.benchmark.ranking`).
 
+- ``xp_glance`` (issue 56): the benchmark at a glance — per data set, test log-loss (the primary
+  metric; mean and 95 % band, log scale) versus ε at the reference m and u, every private mechanism
+  beside two references drawn distinctly: objective perturbation (``objpert``, the standard one-shot
+  baseline; a thick wine-coloured curve with its band, square marks) and the non-private θ* (a grey
+  dotted line), with the constant base-rate predictor (dash-dot); the rows of the headline
+  selection protocol, i.e. at equal end-to-end accounted privacy where the tables carry it
+  (:func:`glance_reading` says which, and the report's caption is generated from it).
+
 Every title states the data size (private records, and the ``max_train_records`` cap).
 """
 
@@ -37,7 +45,7 @@ from mpdp.figures.plot import save_figure  # noqa: E402
 from mpdp.studies.benchmark import ranking  # noqa: E402
 from mpdp.studies.benchmark.tables import read_ranking, read_tables  # noqa: E402
 
-FIGURES = ("xp_eps", "xp_m", "xp_u", "xp_rank")
+FIGURES = ("xp_eps", "xp_m", "xp_u", "xp_rank", "xp_glance")
 #: the axis of each sweep figure: (column, label, log scale)
 SWEEPS: dict[str, tuple[str, str, bool]] = {
     "xp_eps": ("epsilon", "privacy budget ε (record level, δ = {delta:g}; accounted = target)", True),
@@ -262,6 +270,130 @@ def plot_rank(ranked: pd.DataFrame, cat: pd.DataFrame, png: Path, pdf: Path,
         plt.close(fig)
 
 
+#: the standard one-shot baseline ``xp_glance`` draws as a reference curve, not as a competitor
+GLANCE_BASELINE = "objpert"
+_GLANCE_BASELINE_COLOUR = "#882255"  # in no mechanism's hue (:data:`_HUES`, :data:`_SPARE`)
+_GLANCE_REFERENCE_COLOUR = "#555555"
+_GLANCE_BASE_RATE_COLOUR = "#999999"
+#: the reading of each selection protocol (mirrors :data:`mpdp.studies.benchmark.ranking.READINGS`)
+_READING_TEXT = {"end_to_end": "end-to-end: hyper-parameter selection included",
+                 "final_run": "final run only: selection not accounted"}
+_READING_SHORT = {"end_to_end": "end to end", "final_run": "final run only"}
+
+
+def glance_rows(table: pd.DataFrame, reference: Mapping[str, Any]) -> pd.DataFrame:
+    """The rows ``xp_glance`` draws: every ε at the reference m and u (the table's headline protocol)."""
+    return _at_reference(table, reference, "epsilon")
+
+
+def glance_reading(rows: pd.DataFrame) -> dict[str, Any]:
+    """What privacy the rows of ``xp_glance`` are drawn at, from those rows: the selection protocol,
+    its reading, and the largest ratio of the accounted ε (end to end where finite, else of the final
+    run) to the target over the private rows drawn."""
+    private = rows[rows["family"] != ranking.REFERENCE_FAMILY]
+    protocol = (", ".join(sorted(private["selection"].dropna().unique())) if "selection" in private
+                else "oracle")
+    reading = ranking.READINGS.get(protocol, "final_run")
+    column = "eps_end_to_end" if reading == "end_to_end" else "eps_total"
+    eps = private[column].astype(float) if column in private else pd.Series(dtype=float)
+    finite = np.isfinite(eps) & (private["epsilon"] > 0)
+    ratio = float((eps[finite] / private.loc[finite, "epsilon"]).max()) if finite.any() else float("nan")
+    return {"protocol": protocol, "reading": reading, "text": _READING_TEXT[reading],
+            "short": _READING_SHORT[reading], "column": column,
+            "ratio": ratio, "mechanisms": int(private["mechanism"].nunique()), "runs": len(private)}
+
+
+def _base_rate(rows: pd.DataFrame) -> float:
+    """The constant base-rate predictor's test log-loss (the ranking's trivial baseline), mean over repetitions."""
+    return float(np.mean(ranking.base_rate_logloss(rows["majority_rate"].astype(float).to_numpy())))
+
+
+def _floored(s: pd.DataFrame, floor: float) -> pd.DataFrame:
+    """A summary's band with its lower edge at least ``floor`` (the panel's smallest log-loss > 0)."""
+    return s.assign(lo=s["lo"].clip(lower=floor))
+
+
+def plot_glance(table: pd.DataFrame, reference: Mapping[str, Any], delta: float, png: Path, pdf: Path,
+                cap: int | None = None) -> None:
+    """``xp_glance``: test log-loss vs ε per data set, every private mechanism against ``objpert``
+    and the non-private θ* (module docstring)."""
+    rows_all = glance_rows(table, reference)
+    if rows_all.empty:
+        raise InputDataError("xp_glance: the benchmark tables have no rows at the reference cell")
+    datasets = sorted(rows_all["dataset"].unique())
+    sizes = data_sizes(table, cap)
+    cat = catalogue(table)
+    groups = panel_groups(cat[cat.index != GLANCE_BASELINE])
+    reading = glance_reading(rows_all)
+    cols = _columns(len(datasets))
+    blocks = -(-len(datasets) // cols)
+    width = max(_PANEL_W * cols + 0.8, 8.4)  # one data set: a wide panel, the legend in two columns
+    ncol = max(cols, 2)
+    drawn = set(rows_all["mechanism"])
+    entries = sum(m in drawn for m in cat.index if not cat.loc[m, "reference"]) + 2  # + θ*, base rate
+    legend_h = 0.5 * -(-entries // ncol) + 0.4  # wrapped labels take up to two lines
+    with matplotlib.rc_context(style.RC):
+        fig, axes = plt.subplots(blocks * len(groups), cols, squeeze=False, layout="constrained",
+                                 figsize=(width, blocks * len(groups) * _PANEL_H + 1.6 + legend_h))
+        for ax in axes[-len(groups):, (len(datasets) - 1) % cols + 1:].flat:  # the last block's unused columns
+            ax.remove()
+        for index, ds in enumerate(datasets):
+            block, c = divmod(index, cols)
+            rows = rows_all[(rows_all["dataset"] == ds)].dropna(subset=["test_logloss"])
+            rows = rows.assign(epsilon=rows["epsilon"].astype(float))
+            for g, group in enumerate(groups):
+                ax = axes[block * len(groups) + g, c]
+                floor = float(rows["test_logloss"].min()) if not rows.empty else 0.0  # a log axis: bands > 0
+                for mech in group:
+                    runs = rows[rows["mechanism"] == mech]
+                    if runs.empty:
+                        continue
+                    s = summarise(runs, ["epsilon"], "test_logloss").pipe(_floored, floor)
+                    info = cat.loc[mech]
+                    ax.plot(s["epsilon"], s["mean"], color=info["colour"], ls=info["linestyle"], marker="o", ms=3,
+                            label=info["label"])
+                    ax.fill_between(s["epsilon"], s["lo"], s["hi"], color=info["colour"], alpha=0.12, linewidth=0)
+                base = rows[rows["mechanism"] == GLANCE_BASELINE]
+                if not base.empty:
+                    s = summarise(base, ["epsilon"], "test_logloss").pipe(_floored, floor)
+                    ax.plot(s["epsilon"], s["mean"], color=_GLANCE_BASELINE_COLOUR, lw=2.6, marker="s", ms=4,
+                            label=f"{cat.loc[GLANCE_BASELINE, 'label']} — reference", zorder=4, gid="objpert")
+                    ax.fill_between(s["epsilon"], s["lo"], s["hi"], color=_GLANCE_BASELINE_COLOUR, alpha=0.2,
+                                    linewidth=0)
+                for mech in cat.index[cat["reference"]]:
+                    ref = rows[rows["mechanism"] == mech]
+                    if not ref.empty:
+                        ax.axhline(float(ref["test_logloss"].mean()), color=_GLANCE_REFERENCE_COLOUR, lw=1.6,
+                                   ls=":", label=f"{cat.loc[mech, 'label']} (no privacy)", gid="reference")
+                if not rows.empty:
+                    ax.axhline(_base_rate(rows), color=_GLANCE_BASE_RATE_COLOUR, lw=0.9, ls="-.",
+                               label="constant base-rate predictor (chance)", gid="base_rate")
+                    _axis(ax, rows["epsilon"].unique(), True, 10)
+                ax.set_yscale("log")
+                ax.set_xlabel(textwrap.fill(f"privacy budget ε (record level, δ = {delta:g}, {reading['short']})", 40))
+                ax.set_ylabel("test log-loss (lower is better)")
+                part = f", mechanisms {g + 1} of {len(groups)}" if len(groups) > 1 else ""
+                ax.set_title(textwrap.fill(f"{ds} (m = {reference['m']:g}, u = {reference['u']:g}){part}", 40)
+                             + f"\n{sizes[ds]}")
+        handles, labels = [], []
+        for ax in axes.flat:
+            for h, lab in zip(*ax.get_legend_handles_labels(), strict=True):
+                if lab not in labels:
+                    handles.append(h)
+                    labels.append(lab)
+        first = [i for i, h in enumerate(handles) if h.get_gid() in ("objpert", "reference", "base_rate")]
+        order = first + [i for i in range(len(handles)) if i not in first]  # the references lead the legend
+        handles, labels = [handles[i] for i in order], [labels[i] for i in order]
+        fig.legend(handles, [textwrap.fill(lab, 40) for lab in labels], loc="outside lower center", ncol=ncol,
+                   frameon=False)
+        fig.suptitle(textwrap.fill(
+            f"The benchmark at a glance: test log-loss of every private mechanism against objective perturbation "
+            f"and the non-private θ*, at equal accounted privacy ({reading['text']}); mean and 95 % band over "
+            "repetitions", int(9 * width)))
+        save_figure(fig, png, pdf)
+        plt.close(fig)
+
+
 def build(name: str, cfg: Mapping[str, Any], tables: Sequence[Path], png: Path, pdf: Path,
           log: logging.Logger, ranking_tables: Sequence[Path] = ()) -> None:
     """Draw benchmark figure ``name`` from the data sets' tables (xp_rank: from the ranking table)."""
@@ -274,6 +406,8 @@ def build(name: str, cfg: Mapping[str, Any], tables: Sequence[Path], png: Path, 
         if not ranking_tables:
             raise InputDataError("xp_rank needs data/results/benchmark/ranking.parquet (rule benchmark_ranking)")
         plot_rank(ranking.headline(read_ranking(ranking_tables[0])), catalogue(table), png, pdf, data_sizes(table, cap))
+    elif name == "xp_glance":
+        plot_glance(table, b["reference"], float(b["delta"]), png, pdf, cap)
     else:
         plot_sweep(table, name, b["reference"], float(b["delta"]), png, pdf, cap)
     log.info("%s: %d rows of %d data sets", name, len(table), table["dataset"].nunique())

@@ -101,11 +101,18 @@ def paired_worse_p(best: np.ndarray, other: np.ndarray) -> float:
     return float(stats.ttest_rel(best, other, alternative="greater").pvalue)
 
 
+def base_rate_logloss(rate: np.ndarray | float) -> np.ndarray:
+    """The constant base-rate predictor's test log-loss, H(r) in nats, for a majority rate r (0 at r = 1)."""
+    r = np.asarray(rate, dtype=float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        h = -(r * np.log(r) + (1 - r) * np.log1p(-r))
+    return np.where((r > 0) & (r < 1), h, 0.0)
+
+
 def baseline(cell: pd.DataFrame, metric: str) -> float:
     """The trivial baseline of ``metric`` in a cell (module docstring)."""
     if metric == "test_logloss":
-        r = float(cell["majority_rate"].iloc[0])
-        return float(-(r * np.log(r) + (1 - r) * np.log1p(-r))) if 0 < r < 1 else 0.0
+        return float(base_rate_logloss(float(cell["majority_rate"].iloc[0])))
     return float(np.log(2.0) - cell["optimal_loss"].median())
 
 

@@ -12,12 +12,19 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from scipy import stats
 
 from mpdp import io, tuning
 from mpdp.report import names
 from mpdp.studies.benchmark import ranking
-from mpdp.studies.benchmark.figures import catalogue, data_sizes
-from mpdp.studies.benchmark.tables import read_ranking, read_tables
+from mpdp.studies.benchmark.figures import (
+    GLANCE_BASELINE,
+    catalogue,
+    data_sizes,
+    glance_reading,
+    glance_rows,
+)
+from mpdp.studies.benchmark.tables import headline_rows, read_ranking, read_tables
 
 CAPTIONS: dict[str, str] = {
     "xp_eps": "Test accuracy (top) and optimality gap against the pooled θ* of the same λ (bottom) "
@@ -32,6 +39,22 @@ CAPTIONS: dict[str, str] = {
                "the primary metric (log-loss: the constant base-rate predictor).",
 }
 
+
+def glance_caption(table: pd.DataFrame, reference: dict[str, Any]) -> str:
+    """The caption of ``xp_glance``, from the rows it draws (:func:`.figures.glance_rows`)."""
+    rows = glance_rows(table, reference)
+    r = glance_reading(rows)
+    ratio = (f" (largest ratio of `{r['column']}` to the target over the {r['runs']} private runs drawn: "
+             f"{r['ratio']:.6f})" if np.isfinite(r["ratio"]) else "")
+    return (f"Test log-loss (the primary metric; mean and 95 % t-band over repetitions, log scale) versus ε of "
+            f"every private mechanism ({r['mechanisms']} drawn, objective perturbation among them) at "
+            f"m = {reference['m']:g}, u = {reference['u']:g}, one column per data set, rows of selection "
+            f"protocol `{r['protocol']}`: equal accounted privacy, {r['text']}{ratio}. Objective "
+            f"perturbation (`{GLANCE_BASELINE}`, the standard one-shot baseline) is the thick wine curve with square "
+            "marks, the non-private θ* the grey dotted line, the constant base-rate predictor (chance) the "
+            "dash-dot line.")
+
+
 @dataclass(frozen=True)
 class Benchmark:
     """What the report reads of the benchmark: the tables, selection records and figures."""
@@ -40,6 +63,12 @@ class Benchmark:
     hparams: list[dict[str, Any]]
     figures: dict[str, str]
     ranking: pd.DataFrame  # per-cell ranking table (data/results/benchmark/ranking.parquet)
+    #: every selection protocol's rows (the oracle reading beside the headline); None: ``table``
+    every: pd.DataFrame | None = None
+
+    @property
+    def rows(self) -> pd.DataFrame:
+        return self.table if self.every is None else self.every
 
 
 def load(ctx: dict[str, Any] | None) -> Benchmark | None:
@@ -52,10 +81,9 @@ def load(ctx: dict[str, Any] | None) -> Benchmark | None:
     hparams = [io.read_json(p, "benchmark hyper-parameter file") for p in ctx.get("hparams", []) if Path(p).is_file()]
     figures = {k: v for k, v in ctx.get("figures", {}).items() if Path(v).is_file()}
     ranked = [p for p in ctx.get("ranking", []) if Path(p).is_file()]
-    table = read_tables(tables)
-    ranks = (read_ranking(ranked[0]) if ranked
-             else ranking.ranking_table(read_tables(tables, every_protocol=True)))
-    return Benchmark(table, hparams, figures, ranks)
+    every = read_tables(tables, every_protocol=True)
+    ranks = read_ranking(ranked[0]) if ranked else ranking.ranking_table(every)
+    return Benchmark(headline_rows(every), hparams, figures, ranks, every)
 
 
 def _label(bench: Benchmark, mechanism: str) -> str:
@@ -68,7 +96,10 @@ def captions(bench: Benchmark, cfg: dict[str, Any]) -> dict[str, str]:
     """:data:`CAPTIONS` with the data size of every data set (private records and the cap)."""
     sizes = data_sizes(bench.table, cfg.get("benchmark", {}).get("max_train_records"))
     size_text = " Data: " + "; ".join(f"{names.dataset(ds)} {n}" for ds, n in sizes.items()) + "."
-    return {k: v + size_text for k, v in CAPTIONS.items()}
+    out = {k: v + size_text for k, v in CAPTIONS.items()}
+    if reference := reference_cell(bench, cfg):
+        out["xp_glance"] = glance_caption(bench.table, reference) + size_text
+    return out
 
 
 def footing(bench: Benchmark, cfg: dict[str, Any]) -> list[str]:
@@ -388,3 +419,118 @@ def rec_choices(cfg: dict[str, Any]) -> pd.DataFrame:
         if knob in b.get(fam, {}):
             rows.append({"key": f"benchmark.{fam}.{knob}", "meaning": f"{fam} family", "value": b[fam][knob]})
     return pd.DataFrame(rows)
+
+
+# ---------------------------------------------------------------------------------------------
+# What the papers' tuning rule does, and DVP's plateau (issue 56), from the tables
+# ---------------------------------------------------------------------------------------------
+
+#: the selection protocol of the papers' reading (λ by validation accuracy, frozen for every ε)
+PAPERS_PROTOCOL = "oracle"
+
+
+def _fmt_eps(values: Any) -> str:
+    return ", ".join(f"{float(e):g}" for e in sorted({float(v) for v in values}))
+
+
+def chance_rows(rows: pd.DataFrame) -> pd.DataFrame:
+    """The λ-tuned private rows of ``rows`` with their base-rate log-loss and whether their noise-free
+    reference θ*(λ) (``optimal_logloss``) is at or above it (column ``at_chance``): such a row cannot be
+    expected to beat the constant predictor at any ε, its noise-free limit does not."""
+    tuned = rows[(rows["family"] != ranking.REFERENCE_FAMILY) & (rows["hparam"] == "lambda")]
+    tuned = tuned.dropna(subset=["optimal_logloss"])
+    base = ranking.base_rate_logloss(tuned["majority_rate"].astype(float).to_numpy())
+    return tuned.assign(base_rate=base, at_chance=tuned["optimal_logloss"].to_numpy(float) >= base)
+
+
+def _chance_text(bench: Benchmark, rows: pd.DataFrame, grid: set[float]) -> str:
+    """Per mechanism with rows at chance: its λ, θ*(λ)'s log-loss beside the base rate, rows and cells."""
+    parts = []
+    for mech, sub in rows.groupby("mechanism", sort=False):
+        hit = sub[sub["at_chance"]]
+        if hit.empty:
+            continue
+        cells = sub.groupby(["epsilon", "m", "u"])["at_chance"].all()
+        eps = {float(e) for e in hit["epsilon"]}
+        where = f"every ε of the grid ({_fmt_eps(grid)})" if eps >= grid else f"ε = {_fmt_eps(eps)}"
+        parts.append(f"{_label(bench, str(mech))} (λ = {_fmt_eps(hit['lambda'])}: θ*(λ) test log-loss "
+                     f"{hit['optimal_logloss'].median():.4f} ≥ {hit['base_rate'].median():.4f}; its rows' own "
+                     f"{hit['test_logloss'].median():.3f}) in {len(hit)} of {len(sub)} rows, at {where}, every "
+                     f"repetition in {int(cells.sum())} of {len(cells)} (ε, m, u) cells")
+    return "; ".join(parts)
+
+
+def tuning_rule_sentence(bench: Benchmark) -> str:
+    """What the papers' tuning rule (λ by validation accuracy, ``oracle``) does to the λ-tuned
+    mechanisms, per data set, from the rows' ``optimal_logloss`` (issue 56); the headline protocol's
+    count beside it."""
+    every = bench.rows
+    head = ("**What the papers' tuning rule does to the λ-tuned mechanisms** (issue 56). The papers' reading "
+            "(`oracle`) picks λ by validation accuracy at the reference cell and freezes it for every ε. A row "
+            "whose λ's noise-free θ*(λ) already has test log-loss (`optimal_logloss`) at or above the constant "
+            "base-rate predictor's (H of the test base rate) cannot be expected to beat chance at any ε.")
+    if "optimal_logloss" not in every or every["optimal_logloss"].isna().all():
+        return head + " These tables do not carry `optimal_logloss`: rebuild them (`snakemake benchmark`)."
+    if "selection" not in every or not (every["selection"] == PAPERS_PROTOCOL).any():
+        return head + (" This build has no `oracle` rows (`benchmark.selection.final_run_reading` is off): the "
+                       "papers' reading was not run.")
+    grid = {float(e) for e in every["epsilon"]}
+    per = []
+    for ds, rows in chance_rows(every).groupby("dataset", sort=True):
+        papers = rows[rows["selection"] == PAPERS_PROTOCOL]
+        text = _chance_text(bench, papers, grid) or "no row"
+        headline = rows[rows["selection"] != PAPERS_PROTOCOL]
+        if not headline.empty:
+            protocol = ", ".join(sorted(headline["selection"].unique()))
+            text += (f" (headline `{protocol}` selection, on validation log-loss: {int(headline['at_chance'].sum())} "
+                     f"of {len(headline)} λ-tuned rows)")
+        per.append(f"{names.dataset(str(ds))}: {text}")
+    return head + " Measured here — " + "; ".join(per) + "."
+
+
+def _paired_change(lo: pd.DataFrame, hi: pd.DataFrame) -> tuple[float, float, float]:
+    """Mean change of test log-loss from ``lo`` to ``hi`` paired by repetition, and its 95 % t-interval."""
+    d = (hi.set_index("rep")["test_logloss"] - lo.set_index("rep")["test_logloss"]).dropna()
+    if len(d) < 2:
+        return float(d.mean()) if len(d) else float("nan"), float("nan"), float("nan")
+    half = float(stats.t.ppf(0.975, len(d) - 1) * d.std(ddof=1) / np.sqrt(len(d)))
+    return float(d.mean()), float(d.mean()) - half, float(d.mean()) + half
+
+
+def reference_cell(bench: Benchmark, cfg: dict[str, Any]) -> dict[str, Any] | None:
+    """The benchmark's reference cell (``benchmark.reference``, else the selection records'), or None."""
+    if ref := cfg.get("benchmark", {}).get("reference"):
+        return dict(ref)
+    return dict(bench.hparams[0]["reference_cell"]) if bench.hparams and "reference_cell" in bench.hparams[0] else None
+
+
+def dvp_plateau_sentence(bench: Benchmark, reference: dict[str, Any], mechanism: str = "dvp") -> str:
+    """DVP's test log-loss from the smallest to the largest ε of the grid at the reference cell, per
+    data set and selection protocol, beside θ*(λ) and the base rate (issue 56, from the rows)."""
+    rows = bench.rows
+    rows = rows[(rows["mechanism"] == mechanism) & np.isclose(rows["m"].astype(float), float(reference["m"]))
+                & np.isclose(rows["u"].astype(float), float(reference["u"]))]
+    label = _label(bench, mechanism) if mechanism in set(bench.rows["mechanism"]) else mechanism
+    if rows.empty:
+        return f"{label} has no rows at the reference cell in this build."
+    per = []
+    for (ds, protocol), sub in rows.groupby(["dataset", "selection"], sort=True):
+        lo_eps, hi_eps = float(sub["epsilon"].min()), float(sub["epsilon"].max())
+        lo, hi = sub[sub["epsilon"] == lo_eps], sub[sub["epsilon"] == hi_eps]
+        change, c_lo, c_hi = _paired_change(lo, hi)
+        knob = _fmt_eps(sub["hparam_value"].dropna())
+        frozen = "frozen" if sub["hparam_value"].nunique() == 1 else "chosen per ε"
+        alpha = (f", per-release α {lo['alpha_step'].mean():.3g} → {hi['alpha_step'].mean():.3g}"
+                 if "alpha_step" in sub and sub["alpha_step"].notna().any() else "")
+        star = ("" if "optimal_logloss" not in sub or sub["optimal_logloss"].isna().all()
+                else f"; θ*(λ) {sub['optimal_logloss'].mean():.3f}")
+        base = float(np.mean(ranking.base_rate_logloss(sub["majority_rate"].astype(float).to_numpy())))
+        per.append(f"{names.dataset(str(ds))}, `{protocol}` (penalty {knob}, {frozen}; T = "
+                   f"{int(sub['T'].max())}{alpha}): {lo['test_logloss'].mean():.3f} at ε = {lo_eps:g} → "
+                   f"{hi['test_logloss'].mean():.3f} at ε = {hi_eps:g} (paired change {change:+.3f}, 95 % CI "
+                   f"[{c_lo:+.3f}, {c_hi:+.3f}]; base rate {base:.3f}{star})")
+    return (f"**{label}'s plateau** (issue 56): its test log-loss at the reference cell (m = {reference['m']:g}, "
+            f"u = {reference['u']:g}) from the smallest to the largest ε of the grid — " + "; ".join(per)
+            + ". The tables hold no noise-free run of it at the selected penalty; docs/benchmark.md measures one: "
+              "a large penalty, frozen for every ε, bounds what T iterations reach without noise (its optimisation "
+              "limit), so a larger budget cannot buy more; a penalty chosen per ε escapes that limit.")

@@ -88,16 +88,18 @@ def mech_row(mechanism: str, ledger: calib.Ledger, epsilon: float) -> dict[str, 
 
 
 def outcome(opt: Optimum, thetas: np.ndarray, lam: float) -> dict[str, np.ndarray]:
-    """Accuracy, test log-loss, L_D, L_D(θ*), gap and θ*'s accuracy for the columns of ``thetas`` (p, K)."""
+    """Accuracy, test log-loss, L_D, L_D(θ*), gap and θ*(λ)'s test accuracy and test log-loss (issue 56)
+    for the columns of ``thetas`` (p, K)."""
     data = opt.data
     train = opt.loss(thetas, lam)
     best = opt.optimal_loss(lam)
+    k = thetas.shape[1]
     return {"accuracy": np.asarray(logistic.accuracy(thetas, data.X_test, data.y_test)),
             "test_logloss": np.asarray(logistic.loss(thetas, data.X_test, data.y_test, 0.0)),
-            "train_loss": train, "optimal_loss": np.full(thetas.shape[1], best),
+            "train_loss": train, "optimal_loss": np.full(k, best),
             "optimal_gap": train - best,
-            "optimal_accuracy": np.full(thetas.shape[1], logistic.accuracy(opt.theta(lam), data.X_test,
-                                                                            data.y_test))}
+            "optimal_accuracy": np.full(k, logistic.accuracy(opt.theta(lam), data.X_test, data.y_test)),
+            "optimal_logloss": np.full(k, float(logistic.loss(opt.theta(lam), data.X_test, data.y_test, 0.0)))}
 
 
 def outcome_by_rep(grid: Grid, thetas: np.ndarray, reps: Sequence[int], lam: float) -> dict[str, np.ndarray]:

@@ -27,6 +27,9 @@ EXTRA_COLUMNS: dict[str, str] = {
     "noise_norm": "float64",  # ‖noise‖ actually drawn (output/voting); NaN where not one draw
     "sampling_rate": "float64",  # DP-SGD: Poisson sampling rate q of its tuned candidate; NaN elsewhere
     "test_logloss": "float64",  # mean logistic loss on the test set (the ranking's primary metric)
+    # test log-loss of the row's noise-free reference θ*(λ) at the row's own λ (issue 56: whether the
+    # selected λ puts the row at chance whatever ε; optimal_accuracy is its accuracy)
+    "optimal_logloss": "float64",
     "partition": "string",  # fingerprint of the (m, u, rep) partition: equal across mechanisms
     # selection protocol and what the whole procedure paid (issue 34, :mod:`.selection`)
     "selection": "string",  # private | public | oracle

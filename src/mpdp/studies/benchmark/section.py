@@ -58,7 +58,10 @@ def build(ctx: Mapping[str, Any] | None, cfg: Mapping[str, Any],
                       md("**Leaderboard.** " + xr.leader_sentence(bench) + TIES), table(xr.leaderboard(bench)),
                       md("**Today's standard baseline: DP-SGD with Poisson subsampling.** "
                          + xr.baseline_sentence(bench)),
-                      table(xr.baseline_standing(bench))]
+                      table(xr.baseline_standing(bench)),
+                      md(xr.tuning_rule_sentence(bench))]
+    if (reference := xr.reference_cell(bench, dict(cfg))) is not None:
+        section.method.append(md(xr.dvp_plateau_sentence(bench, reference)))
     section.figures = [FigureItem(name, caption, bench.figures.get(name))
                        for name, caption in xr.captions(bench, dict(cfg)).items()]
     section.claims = [
