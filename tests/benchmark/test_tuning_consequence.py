@@ -8,6 +8,7 @@ import pandas as pd
 import pytest
 
 from mpdp.models import logistic
+from mpdp.report import names
 from mpdp.studies.benchmark import figures, ranking, registry, report, runner
 from mpdp.studies.benchmark.report import Benchmark
 
@@ -136,8 +137,8 @@ def test_glance_has_a_panel_per_data_set_and_draws_the_references_apart(drawn, t
     layout = check.read_record(check.record_path(tmp_path / "g.png"))
     assert layout.problems == [] and layout.width_px <= 12.6 * 110 + 1, layout
     axes = fig.axes
-    assert len(axes) == 4 and [ax.get_title().split(" (")[0] for ax in axes] == [
-        "adult", "bank", "credit_card", "kddcup99"]
+    shown = {names.dataset(d): d for d in ("adult", "bank", "credit_card", "kddcup99")}
+    assert len(axes) == 4 and [ax.get_title().split(" (")[0] for ax in axes] == list(shown)  # display names
     for ax in axes:
         lines = {line.get_gid() or line.get_label(): line for line in ax.get_lines()}
         objpert, ref = lines["objpert"], lines["reference"]
@@ -149,7 +150,7 @@ def test_glance_has_a_panel_per_data_set_and_draws_the_references_apart(drawn, t
         assert ref.get_linestyle() == ":" and ref.get_ydata()[0] == pytest.approx(0.40)
         assert ax.get_xscale() == "log" and ax.get_yscale() == "log"
         # only the reference cell's rows (m = 8): objpert's curve is its mean per ε there
-        at = table[(table["dataset"] == ax.get_title().split(" (")[0]) & (table["mechanism"] == "objpert")
+        at = table[(table["dataset"] == shown[ax.get_title().split(" (")[0]]) & (table["mechanism"] == "objpert")
                    & (table["m"] == 8)]
         np.testing.assert_allclose(objpert.get_ydata(), at.groupby("epsilon")["test_logloss"].mean().to_numpy())
 

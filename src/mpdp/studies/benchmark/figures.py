@@ -42,6 +42,7 @@ from mpdp.errors import InputDataError  # noqa: E402
 from mpdp.figures import style  # noqa: E402
 from mpdp.figures.bands import summarise  # noqa: E402
 from mpdp.figures.plot import save_figure  # noqa: E402
+from mpdp.report import names  # noqa: E402
 from mpdp.studies.benchmark import ranking  # noqa: E402
 from mpdp.studies.benchmark.tables import read_ranking, read_tables  # noqa: E402
 
@@ -64,6 +65,18 @@ _LINESTYLES = ("-", "--", ":", "-.")
 #: the most mechanisms' curves in one panel (issue 35: a reader can tell at most ~8 apart)
 MAX_CURVES = 7
 
+
+
+def _legend_entries(axes: np.ndarray) -> tuple[list[Any], list[str]]:
+    """Every panel's legend entries once, in the order they first appear."""
+    handles: list[Any] = []
+    labels: list[str] = []
+    for ax in axes.flat:
+        for h, lab in zip(*ax.get_legend_handles_labels(), strict=True):
+            if lab not in labels:
+                handles.append(h)
+                labels.append(lab)
+    return handles, labels
 
 def catalogue(table: pd.DataFrame) -> pd.DataFrame:
     """Per mechanism of the rows, in table order (= ``benchmark.mechanisms`` order): its label
@@ -191,13 +204,8 @@ def plot_sweep(table: pd.DataFrame, name: str, reference: Mapping[str, Any], del
                 held = ", ".join(f"{'ε' if k == 'epsilon' else k} = {reference[k]:g}"
                                  for k in ("epsilon", "m", "u") if k != x)
                 part = f", mechanisms {r // 2 + 1} of {len(groups)}" if len(groups) > 1 else ""
-                ax.set_title(textwrap.fill(f"{ds} ({held}){part}", 40) + f"\n{sizes[ds]}")
-        handles, labels = [], []
-        for ax in axes.flat:
-            for h, lab in zip(*ax.get_legend_handles_labels(), strict=True):
-                if lab not in labels:
-                    handles.append(h)
-                    labels.append(lab)
+                ax.set_title(textwrap.fill(f"{names.dataset(ds)} ({held}){part}", 40) + f"\n{sizes[ds]}")
+        handles, labels = _legend_entries(axes)
         fig.legend(handles, [textwrap.fill(lab, 40) for lab in labels], loc="outside lower center", ncol=cols,
                    frameon=False)
         title = textwrap.fill(f"All mechanisms on one footing: replace-one record-level (ε, δ = {delta:g}), "
@@ -373,14 +381,9 @@ def plot_glance(table: pd.DataFrame, reference: Mapping[str, Any], delta: float,
                 ax.set_xlabel(textwrap.fill(f"privacy budget ε (record level, δ = {delta:g}, {reading['short']})", 40))
                 ax.set_ylabel("test log-loss (lower is better)")
                 part = f", mechanisms {g + 1} of {len(groups)}" if len(groups) > 1 else ""
-                ax.set_title(textwrap.fill(f"{ds} (m = {reference['m']:g}, u = {reference['u']:g}){part}", 40)
+                ax.set_title(textwrap.fill(f"{names.dataset(ds)} (m = {reference['m']:g}, u = {reference['u']:g}){part}", 40)
                              + f"\n{sizes[ds]}")
-        handles, labels = [], []
-        for ax in axes.flat:
-            for h, lab in zip(*ax.get_legend_handles_labels(), strict=True):
-                if lab not in labels:
-                    handles.append(h)
-                    labels.append(lab)
+        handles, labels = _legend_entries(axes)
         first = [i for i, h in enumerate(handles) if h.get_gid() in ("objpert", "reference", "base_rate")]
         order = first + [i for i in range(len(handles)) if i not in first]  # the references lead the legend
         handles, labels = [handles[i] for i in order], [labels[i] for i in order]
