@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import copy
 import hashlib
+import io
 import json
 import logging
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -23,14 +25,18 @@ from mpdp.studies.benchmark import plan, registry, train
 from mpdp.studies.benchmark.schema import EXTRA_COLUMNS
 
 LOG = logging.getLogger("test")
-#: the rows and selection records of the fixed split on main before issue 60's benchmark work (commit
-#: ea2dd5c, its code ignoring ``split``): sha256 of the table as CSV (``seconds`` left out) and of the records
-MAIN = {
-    "private": ("4ba0485ee335dec944a0476d988ae3e8be7466bd9bd9203436529adb2c1c97b2",
-                "12d876d36bf7bfef64d0d90d20ea14cfea5fc5f7807af4625d4f88338600ce84"),
-    "public": ("3e6d6bd4d97d947e139989e44f76962224566e4f2ee6d55326bbb68ffebce064",
-               "56dc6aadecd9030ad4a54b7100617d291319cdd9649366314b7a982e7ec2a095"),
+#: the selection records of the fixed split on main before issue 60's benchmark work (commit ea2dd5c,
+#: its code ignoring ``split``): sha256 of the records as JSON (they hold no rounding-sensitive float)
+MAIN_RECORDS = {
+    "private": "12d876d36bf7bfef64d0d90d20ea14cfea5fc5f7807af4625d4f88338600ce84",
+    "public": "56dc6aadecd9030ad4a54b7100617d291319cdd9649366314b7a982e7ec2a095",
 }
+#: the rows of both protocols under the fixed split (``seconds`` left out), written by this test's code on
+#: 132b5cf, whose table hashed equal to ea2dd5c's on the machine of stop 62. A float column is compared to
+#: 1e-6 relative (another split or selection moves them by far more): OpenBLAS picks its float64
+#: kernels by CPU, so the last bits of a solve differ between machines
+#: (CI's hash differed while every selection and integer column agreed)
+RECORDED = Path(__file__).parent / "data" / "fixed_split_tables_ea2dd5c.csv.gz"
 #: training-side columns: they must not depend on a repetition's test records
 TRAIN_SIDE = ["train_loss", "optimal_loss", "optimal_gap", "init_loss", "hparam_value", "partition", "noise_norm",
               "n_min", "sigma", "flops"]
@@ -79,14 +85,19 @@ def _run(cfg: dict, data: plan.Repetitions, groups: list[str] | None = None):
 
 
 @pytest.mark.parametrize("protocol", ["private", "public"])
-def test_the_fixed_split_reproduces_the_tables_of_main_bit_for_bit(cfg_of, protocol):
+def test_the_fixed_split_reproduces_the_tables_of_main(cfg_of, protocol):
     cfg = cfg_of(False, protocol)
     data = plan.from_processed(cfg, "toy", _processed())
     assert data.shared
     frame, hp = _run(cfg, data)
-    table = hashlib.sha256(frame.to_csv(index=False).encode()).hexdigest()
     records = hashlib.sha256(json.dumps(hp, sort_keys=True, default=str).encode()).hexdigest()
-    assert (table, records) == MAIN[protocol]
+    assert records == MAIN_RECORDS[protocol]
+    ours = pd.read_csv(io.StringIO(frame.to_csv(index=False)))
+    recorded = pd.read_csv(RECORDED)
+    recorded = recorded[recorded["protocol"] == protocol].drop(columns="protocol").reset_index(drop=True)
+    floats = [c for c in recorded.columns if pd.api.types.is_float_dtype(recorded[c])]
+    pd.testing.assert_frame_equal(ours.drop(columns=floats), recorded.drop(columns=floats), check_exact=True)
+    pd.testing.assert_frame_equal(ours[floats], recorded[floats], check_exact=False, rtol=1e-6, atol=1e-9)
 
 
 def test_each_repetition_draws_its_pools_within_its_own_training_records(cfg_of):

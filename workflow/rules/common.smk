@@ -345,6 +345,8 @@ def report_study_files():
 # The reseeding check's reseeds and cores (workflow/rules/reseeding.smk)
 import re
 
+from snakemake.exceptions import WorkflowError
+
 from mpdp.multiverse import reseeding as reseeding_mod
 
 #: the reseeds that run (one equal to the main config's seeds would repeat the headline: left out)
@@ -354,5 +356,8 @@ RESEEDING = {u.id: u for u in reseeding_mod.reseeds(CFG)}
 def reseeding_threads():
     """Cores of a reseeded run: every core this call has (a whole study on its full grid; the
     reseeds run one after the other), at most 64 (a cluster call's cores may be unbounded)."""
-    cores = getattr(workflow, "cores", None)
+    try:
+        cores = workflow.cores
+    except WorkflowError:  # a cluster call (--jobs, no --cores): its nodes' cores are unknown here
+        return 2
     return max(1, min(int(cores), 64)) if isinstance(cores, int) else 2
