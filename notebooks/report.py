@@ -32,6 +32,7 @@ from mpdp import config as mpdp_config
 from mpdp import io as mpdp_io
 from mpdp.audit import section as audit_section
 from mpdp.data import splits
+from mpdp.multiverse import reseeding
 from mpdp.multiverse import section as multiverse_section
 from mpdp.multiverse import spec as multiverse_spec
 from mpdp.pipeline import planning
@@ -68,6 +69,8 @@ WDDP.facts.append(wddp_report.printed_eps_fact(TABLES, verdicts.round_for_readin
 ZZ.facts.append(audit_section.pvp_fact(CTX.get("audit"), verdicts.round_for_reading))
 # robustness to the [REC] choices (issue 38): only when `snakemake multiverse` has been run
 MULTIVERSE = multiverse_section.read(Path(CTX["repo_root"]) / multiverse_spec.TABLE_PATH)
+# the reseeding check (issue 60; docs/claims.md): per study with claims, its table once it has been run
+RESEEDED = {s: reseeding.read(CTX["repo_root"], s) for s in dict.fromkeys(CLAIMS_TABLES.verdicts["study"].astype(str))}
 
 # %%
 display(scaffold.heading(2, "verdicts-heading", "Verdicts: what replicates and what does not"))
@@ -102,6 +105,8 @@ for study in [*PAPERS, *OTHERS]:
                      + f" [Details](#{study.key})."))
     if FRAGILE := multiverse_section.fragile_note(MULTIVERSE, study.key):
         display(Markdown(FRAGILE))
+    if study.key in RESEEDED:  # issue 60: the share of claim-readings a reseed changes, beside the verdicts
+        display(Markdown(reseeding.report_note(RESEEDED[study.key], VERDICTS, study.key)))
 
 # %%
 display(scaffold.heading(2, "findings", "Details of the verdicts, the audit and the register"))

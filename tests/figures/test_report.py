@@ -15,6 +15,7 @@ import pytest
 from mpdp import config, results
 from mpdp.claims import tables as claims_tables
 from mpdp.errors import MpdpError
+from mpdp.multiverse import reseeding
 from mpdp.report.build import CONTEXT_KEYS, render_report
 from mpdp.studies.claims_build import Paths, build
 from mpdp.studies.wddp.figures import render_figure, render_noise_diagnostics
@@ -139,6 +140,11 @@ def test_report_is_one_self_contained_html_file(report, context):
     assert "<code>config/config.yaml</code>, then <code>config/smoke.yaml</code>" in text
     assert config.config_hash(context["config"]) in text
     assert "voting study was not run" in text  # builds without the voting study's outputs
+    # issue 60: the reseeding check beside each study's verdicts (this context's repo has none of its tables
+    # for wddp unless it was run there: then its line, else the command)
+    assert "<strong>Reseeding check</strong>:" in text
+    assert ("python -m mpdp.pipeline.reseeding --study wddp" in text
+            or (ROOT / reseeding.table_path("wddp")).is_file())
     assert "snakemake --cores all fig07" in text and config.config_hash(context["config"]) in text
     for fig in range(1, 17):
         assert f"Fig. {fig} — " in text

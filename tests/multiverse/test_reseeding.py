@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from mpdp import config
-from mpdp.errors import ConfigError
+from mpdp.errors import ConfigError, InputDataError
 from mpdp.multiverse import reseeding, universe
 from mpdp.pipeline import reseeding as reseeding_cli
 
@@ -97,20 +97,55 @@ def _smoke(**multiverse) -> dict:
     return config.validate(raw)
 
 
-def test_the_reseeds_are_the_multiverses_and_differ_from_the_main_config():
+def test_the_reseeds_are_the_checks_own_and_differ_from_the_main_config():
     cfg = _smoke()
-    assert [u.settings for u in reseeding.reseeds(cfg)] == [{"root_seed": 1}, {"split.seed": 1}]
-    assert [u.id for u in reseeding.reseeds(cfg)] == ["reseed=root_seed_1", "reseed=split.seed_1"]
+    assert [u.settings for u in reseeding.reseeds(cfg)] == [{"root_seed": 1, "split.seed": 1}]
+    assert [u.id for u in reseeding.reseeds(cfg)] == ["reseed=root_seed_1_split.seed_1"]
+    assert cfg["multiverse"]["reseeds"] == [{"root_seed": 1}, {"split.seed": 1}]  # the multiverse's baseline: apart
     without = {k: v for k, v in cfg.items() if k != "multiverse"}  # the schema's default reseeds
-    assert [u.settings for u in reseeding.reseeds(without)] == [{"root_seed": 1}, {"split.seed": 1}]
-    one = _smoke(reseeds=[{"root_seed": 0}, {"root_seed": 2, "split.seed": 3}])  # root_seed 0 is the main config's
+    assert [u.settings for u in reseeding.reseeds(without)] == [{"root_seed": 1, "split.seed": 1}]
+    one = _smoke(check_reseeds=[{"root_seed": 0}, {"root_seed": 2, "split.seed": 3}])  # root_seed 0: the main's
     assert [u.settings for u in reseeding.reseeds(one)] == [{"root_seed": 2, "split.seed": 3}]
-    with pytest.raises(ConfigError, match=r"'multiverse\.reseeds\.0\.wddp\.T'.*not a seed key"):
-        reseeding.reseeds({**cfg, "multiverse": {**cfg["multiverse"], "reseeds": [{"wddp.T": 3}]}})
+    with pytest.raises(ConfigError, match=r"'multiverse\.check_reseeds\.0\.wddp\.T'.*not a seed key"):
+        reseeding.reseeds({**cfg, "multiverse": {**cfg["multiverse"], "check_reseeds": [{"wddp.T": 3}]}})
+
+
+def test_the_report_states_the_share_and_the_reversals_beside_the_verdicts():
+    table = reseeding.compare("wddp", HEADLINE, {"root_seed = 1, split.seed = 1": RESEED_A})
+    note = reseeding.report_note(table, HEADLINE[1], "wddp")
+    assert note.startswith("**Reseeding check**: rebuilt on the full grid with root_seed = 1, split.seed = 1, ")
+    assert "1 of 2 claim-readings change class (50%): C1 (eq) MIXED→FAILS;" in note
+    assert "**1 sign reversals** among the 4 cells decided in both builds, 3 cells moved" in note
+    shown = reseeding.report_note(table, HEADLINE[1], "wddp", limit=0)
+    assert "C1 (eq)" not in shown and "1 of 2 claim-readings change class (50%);" in shown
+    # against another build (a headline verdict differs from the current one): said, with the command
+    now = HEADLINE[1].assign(verdict=["FAILS", "HOLDS", "HOLDS"])
+    assert reseeding.stale_readings(table, now, "wddp") == ["C1 (eq)"]
+    stale = reseeding.report_note(table, now, "wddp")
+    assert "made against another build" in stale and "python -m mpdp.pipeline.reseeding --study wddp" in stale
+    assert "sign reversals" not in stale
+    assert reseeding.report_note(None, now, "wddp").startswith("**Reseeding check**: not run for this build")
+
+
+def test_the_report_reruns_when_a_check_table_appears(tmp_path):
+    assert reseeding.tables_stamp(tmp_path, ["wddp", "voting"]) == ""
+    path = tmp_path / reseeding.table_path("voting")
+    path.parent.mkdir(parents=True)
+    table = reseeding.compare("wddp", HEADLINE, {"a": RESEED_A})
+    table.to_parquet(path)
+    first = reseeding.tables_stamp(tmp_path, ["wddp", "voting"])
+    assert first and reseeding.tables_stamp(tmp_path, ["wddp"]) == ""
+    pd.testing.assert_frame_equal(reseeding.read(tmp_path, "voting"), table)
+    table.iloc[:1].to_parquet(path)
+    assert reseeding.tables_stamp(tmp_path, ["wddp", "voting"]) not in ("", first)
+    assert reseeding.read(tmp_path, "wddp") is None
+    table.drop(columns="n_reversed").to_parquet(path)
+    with pytest.raises(InputDataError, match=r"lacks columns \['n_reversed'\].*--study voting"):
+        reseeding.read(tmp_path, "voting")
 
 
 def test_a_reseeded_run_is_the_main_config_on_its_full_grid_with_the_seed_set():
-    cfg = _smoke(base={"wddp.reps": 5})
+    cfg = _smoke(base={"wddp.reps": 5}, check_reseeds=[{"root_seed": 1}, {"split.seed": 1}])
     root, split = reseeding.reseeds(cfg)
     ucfg = reseeding.reseed_config(cfg, split)
     assert "multiverse" not in ucfg

@@ -40,6 +40,9 @@ rule report_html:
         # the report shows the whole validated config: any change reruns it (a hash, so that the
         # rerun reason is one short line, not the config twice)
         settings=mpdp_config.config_hash(CFG),
+        # the reseeding check's tables on disk (issue 60): read, not inputs (the check is not part of `all`,
+        # and a stale check would rebuild a whole study); a check run after the report reruns the report
+        reseeding=lambda wc: reseeding_mod.tables_stamp(".", CLAIMS_STUDIES),
     conda:
         "../envs/mpdp.yaml"
     script:

@@ -1,6 +1,6 @@
 # The reseeding check (issue 60 item 5; docs/claims.md "Reseeding check"): one study rebuilt on its
-# full grid under each of the multiverse's reseeds (multiverse.reseeds: another root_seed, another
-# split.seed), each by a nested Snakemake in data/multiverse/reseeding/<study>/<reseed>/ (the
+# full grid under each reseed of multiverse.check_reseeds (default one: another root_seed and another
+# split.seed at once), each by a nested Snakemake in data/multiverse/reseeding/<study>/<reseed>/ (the
 # multiverse's machinery: mpdp.multiverse.universe.run), building that study's claims tables only;
 # then the comparison with the main build's tables. Not part of `all`:
 #   snakemake --cores all data/results/claims/reseeding_wddp.parquet

@@ -2,9 +2,9 @@
 its verdicts and cells compared with the headline (the main build's claims tables of that study,
 rule ``claims_tables_of_study``).
 
-The reseeds are the multiverse's (``multiverse.reseeds``, by default ``root_seed: 1`` and
-``split.seed: 1``: the root of every random stream, and the train/test splits' own seed; the
-schema's default when the config has no ``multiverse`` section). Each runs as a universe of the
+The reseeds are ``multiverse.check_reseeds`` (by default one: ``root_seed: 1`` and ``split.seed: 1``
+together, the root of every random stream and the train/test splits' own seed; the schema's
+default when the config has no ``multiverse`` section). Each runs as a universe of the
 multiverse's machinery (:func:`mpdp.multiverse.universe.run`: its own folder, a nested Snakemake,
 its ``status.json``) with the **main config** and the reseed's keys set (:func:`reseed_config`:
 ``multiverse.full_grid``'s universe config, so no ``multiverse.base``), from scratch (a reseed
@@ -32,6 +32,7 @@ Entry point: ``python -m mpdp.pipeline.reseeding --study <id>`` (:func:`main`) r
 from __future__ import annotations
 
 import argparse
+import hashlib
 import logging
 import subprocess
 import sys
@@ -43,6 +44,7 @@ import pandas as pd
 import yaml
 
 from mpdp import config as mpdp_config
+from mpdp import results
 from mpdp.errors import ConfigError, InputDataError, MpdpError
 from mpdp.multiverse import spec
 from mpdp.multiverse.effect import CELL_KEYS, KEYS
@@ -86,16 +88,16 @@ def folder(study: str, reseed: spec.Universe) -> str:
 
 
 def reseeds(cfg: Mapping[str, Any]) -> list[spec.Universe]:
-    """The reseeds to run: ``multiverse.reseeds`` (the schema's default without a ``multiverse``
-    section), seed keys only (:func:`mpdp.multiverse.spec.check_seed_keys`), each as a universe of
-    kind ``reseed``; one whose values are the main config's is left out (it would repeat the
-    headline: :func:`repeats_headline`)."""
-    listed = spec.section(cfg).get("reseeds") if "multiverse" in cfg else None
+    """The reseeds to run: ``multiverse.check_reseeds`` (the schema's default, one reseed of both
+    ``root_seed`` and ``split.seed``, without a ``multiverse`` section or the key), seed keys only
+    (:func:`mpdp.multiverse.spec.check_seed_keys`), each as a universe of kind ``reseed``; one whose
+    values are the main config's is left out (it would repeat the headline: :func:`repeats_headline`)."""
+    listed = spec.section(cfg).get("check_reseeds") if "multiverse" in cfg else None
     if listed is None:
-        listed = mpdp_config.schema()["properties"]["multiverse"]["properties"]["reseeds"]["default"]
+        listed = mpdp_config.schema()["properties"]["multiverse"]["properties"]["check_reseeds"]["default"]
     out = []
     for i, seeds in enumerate(listed):
-        spec.check_seed_keys(seeds, f"multiverse.reseeds.{i}")
+        spec.check_seed_keys(seeds, f"multiverse.check_reseeds.{i}")
         u = spec.Universe(spec.RESEED, ", ".join(seeds), dict(seeds), "the main build with other random streams", i)
         if not repeats_headline(cfg, u):
             out.append(u)
@@ -207,6 +209,73 @@ def markdown(table: pd.DataFrame) -> str:
     return "\n".join(lines) + "\n"
 
 
+def read(root: str | Path, study: str) -> pd.DataFrame | None:
+    """``study``'s comparison table under the workflow root ``root``, or None when the check was
+    not run for it (the report reads it when present: the check is not part of ``all``)."""
+    path = Path(root) / table_path(study)
+    if not path.is_file():
+        return None
+    table = results.read_parquet(path, f"reseeding check table of {study}")  # damaged: one line
+    if missing := [c for c in COLUMNS if c not in table]:
+        raise InputDataError(f"{path} lacks columns {missing}: rerun `python -m mpdp.pipeline.reseeding "
+                             f"--study {study}`")
+    return table
+
+
+def stale_readings(table: pd.DataFrame, verdicts: pd.DataFrame, study: str) -> list[str]:
+    """The claim-readings whose headline verdict in ``table`` is not the current build's verdict in
+    ``verdicts`` (the claims engine's table): a check made against an earlier build (non-empty:
+    its numbers no longer speak for this build's verdicts)."""
+    now = {(str(r["claim_id"]), str(r["reading"])): str(r["verdict"])
+           for _, r in verdicts[verdicts["study"].astype(str) == study].iterrows()}
+    then = {(str(r["claim_id"]), str(r["reading"])): str(r["headline_verdict"]) for _, r in table.iterrows()}
+    keys = set(now) | set(then)
+    return sorted(f"{c} ({r})" for c, r in keys if now.get((c, r), NO_ROW) != then.get((c, r), NO_ROW))
+
+
+def command(study: str) -> str:
+    """The one command that runs the check for ``study`` (docs/claims.md)."""
+    return f"python -m mpdp.pipeline.reseeding --study {study}"
+
+
+def tables_stamp(root: str | Path, studies: Sequence[str]) -> str:
+    """A digest of the check tables present under ``root`` for ``studies`` (the report's rule
+    carries it as a parameter, so a check run after the report rebuilds the report without
+    pulling the check into the report's DAG; '' when none exists)."""
+    digest = hashlib.sha256()
+    found = False
+    for study in studies:
+        path = Path(root) / table_path(study)
+        if path.is_file():
+            found = True
+            digest.update(study.encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest() if found else ""
+
+
+def report_note(table: pd.DataFrame | None, verdicts: pd.DataFrame, study: str, limit: int = 4) -> str:
+    """One line for a study's verdicts on the report's first screen (issue 60: the share of
+    claim-readings that change class stated beside the verdicts): per reseed, how many
+    claim-readings change class and their share (the first ``limit`` named), and the sign reversals
+    among the cells decided in both builds. Without a table, or with one made against another
+    build (:func:`stale_readings`), the line says so and gives the :func:`command`."""
+    if table is None or table.empty:
+        return f"**Reseeding check**: not run for this build (`{command(study)}`; docs/claims.md)."
+    if stale := stale_readings(table, verdicts, study):
+        return (f"**Reseeding check**: the table on disk was made against another build ({len(stale)} headline "
+                f"verdicts differ from this build's, e.g. {stale[0]}); rerun `{command(study)}`.")
+    parts = []
+    for _, r in summary(table).iterrows():
+        changed = table[(table["reseed"] == r["reseed"]) & table["class_changed"]]
+        named = ", ".join(f"{c['claim_id']} ({c['reading']}) {c['class_change']}" for _, c in changed.head(limit).iterrows())
+        more = f" and {len(changed) - limit} more" if len(changed) > limit else ""
+        which = f": {named}{more}" if named else ""
+        parts.append(f"rebuilt on the full grid with {r['reseed']}, {r['class_changed']} of {r['claim_readings']} "
+                     f"claim-readings change class ({r['share_changed']:.0%}){which}; "
+                     f"**{r['sign_reversals']} sign reversals** among the {r['cells_decided_both']} cells decided "
+                     f"in both builds, {r['cells_moved']} cells moved between decided and undecided")
+    return "**Reseeding check**: " + "; ".join(parts) + "."
+
+
 def main(argv: Sequence[str] | None, studies: Any) -> int:
     """``python -m mpdp.pipeline.reseeding --study <id> [--cores N] [--configfile F …] [-n]``:
     build the check's table with Snakemake in the current directory (the workflow root) and print it.
@@ -230,8 +299,8 @@ def main(argv: Sequence[str] | None, studies: Any) -> int:
         check_study(args.study, [s.id for s in studies.running(cfg, cfg["datasets"]) if s.claims is not None])
         labels = [u.value_label for u in reseeds(cfg)]
         if not labels:
-            raise ConfigError("reseeding check: every entry of multiverse.reseeds equals the main config's seeds; "
-                              "give another seed (e.g. multiverse: {reseeds: [{root_seed: 1}, {split.seed: 1}]})")
+            raise ConfigError("reseeding check: every entry of multiverse.check_reseeds equals the main config's seeds; "
+                              "give another seed (e.g. multiverse: {check_reseeds: [{root_seed: 1, split.seed: 1}]})")
     except MpdpError as exc:
         sys.stderr.write(f"mpdp: {exc}\n")
         return 2
