@@ -2,9 +2,11 @@
 build wrote, for the exploration notebook (``notebooks/explore.py``) and anyone who wants the
 studies' sections without running Snakemake.
 
-The paths are the workflow's own (``workflow/rules/*.smk``); a study whose files are absent gets
-the context of a study that did not run, as in the report. Knows every study, so it lives with
-them, not in the shared report layer.
+The paths are the workflow's own (``workflow/rules/*.smk``); each study's context is built as the
+report builds it (:func:`mpdp.studies.registry.report_context`) from the files of it found in the
+build (:func:`mpdp.studies.registry.found_files`), so a study whose files are absent gets the
+context of a study that did not run, as in the report. Reads the study registry, so it lives
+with the studies, not in the shared report layer.
 """
 
 from __future__ import annotations

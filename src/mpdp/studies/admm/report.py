@@ -1,8 +1,8 @@
 """Helpers of the report section on Zhang–Zhu (notebooks/report.py, after the WD-DP sections).
 
-The section reads the context key ``admm`` (``workflow/scripts/report.py``): ``None`` when the
-study did not run (a config without an ``admm`` section or without Adult), else the paths of
-its table, figures and fit table. Every number shown is computed here from those files.
+The section reads the study's entry of the report context, ``ctx["studies"]["admm"]``
+(:func:`context`): absent or ``None`` when the study did not run (a config without an ``admm``
+section or without Adult), else the paths of its table, figures and fit table. Every number shown is computed here from those files.
 """
 
 from __future__ import annotations
