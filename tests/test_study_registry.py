@@ -77,6 +77,44 @@ def test_a_toy_study_is_planned_and_claimed(tmp_path):
                                     "files": ["data/results/toy/toy.parquet", "reports/figures/toy.png"]}
 
 
+_CONTEXT_PROBE = """
+import json, sys
+from pathlib import Path
+from mpdp import config
+from mpdp.report.claims_view import EMPTY
+from mpdp.studies import explore, registry
+cfg = config.load(Path(sys.argv[1]))
+report = registry.report_context(registry.report_files(cfg, ["adult"], {"toy": ["reports/figures/toy.png"]}))
+explored = explore.build_context(Path(sys.argv[2]), cfg)
+print(json.dumps({"report": report["toy"], "explored": explored["studies"]["toy"],
+                  "report_intro": registry.get("toy").section({"studies": report}, cfg, EMPTY).intro,
+                  "explore": {s.id: s.section(explored, cfg, EMPTY).intro for s in registry.STUDIES}}))
+"""
+
+
+def test_a_toy_study_s_section_reads_its_context_in_the_report_and_in_explore(tmp_path):
+    """Issue 57: the report context's ``studies`` is built by one function
+    (:func:`mpdp.studies.registry.report_context`, which workflow/scripts/report.py calls) from the
+    study's own ``context``; explore.build_context (notebooks/explore.py) builds the same from the
+    files a build holds, so a section reading ``ctx["studies"][id]`` renders in both."""
+    from toy_study import toy_rows
+
+    src = toy_package(tmp_path)
+    build = tmp_path / "build"
+    toy_rows(build / "data" / "results" / "toy" / "toy.parquet")
+    (build / "reports" / "figures").mkdir(parents=True)
+    (build / "reports" / "figures" / "toy_found.png").write_bytes(b"")
+    proc = subprocess.run([sys.executable, "-c", _CONTEXT_PROBE, str(ROOT / "config" / "smoke.yaml"), str(build)],
+                          env={**os.environ, "PYTHONPATH": str(src)}, capture_output=True, text=True, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    out = json.loads(proc.stdout)
+    assert out["report"] == {"figures": ["toy.png"]}  # the toy study's context, not its files as given
+    assert out["report_intro"].endswith("its figures: toy.png.")
+    assert out["explored"] == {"figures": ["toy_found.png"]}  # found in the build by its pattern
+    assert out["explore"]["toy"].endswith("its figures: toy_found.png.")
+    assert len(out["explore"]) == len(registry.STUDIES) + 1  # every study's section on explore's context
+
+
 @pytest.mark.slow
 def test_the_report_rule_takes_a_toy_study_s_tables_from_the_registry(tmp_path):
     """Rule ``report_html`` reads the toy study's table with no edit of report.smk (the dry run

@@ -11,6 +11,8 @@ from mpdp.pipeline import code_hash
 
 STUDY_MODULE = '''"""A toy study: one claim on one table (tests/toy_study.py)."""
 
+from pathlib import Path
+
 import pandas as pd
 
 from mpdp.claims.declare import Claim
@@ -32,8 +34,15 @@ def claims(paths, cfg, cards):
     return CLAIMS, Inputs(pd.read_parquet(paths[0]), base)
 
 
+def context(files):
+    """Its entry of the report context: the names of its figures."""
+    return {"figures": [Path(p).name for p in files["files"] if p.endswith(".png")]}
+
+
 def section(ctx, cfg, view):
-    out = StudySection("toy", "The toy study of the registry test", "Toy paper", "A study added by one package.")
+    own = ctx["studies"]["toy"]  # its own context (docs/development.md "How to add a study")
+    out = StudySection("toy", "The toy study of the registry test", "Toy paper",
+                       "A study added by one package; its figures: " + ", ".join(own["figures"]) + ".")
     out.claims_tables = study_readings(view, "toy")
     return out
 
@@ -44,7 +53,7 @@ def check(cfg, available, sizes):
 
 
 STUDY = Study(id="toy", name="toy study", enabled=lambda cfg, available: True, tables=tables, claims=claims,
-              section=section, check=check)
+              section=section, context=context, found=("reports/figures/toy*.png",), check=check)
 '''
 
 #: the registry line that adds it

@@ -312,8 +312,8 @@ def test_z6_variance_interval_covers_and_needs_enough_runs():
 
 
 def test_report_helpers_without_and_with_results():
-    assert report.load({}) is None
-    assert report.load({"admm": None}) is None
+    assert report.load(None) is None and report.load({}) is None
+    assert report.context({"tables": [], "files": []}) is None
     table = _synthetic_table()
     assert not report.spread(table, "ring").empty
     assert report.findings(table[table["topology"] == "complete"], "complete") == ["No runs on the main topology."]

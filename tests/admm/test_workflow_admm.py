@@ -98,17 +98,18 @@ def test_report_section_renders_from_the_built_outputs(built):
     from mpdp import config
     from mpdp.report import claims_view, scaffold
     from mpdp.studies import claims_build
+    from mpdp.studies.admm import report as zz_report
     from mpdp.studies.admm import section as zz_section
 
     workdir = built
     figures = workdir / "reports" / "figures"
     cfg = config.load(workdir / "config" / "smoke.yaml")
-    ctx = {"admm": {"table": str(workdir / "data" / "results" / "admm" / "adult.parquet"),
-                    "figures": {n: str(figures / f"{n}.png") for n in ("zz_f3", "zz_f4", "zz_f5")},
-                    "fit_table": str(figures / "zz_table.csv")}}
+    table = str(workdir / "data" / "results" / "admm" / "adult.parquet")
+    ctx = zz_report.context({"tables": [table], "files": [
+        table, *(str(figures / f"{n}.png") for n in ("zz_f3", "zz_f4", "zz_f5")), str(figures / "zz_table.csv")]})
     # the claims engine's tables of this build's ADMM table (what rule claims_tables writes)
     cells, verdicts = claims_build.build(claims_build.Paths(
-        {"admm": [ctx["admm"]["table"]]}, cards={"adult": str(workdir / "data" / "processed" / "adult" / "card.json")}),
+        {"admm": [table]}, cards={"adult": str(workdir / "data" / "processed" / "adult" / "card.json")}),
         config.validate(cfg))
     section = zz_section.build(ctx, cfg, claims_view.ClaimsTables(verdicts, cells))
     html = " ".join(item.data or "" for item in scaffold.render(section))
@@ -118,5 +119,5 @@ def test_report_section_renders_from_the_built_outputs(built):
     assert html.count("data:image/webp;base64,") == 3
     assert all(f'id="fig-{n}"' in html for n in ("zz_f3", "zz_f4", "zz_f5"))
     assert "Z3" in scaffold.paper_summary(section)
-    missing = " ".join(item.data or "" for item in scaffold.render(zz_section.build({}, cfg)))
+    missing = " ".join(item.data or "" for item in scaffold.render(zz_section.build(None, cfg)))
     assert "did not run" in missing and 'id="admm-claims"' not in missing

@@ -89,6 +89,7 @@ def context(tmp_path_factory, tables, unavailable):
         "figures": figures,
         "benchmarks_dir": str(root / "benchmarks"),
         "repo_root": str(ROOT),
+        "studies": {},
     }
 
 
@@ -399,22 +400,26 @@ def test_report_renders_in_headless_chromium(report, context, tmp_path, width):
 
 
 _TOY_CLAIMS = """
-import sys
+import json, sys
 from pathlib import Path
 from mpdp import config
 from mpdp.claims import tables
-from mpdp.studies import claims_build
+from mpdp.studies import claims_build, registry
 cfg = config.load(Path(sys.argv[1]))
 cells, verdicts = claims_build.build(claims_build.Paths({"toy": [sys.argv[2]]}), cfg)
 tables.write(cells, sys.argv[3] + "/cells.parquet")
 tables.write(verdicts, sys.argv[3] + "/verdicts.parquet")
+# the report context's studies as workflow/scripts/report.py builds them (issue 57)
+files = registry.report_files(cfg, ["adult"], {"toy": ["reports/figures/toy.png"]})
+Path(sys.argv[3], "studies.json").write_text(json.dumps(registry.report_context(files)))
 """
 
 
 @pytest.mark.slow
 def test_a_toy_study_of_the_registry_is_reported(tmp_path, context, monkeypatch):
     """A study added by its package plus one registry line (tests/toy_study.py) gets its section,
-    its row of the verdict matrix and its claim in the report, with no edit of the notebook."""
+    its row of the verdict matrix and its claim in the report, with no edit of the notebook; its
+    section reads its own context, ``ctx["studies"]["toy"]`` (issue 57)."""
     import sys
 
     from toy_study import toy_package, toy_rows
@@ -428,8 +433,9 @@ def test_a_toy_study_of_the_registry_is_reported(tmp_path, context, monkeypatch)
     out = tmp_path / "report" / "report.html"
     out.parent.mkdir()
     ctx = {**context, "claims": {"cells": str(tmp_path / "cells.parquet"),
-                                 "verdicts": str(tmp_path / "verdicts.parquet"), "maps": {}}}
+                                 "verdicts": str(tmp_path / "verdicts.parquet"), "maps": {}},
+           "studies": json.loads((tmp_path / "studies.json").read_text())}
     render_report(NOTEBOOK, ctx, out, ROOT)
     text = out.read_text(encoding="utf-8")
     assert "The toy study of the registry test" in text and 'id="toy"' in text
-    assert "Toy paper" in text and "A beats B" in text
+    assert "Toy paper" in text and "A beats B" in text and "its figures: toy.png." in text

@@ -44,6 +44,7 @@ def test_audit_section_renders_with_red_exception(tmp_path, tables, unavailable)
         "figures": {},
         "benchmarks_dir": str(tmp_path / "benchmarks"),
         "repo_root": str(ROOT),
+        "studies": {},
     }
     table = _audit_rows()
     write(table, tmp_path / "audit.parquet")

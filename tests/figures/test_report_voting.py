@@ -9,6 +9,7 @@ import pytest
 
 from mpdp import results
 from mpdp.report.build import render_report
+from mpdp.studies import registry
 from mpdp.studies.claims_build import Paths
 from mpdp.studies.voting import figures, plan, train
 from mpdp.studies.voting import report as vr
@@ -39,7 +40,8 @@ def voting_context(tmp_path_factory, context):  # noqa: F811
         figures.render(fig, tables, cfg, root / f"{fig}.png", root / f"{fig}.pdf")
         figs[fig] = str(root / f"{fig}.png")
     claims = claims_context(root, Paths({"wddp": [p for p in context["results"].values() if p], "voting": list(paths.values())}), cfg)
-    return {**context, "config": cfg, "voting": {"tables": paths, "figures": figs}, "claims": claims}
+    files = {"tables": list(paths.values()), "files": [*paths.values(), *figs.values()]}
+    return {**context, "config": cfg, "studies": registry.report_context({"voting": files}), "claims": claims}
 
 
 def test_report_shows_the_voting_section(tmp_path, voting_context):

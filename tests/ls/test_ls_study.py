@@ -129,7 +129,8 @@ def test_report_helpers(tables, tmp_path, ls_cfg):
         paths.append(str(tmp_path / f"{name}.parquet"))
     tables["tail"].to_parquet(tmp_path / "ls_1_tail.parquet")
     paths.append(str(tmp_path / "ls_1_tail.parquet"))
-    ctx = report.context(paths + [str(tmp_path / "ls_3.parquet"), str(tmp_path / "ls_1.png")])  # absent
+    ctx = report.context({"tables": paths[:2], "files": paths + [str(tmp_path / "ls_3.parquet"),
+                                                                  str(tmp_path / "ls_1.png")]})  # absent
     assert ctx["tables"]["ls_1"].endswith("ls_1.parquet") and "ls_1" in ctx["figures"]
     res = report.load(ctx)
     assert set(res.tables) == {"ls_1", "ls_2"}
@@ -138,7 +139,7 @@ def test_report_helpers(tables, tmp_path, ls_cfg):
     assert any("synthetic by design" in line for line in report.data_lines(res))
     assert report.negative_table(res).empty
     assert not report.ledger(res).empty
-    assert report.load(None) is None and report.context([]) is None
+    assert report.load(None) is None and report.context({"tables": [], "files": []}) is None
     assert not report.reconstructed_choices({"ls": ls_cfg}).empty
 
 

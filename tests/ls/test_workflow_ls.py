@@ -11,8 +11,8 @@ from workflow_helpers import run_snakemake, workflow_dir
 
 from mpdp import config
 from mpdp.report.build import render_report
+from mpdp.studies import registry
 from mpdp.studies.ls import experiment
-from mpdp.studies.ls import report as ls_report
 
 ROOT = Path(__file__).resolve().parents[2]
 SMOKE = ["--configfile", "config/smoke.yaml", "--cores", "2"]
@@ -76,7 +76,7 @@ def test_ls_target_builds_tables_figures_and_report_section(workdir, tmp_path):
         "invocation": {"cli_configfiles": ["config/smoke.yaml"], "config_args": [], "mirror": None},
         "results": {}, "cards": {}, "unavailable": {}, "figures": {},
         "benchmarks_dir": str(workdir / "data" / "benchmarks"), "repo_root": str(ROOT),
-        "ls": ls_report.context(outputs),
+        "studies": registry.report_context({"ls": {"tables": [], "files": outputs}}),
     }
     html_path = tmp_path / "report.html"
     render_report(ROOT / "notebooks" / "report.py", context, html_path, ROOT)

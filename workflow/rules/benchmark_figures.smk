@@ -18,7 +18,8 @@ wildcard_constraints:
 
 
 # its collect target `benchmark` (workflow/rules/studies.smk)
-STUDY_OUTPUTS["benchmark"] = [*benchmark_table_paths(), *BENCHMARK_RANKING, *BENCHMARK_FIGURE_FILES]
+STUDY_OUTPUTS["benchmark"] = [*benchmark_table_paths(), *(p.replace(".parquet", ".hparams.json") for p in benchmark_table_paths()),
+                              *BENCHMARK_RANKING, *BENCHMARK_FIGURE_FILES]
 
 
 rule benchmark_ranking:

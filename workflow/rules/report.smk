@@ -16,7 +16,6 @@ rule report_html:
         notebook="notebooks/report.py",
         # every running study's tables and figures (mpdp.studies.registry.report_files)
         studies=lambda wc: [p for files in report_study_files().values() for p in files["files"]],
-        benchmark_hparams=[p.replace(".parquet", ".hparams.json") for p in benchmark_table_paths()],
         # the claims tables and verdict maps (issue 33): every section's verdicts come from them
         claims_cells=claims_tables_mod.CELLS_PATH,
         claims_verdicts=claims_tables_mod.VERDICTS_PATH,

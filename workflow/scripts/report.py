@@ -7,37 +7,13 @@ from mpdp.io import atomic_path
 from mpdp.pipeline.rule_keys import rule_config
 from mpdp.pipeline.runner import run_step
 from mpdp.report.build import render_report
-from mpdp.studies.ls import report as ls_report
+from mpdp.studies import registry
 
 sm = snakemake  # noqa: F821  (injected by Snakemake)
 cfg = rule_config(sm.config, "report_html")  # the whole config (rule_keys.WHOLE_CONFIG)
 
 
-def admm_context(paths):
-    """The ADMM study's files (None when it did not run: no admm section or no Adult)."""
-    if not paths:
-        return None
-    resolved = {Path(p).name: str(Path(p).resolve()) for p in paths}
-    return {
-        "table": next(v for name, v in resolved.items() if name.endswith(".parquet")),
-        "figures": {Path(name).stem: v for name, v in resolved.items() if name.endswith(".png")},
-        "fit_table": resolved.get("zz_table.csv"),
-    }
-
-
-def resolved(paths):
-    return [str(Path(p).resolve()) for p in paths]
-
-
-def pngs(paths):
-    return {Path(p).stem: str(Path(p).resolve()) for p in paths if p.endswith(".png")}
-
-
 def step(log):
-    # every running study's tables and files, from the study registry (rule input ``studies``)
-    studies = {sid: {k: resolved(v) for k, v in files.items()} for sid, files in sm.params.studies.items()}
-    empty = {"tables": [], "files": []}
-    voting, xp = studies.get("voting", empty), studies.get("benchmark", empty)
     available = list(sm.params.available)
     context = {
         "config": cfg,
@@ -53,22 +29,13 @@ def step(log):
             "figure": str(Path(sm.input.audit_figure).resolve()),
         },
         "benchmark_files": [str(Path(p).resolve()) for p in sm.input.benchmarks],
-        "studies": studies,
-        "admm": admm_context(studies.get("admm", empty)["files"]),
+        # every running study's own context from its tables and files (rule input ``studies``; issue 57)
+        "studies": registry.report_context(sm.params.studies),
         "repo_root": str(Path.cwd()),
         # the figures' PDF links are relative to the report's folder
         "report_dir": str(Path(sm.output[0]).parent.resolve()),
         # the layout records of the figures the report draws in memory (issue 46), with the others'
         "figure_records": str((Path(sm.output[0]).parent / "figures").resolve()),
-        "ls": ls_report.context(studies.get("ls", empty)["files"]),
-        "voting": {"tables": {Path(p).stem: p for p in voting["tables"]}, "figures": pngs(voting["files"])},
-        # the cross-paper benchmark (E10): tables, selection records, figures, the ranking
-        "xp": {
-            "tables": xp["tables"],
-            "hparams": resolved(sm.input.benchmark_hparams),
-            "figures": pngs(xp["files"]),
-            "ranking": [p for p in xp["files"] if p.endswith(".parquet") and p not in xp["tables"]],
-        },
         # the claims tables (issue 33) and one verdict map per study
         "claims": {
             "cells": str(Path(sm.input.claims_cells).resolve()),

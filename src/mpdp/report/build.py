@@ -43,6 +43,8 @@ CONTEXT_KEYS = (
     "figures",
     "benchmarks_dir",
     "repo_root",
+    # per running study, its own context (mpdp.studies: each study's ``context`` of its files)
+    "studies",
 )
 
 #: seconds one cell may run before the build fails

@@ -2,9 +2,11 @@
 build wrote, for the exploration notebook (``notebooks/explore.py``) and anyone who wants the
 studies' sections without running Snakemake.
 
-The paths are the workflow's own (``workflow/rules/*.smk``); a study whose files are absent gets
-the context of a study that did not run, as in the report. Knows every study, so it lives with
-them, not in the shared report layer.
+The paths are the workflow's own (``workflow/rules/*.smk``); each study's context is built as the
+report builds it (:func:`mpdp.studies.registry.report_context`) from the files of it found in the
+build (:func:`mpdp.studies.registry.found_files`), so a study whose files are absent gets the
+context of a study that did not run, as in the report. Reads the study registry, so it lives
+with the studies, not in the shared report layer.
 """
 
 from __future__ import annotations
@@ -15,9 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from mpdp import config as mpdp_config
-from mpdp.studies.benchmark.plan import table_path as benchmark_table
-from mpdp.studies.benchmark.ranking import ranking_path
-from mpdp.studies.ls import report as ls_report
+from mpdp.studies import registry
 
 #: environment variable naming the build's folder (the one holding data/ and reports/)
 ROOT_ENV = "MPDP_BUILD_DIR"
@@ -81,13 +81,11 @@ def _merge(base: Mapping[str, Any], update: Mapping[str, Any]) -> dict[str, Any]
     return out
 
 
-def _existing(paths: list[Path]) -> list[str]:
-    return [str(p) for p in paths if p.is_file()]
-
-
 def build_context(root: Path, cfg: Mapping[str, Any]) -> dict[str, Any]:
-    """The report context (:data:`mpdp.report.build.CONTEXT_KEYS` and the studies' keys) of the
-    build in ``root``, from the files that exist there."""
+    """The report context (:data:`mpdp.report.build.CONTEXT_KEYS`) of the build in ``root``, from
+    the files that exist there: ``studies`` as the report builds it
+    (:func:`mpdp.studies.registry.report_context`), from the running studies' files found there
+    (:func:`mpdp.studies.registry.found_files`; the config's data sets taken as available)."""
     data, figs = root / "data", root / "reports" / "figures"
     claims = data / "results" / "claims"
     datasets = list(cfg.get("datasets", []))
@@ -96,11 +94,6 @@ def build_context(root: Path, cfg: Mapping[str, Any]) -> dict[str, Any]:
     cards = {ds: str(data / "processed" / ds / "card.json") for ds in datasets}
     cards = {ds: p if Path(p).is_file() else None for ds, p in cards.items()}
     figures = {p.stem: str(p) for p in sorted(figs.glob("*.png"))}
-    admm_dataset = (cfg.get("admm") or {}).get("dataset")  # None: the study is off
-    admm_table = data / "results" / "admm" / f"{admm_dataset}.parquet"
-    benchmark_tables = _existing([root / benchmark_table(ds) for ds in datasets])
-    ls_files = _existing(sorted((data / "results" / "ls").glob("*.parquet"))) + _existing(
-        sorted(figs.glob("ls_*.png")))
     return {
         "config": dict(cfg),
         "invocation": {"cli_configfiles": [], "config_args": [], "mirror": None},
@@ -111,16 +104,7 @@ def build_context(root: Path, cfg: Mapping[str, Any]) -> dict[str, Any]:
         "benchmarks_dir": str(data / "benchmarks"),
         "repo_root": str(root),
         "report_dir": str(root / "reports"),
-        "admm": {"table": str(admm_table), "fit_table": str(figs / "zz_table.csv"),
-                 "figures": {k: v for k, v in figures.items() if k.startswith("zz_")}}
-        if admm_table.is_file() else None,
-        "voting": {"tables": {p.stem: str(p) for p in sorted((data / "results" / "voting").glob("*.parquet"))},
-                   "figures": {k: v for k, v in figures.items() if k.startswith("hamm_")}},
-        "ls": ls_report.context(ls_files),
-        "xp": {"tables": benchmark_tables,
-               "hparams": _existing([Path(p.replace(".parquet", ".hparams.json")) for p in benchmark_tables]),
-               "figures": {k: v for k, v in figures.items() if k.startswith("xp_")},
-               "ranking": _existing([root / ranking_path()])},
+        "studies": registry.report_context(registry.found_files(cfg, datasets, root)),
         "audit": {"table": str(data / "results" / "audit" / "audit.parquet"),
                   "figure": str(figs / "audit_eps.png")},
         # the claims engine's tables and verdict maps (issue 33), where the build wrote them

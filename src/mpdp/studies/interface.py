@@ -47,8 +47,12 @@ Cost = Callable[[Mapping[str, Any], Sequence[str], Mapping[str, SizeLike]], list
 Tables = Callable[[Mapping[str, Any], Sequence[str]], list[str]]
 #: ``claims(tables, cfg, cards)``: (declarations, engine inputs) from the study's tables
 ClaimsInputs = Callable[[Sequence[str], Mapping[str, Any], "Cards"], tuple[tuple[Claim, ...], Inputs]]
-#: ``section(ctx, cfg, claims)``: the study's report section from the report context
+#: ``section(ctx, cfg, claims)``: the study's report section from the report context (its own
+#: entry is ``ctx["studies"].get(<id>)``, absent when it did not run)
 Section = Callable[[Mapping[str, Any], Mapping[str, Any], ClaimsTables], StudySection]
+#: ``context(files)``: the study's entry ``ctx["studies"][<id>]`` of the report context from its
+#: files (``{"tables": [...], "files": [...]}``, absolute paths; :func:`mpdp.studies.registry.report_files`)
+Context = Callable[[Mapping[str, list[str]]], Any]
 
 
 @dataclass(frozen=True)
@@ -103,6 +107,11 @@ def _no_cost(cfg: Mapping[str, Any], available: Sequence[str], sizes: Mapping[st
     return []
 
 
+def files_as_context(files: Mapping[str, list[str]]) -> dict[str, list[str]]:
+    """The default :attr:`Study.context`: the study's files as they are."""
+    return {key: list(paths) for key, paths in files.items()}
+
+
 def unavailable_warning(key: str, listed: Sequence[str], available: Sequence[str], consequence: str) -> list[str]:
     """A study's data-set list none of whose entries is available (one sentence, or none)."""
     if listed and not [d for d in listed if d in available]:
@@ -149,6 +158,12 @@ class Study:
     claims: ClaimsInputs | None
     #: its report section
     section: Section
+    #: its entry of the report context, ``ctx["studies"][id]``, from its files (issue 57;
+    #: :func:`mpdp.studies.registry.report_context`)
+    context: Context = files_as_context
+    #: glob patterns, relative to a build folder, of its files beyond its tables: how a finished
+    #: build's files are found without the workflow (:func:`mpdp.studies.registry.found_files`)
+    found: tuple[str, ...] = ()
     #: config checks at planning, every multiverse universe included
     check: Check = _no_check
     #: planning warnings (the report lists them too)

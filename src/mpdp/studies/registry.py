@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from mpdp.errors import ConfigError
@@ -57,3 +58,24 @@ def report_files(cfg: Mapping[str, Any], available: Sequence[str],
         listed = [*tables, *(str(p) for p in outputs.get(study.id, []))]
         files[study.id] = {"tables": tables, "files": list(dict.fromkeys(listed))}
     return files
+
+
+def found_files(cfg: Mapping[str, Any], available: Sequence[str], root: Path) -> dict[str, dict[str, list[str]]]:
+    """What a finished build in ``root`` holds of every running study, in the shape of
+    :func:`report_files` (``notebooks/explore.py``, :func:`mpdp.studies.explore.build_context`):
+    ``tables``, those of :attr:`Study.tables` that exist; ``files``, them and every existing match
+    of :attr:`Study.found`, each once, in order."""
+    files = {}
+    for study in running(cfg, available):
+        tables = [str(root / p) for p in study.tables(cfg, available) if (root / p).is_file()]
+        found = [str(p) for pattern in study.found for p in sorted(root.glob(pattern)) if p.is_file()]
+        files[study.id] = {"tables": tables, "files": list(dict.fromkeys([*tables, *found]))}
+    return files
+
+
+def report_context(files: Mapping[str, Mapping[str, Sequence[str]]]) -> dict[str, Any]:
+    """The report context's ``studies`` (issue 57): per study id of ``files`` (:func:`report_files`
+    or :func:`found_files`), its :attr:`Study.context` of its files, paths made absolute. The one
+    place both the report (``workflow/scripts/report.py``) and the explore notebook build it."""
+    return {sid: get(sid).context({key: [str(Path(p).resolve()) for p in paths] for key, paths in own.items()})
+            for sid, own in files.items()}

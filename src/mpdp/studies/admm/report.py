@@ -1,12 +1,13 @@
 """Helpers of the report section on Zhang–Zhu (notebooks/report.py, after the WD-DP sections).
 
-The section reads the context key ``admm`` (``workflow/scripts/report.py``): ``None`` when the
-study did not run (a config without an ``admm`` section or without Adult), else the paths of
-its table, figures and fit table. Every number shown is computed here from those files.
+The section reads the study's entry of the report context, ``ctx["studies"]["admm"]``
+(:func:`context`): absent or ``None`` when the study did not run (a config without an ``admm``
+section or without Adult), else the paths of its table, figures and fit table. Every number shown is computed here from those files.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -19,9 +20,6 @@ from mpdp.mechanisms import admm as zz
 from mpdp.privacy.pure_dp import pld_or_basic
 from mpdp.studies.admm.footing import PRIVATE
 from mpdp.studies.admm.train import REFERENCE, read_table
-
-#: context key of the section
-CONTEXT_KEY = "admm"
 
 METHOD = (
     "Zhang and Zhu train L2-regularised logistic regression over P nodes of a graph with ADMM "
@@ -62,9 +60,21 @@ CAPTIONS = {
 }
 
 
-def load(context: dict[str, Any]) -> dict[str, Any] | None:
-    """The study's entry of the report context, or None when the study did not run."""
-    entry = context.get(CONTEXT_KEY)
+def context(files: Mapping[str, list[str]]) -> dict[str, Any] | None:
+    """The study's entry of the report context (:attr:`mpdp.studies.interface.Study.context`):
+    its table, its figures by name and its fitted trade-off table ``zz_table.csv``; None without
+    its table (no ``admm`` section, or its data set not available)."""
+    if not files["tables"]:
+        return None
+    named = {Path(p).name: p for p in files["files"]}
+    return {"table": files["tables"][0],
+            "figures": {Path(name).stem: p for name, p in named.items() if name.endswith(".png")},
+            "fit_table": named.get("zz_table.csv")}
+
+
+def load(entry: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    """The study's entry of the report context (:func:`context`) with its table read, or None
+    when the study did not run."""
     if not entry or not entry.get("table") or not Path(entry["table"]).is_file():
         return None
     return {**entry, "frame": read_table(entry["table"])}

@@ -22,10 +22,11 @@ INTRO = ("The second replicated paper (seed S-001; spec experiments.md E4, mecha
          "`data/results/admm/<dataset>.parquet` when the report is built.")
 
 
-def build(ctx: Mapping[str, Any], cfg: Mapping[str, Any],
+def build(ctx: Mapping[str, Any] | None, cfg: Mapping[str, Any],
           view: claims_view.ClaimsTables = claims_view.EMPTY) -> StudySection:
-    """The ADMM section from the report context and the claims tables (not run: a section saying so)."""
-    loaded = zz.load(dict(ctx))
+    """The ADMM section from its entry of the report context (``ctx["studies"]["admm"]``,
+    :func:`mpdp.studies.admm.report.context`) and the claims tables (not run: a section saying so)."""
+    loaded = zz.load(ctx)
     section = StudySection(KEY, TITLE, PAPER, INTRO)
     if loaded is None:
         section.not_run = ("the ADMM study did not run in this build (no `admm` section in the "

@@ -12,6 +12,7 @@ from mpdp.report.claims_view import ClaimsTables
 from mpdp.report.scaffold import StudySection
 from mpdp.studies.admm import checks, cost, section
 from mpdp.studies.admm import claims as admm_claims
+from mpdp.studies.admm import report as admm_report
 from mpdp.studies.admm.train import read_table
 from mpdp.studies.interface import Cards, Study
 
@@ -36,8 +37,10 @@ def claims(paths: Sequence[str], cfg: Mapping[str, Any], cards: Cards) -> tuple[
 
 
 def report_section(ctx: Mapping[str, Any], cfg: Mapping[str, Any], view: ClaimsTables) -> StudySection:
-    return section.build(ctx, cfg, view)
+    return section.build(ctx["studies"].get("admm"), cfg, view)
 
 
 STUDY = Study(id="admm", name="Zhang–Zhu ADMM", enabled=enabled, tables=tables, claims=claims,
-              section=report_section, check=checks.check, cost=cost.cost, aliases=("zz",))
+              section=report_section, context=admm_report.context,
+              found=("reports/figures/zz_*.png", "reports/figures/zz_table.csv"), check=checks.check, cost=cost.cost,
+              aliases=("zz",))

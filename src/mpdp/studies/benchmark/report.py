@@ -6,6 +6,7 @@ Every number is computed from the benchmark tables and the selection records
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -71,7 +72,19 @@ class Benchmark:
         return self.table if self.every is None else self.every
 
 
-def load(ctx: dict[str, Any] | None) -> Benchmark | None:
+def context(files: Mapping[str, list[str]]) -> dict[str, Any]:
+    """The benchmark's entry of the report context (:attr:`mpdp.studies.interface.Study.context`):
+    its tables, the selection record of each (``<dataset>.hparams.json``, :func:`~mpdp.studies.benchmark.plan.hparams_path`),
+    its figures by name and its ranking table (the one other table of its files)."""
+    tables = list(files["tables"])
+    records = {str(Path(t).with_suffix(".hparams.json")) for t in tables}
+    return {"tables": tables,
+            "hparams": [p for p in files["files"] if p in records],
+            "figures": {Path(p).stem: p for p in files["files"] if p.endswith(".png")},
+            "ranking": [p for p in files["files"] if p.endswith(".parquet") and p not in tables]}
+
+
+def load(ctx: Mapping[str, Any] | None) -> Benchmark | None:
     """The benchmark's outputs, or None when the benchmark was not part of this build."""
     if not ctx or not ctx.get("tables"):
         return None

@@ -40,7 +40,8 @@ TIES = (" A mechanism is *tied* in a cell when it is not significantly worse tha
 
 def build(ctx: Mapping[str, Any] | None, cfg: Mapping[str, Any],
           view: claims_view.ClaimsTables = claims_view.EMPTY) -> StudySection:
-    """The benchmark section from the report context key ``xp`` and the claims tables (absent: not run)."""
+    """The benchmark section from its entry of the report context (``ctx["studies"]["benchmark"]``) and
+    the claims tables (absent: not run)."""
     bench = xr.load(dict(ctx) if ctx else None)
     section = StudySection(KEY, TITLE, PAPER, INTRO)
     if bench is None:

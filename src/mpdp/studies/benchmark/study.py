@@ -12,6 +12,8 @@ from mpdp.report.claims_view import ClaimsTables
 from mpdp.report.scaffold import StudySection
 from mpdp.studies.benchmark import checks, cost, plan, section
 from mpdp.studies.benchmark import claims as bench_claims
+from mpdp.studies.benchmark import report as bench_report
+from mpdp.studies.benchmark.ranking import ranking_path
 from mpdp.studies.benchmark.tables import read_tables
 from mpdp.studies.interface import Cards, Study
 
@@ -28,9 +30,10 @@ def claims(paths: Sequence[str], cfg: Mapping[str, Any], cards: Cards) -> tuple[
 
 
 def report_section(ctx: Mapping[str, Any], cfg: Mapping[str, Any], view: ClaimsTables) -> StudySection:
-    return section.build(ctx.get("xp"), cfg, view)
+    return section.build(ctx["studies"].get("benchmark"), cfg, view)
 
 
 STUDY = Study(id="benchmark", name="cross-paper benchmark", enabled=lambda cfg, available: bool(tables(cfg, available)),
-              tables=tables, claims=claims, section=report_section, check=checks.check, warnings=checks.warnings,
+              tables=tables, claims=claims, section=report_section, context=bench_report.context,
+              found=(plan.hparams_path("*"), ranking_path(), "reports/figures/xp_*.png"), check=checks.check, warnings=checks.warnings,
               cost=cost.cost, paper=False)

@@ -1,14 +1,15 @@
 """Report-section helpers of the least-squares study (notebooks/report.py, section 10).
 
-The notebook gets a context key ``ls`` (:func:`context`): paths of the experiment tables, the
-heavy-tail draws, the negative-closed-form table and the figures, or ``None`` when
-the config does not run the study. :func:`load` reads what exists; every helper works on
+The study's entry of the report context, ``ctx["studies"]["ls"]`` (:func:`context`), holds the
+paths of the experiment tables, the heavy-tail draws, the negative-closed-form table and the
+figures; it is absent or ``None`` when the config does not run the study. :func:`load` reads what exists; every helper works on
 whatever subset is present, so the report builds when the study's outputs are absent. All
 numbers in the prose come from the tables (:func:`findings`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -51,16 +52,18 @@ def read_table(path: str | Path) -> pd.DataFrame:
     return results.read_parquet(path, "least-squares table")
 
 
-def context(outputs: list[str]) -> dict[str, Any] | None:
-    """The report context entry from the rule's ``ls`` input files (None when empty)."""
+def context(files: Mapping[str, list[str]]) -> dict[str, Any] | None:
+    """The study's entry of the report context (:attr:`mpdp.studies.interface.Study.context`) from
+    its files (None when it has none)."""
+    outputs = files["files"]
     if not outputs:
         return None
-    paths = {Path(p).stem: str(Path(p).resolve()) for p in outputs if p.endswith(".parquet")}
+    paths = {Path(p).stem: p for p in outputs if p.endswith(".parquet")}
     return {
         "tables": {e: paths[e] for e in EXPERIMENTS if e in paths},
         "tail": paths.get("ls_1_tail"),
         "negative": paths.get("negative_closed_form"),
-        "figures": {Path(p).stem: str(Path(p).resolve()) for p in outputs if p.endswith(".png")},
+        "figures": {Path(p).stem: p for p in outputs if p.endswith(".png")},
     }
 
 

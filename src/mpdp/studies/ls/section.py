@@ -65,7 +65,8 @@ CLAIMS = (
 
 def build(ctx: Mapping[str, Any] | None, cfg: Mapping[str, Any],
           view: claims_view.ClaimsTables = claims_view.EMPTY) -> StudySection:
-    """The least-squares section from the report context key ``ls`` and the claims tables (absent: not run)."""
+    """The least-squares section from its entry of the report context (``ctx["studies"]["ls"]``) and
+    the claims tables (absent: not run)."""
     res = lr.load(dict(ctx) if ctx else None)
     section = StudySection(KEY, TITLE, PAPER, INTRO)
     if res is None:

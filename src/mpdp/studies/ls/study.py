@@ -15,6 +15,7 @@ from mpdp.report.scaffold import StudySection
 from mpdp.studies.interface import Cards, SizeLike, Study
 from mpdp.studies.ls import EXPERIMENTS, cost, plan, section
 from mpdp.studies.ls import claims as ls_claims
+from mpdp.studies.ls import report as ls_report
 
 
 def enabled(cfg: Mapping[str, Any], available: Sequence[str]) -> bool:
@@ -33,7 +34,7 @@ def claims(paths: Sequence[str], cfg: Mapping[str, Any], cards: Cards) -> tuple[
 
 
 def report_section(ctx: Mapping[str, Any], cfg: Mapping[str, Any], view: ClaimsTables) -> StudySection:
-    return section.build(ctx.get("ls"), cfg, view)
+    return section.build(ctx["studies"].get("ls"), cfg, view)
 
 
 def check(cfg: Mapping[str, Any], available: Sequence[str], sizes: Mapping[str, SizeLike]) -> None:
@@ -42,4 +43,6 @@ def check(cfg: Mapping[str, Any], available: Sequence[str], sizes: Mapping[str, 
 
 
 STUDY = Study(id="ls", name="least-squares write-up", enabled=enabled, tables=tables, claims=claims,
-              section=report_section, check=check, cost=cost.cost)
+              section=report_section, context=ls_report.context,
+              found=(plan.tail_table(), *plan.derived_tables().values(), *(plan.figure(e) for e in EXPERIMENTS)),
+              check=check, cost=cost.cost)

@@ -83,8 +83,16 @@ class Section:
     figures: dict[str, str] = field(default_factory=dict)
 
 
+def context(files: Mapping[str, list[str]]) -> dict[str, Any]:
+    """The study's entry of the report context (:attr:`mpdp.studies.interface.Study.context`): its
+    tables by id (a table's file is named by its id) and its figures by name."""
+    return {"tables": {Path(p).stem: p for p in files["tables"]},
+            "figures": {Path(p).stem: p for p in files["files"] if p.endswith(".png")}}
+
+
 def load(context: Mapping[str, Any] | None) -> Section:
-    """The section's inputs from the report context key ``voting`` (absent → empty section)."""
+    """The section's inputs from the study's entry of the report context (:func:`context`; absent
+    → empty section)."""
     if not context:
         return Section()
     tables = load_tables(context.get("tables", {}))

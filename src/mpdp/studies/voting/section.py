@@ -35,7 +35,8 @@ INTRO = (
 
 def build(ctx: Mapping[str, Any] | None, cfg: Mapping[str, Any],
           view: claims_view.ClaimsTables = claims_view.EMPTY) -> StudySection:
-    """The voting section from the report context key ``voting`` and the claims tables (absent: not run)."""
+    """The voting section from its entry of the report context (``ctx["studies"]["voting"]``) and
+    the claims tables (absent: not run)."""
     loaded = vr.load(ctx)
     section = StudySection(KEY, TITLE, PAPER, INTRO)
     if not loaded.tables:

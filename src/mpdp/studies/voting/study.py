@@ -14,6 +14,7 @@ from mpdp.report.scaffold import StudySection
 from mpdp.studies.interface import Cards, Study
 from mpdp.studies.voting import checks, cost, plan, section
 from mpdp.studies.voting import claims as voting_claims
+from mpdp.studies.voting import report as voting_report
 from mpdp.studies.voting.figures import load_tables
 
 
@@ -29,9 +30,10 @@ def claims(paths: Sequence[str], cfg: Mapping[str, Any], cards: Cards) -> tuple[
 
 
 def report_section(ctx: Mapping[str, Any], cfg: Mapping[str, Any], view: ClaimsTables) -> StudySection:
-    return section.build(ctx.get("voting"), cfg, view)
+    return section.build(ctx["studies"].get("voting"), cfg, view)
 
 
 STUDY = Study(id="voting", name="Hamm–Cao–Belkin voting", enabled=lambda cfg, available: bool(tables(cfg, available)),
-              tables=tables, claims=claims, section=report_section, check=checks.check, warnings=checks.warnings,
+              tables=tables, claims=claims, section=report_section, context=voting_report.context,
+              found=("reports/figures/hamm_*.png",), check=checks.check, warnings=checks.warnings,
               cost=cost.cost, aliases=("hamm",))
