@@ -121,6 +121,10 @@ CASES: list[tuple[str, dict[str, Any], Outcome, tuple[str, ...]]] = [
     ("a multiverse reseed of a seed and another key", {"multiverse.reseeds": [{"root_seed": 2, "wddp.lambda": 0.1}]},
      err("multiverse.reseeds.0.wddp.lambda"), ()),
     ("a multiverse reseed equal to the default", {"multiverse.reseeds": [{"root_seed": 0}]}, RUNS, ()),
+    ("a reseeding-check reseed of a key that is no seed", {"multiverse.check_reseeds": [{"wddp.T": 10}]},
+     err("multiverse.check_reseeds.0.wddp.T"), ()),
+    ("a reseeding-check reseed of a key the config lacks", {"multiverse.check_reseeds": [{"no_such_seed": 1}]},
+     err("multiverse.check_reseeds.0.no_such_seed"), ()),
     ("a multiverse choice named like the reseeds", {"multiverse.choices.0.choice": "reseed"},
      err("multiverse.choices.0.choice"), ()),
     ("a joint multiverse sample naming an undeclared choice",
@@ -252,6 +256,7 @@ SCHEMA_CASES: dict[str, Any] = {
     "benchmark.selection.trials.shape": -1, "benchmark.selection.trials.mean": 0.5,
     "multiverse.base": 5, "multiverse.full_grid": "yes", "multiverse.choices.0.choice": "Bad Name", "multiverse.choices.0.key": "no spaces",
     "multiverse.choices.0.values": [], "multiverse.choices.0.source": "", "multiverse.reseeds": [{}],
+    "multiverse.check_reseeds": [],
     "multiverse.joint.sample": 0, "multiverse.joint.choices": ["only_one"], "multiverse.joint.seed": -1,
     "limits.cpu_hours": 0, "limits.memory_gib": -1,
 }

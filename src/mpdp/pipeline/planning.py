@@ -32,6 +32,7 @@ from mpdp.audit.registry import ADAPTERS
 from mpdp.data import prepare, registry
 from mpdp.data.partition import two_group_records
 from mpdp.errors import ConfigError, InputDataError, MpdpError
+from mpdp.multiverse import reseeding
 from mpdp.multiverse import spec as multiverse_spec
 from mpdp.pipeline import planning_budgets, planning_cost
 from mpdp.pipeline.planning_studies import audit_warnings, check_audit_settings
@@ -88,6 +89,7 @@ def check_multiverse_spec(cfg: Mapping[str, Any]) -> None:
         return
     for universe in multiverse_spec.universes(cfg):
         multiverse_spec.universe_config(cfg, universe)
+    reseeding.reseeds(cfg)  # the reseeding check's own (multiverse.check_reseeds): seed keys only
 
 
 def _where(universe: multiverse_spec.Universe) -> tuple[str, str]:
