@@ -155,7 +155,7 @@ for study in SECTIONS:
 # %%
 if MULTIVERSE is not None:
     display(scaffold.heading(2, multiverse_section.ANCHOR, multiverse_section.TITLE))
-    display(Markdown(multiverse_section.markdown(MULTIVERSE)))
+    display(Markdown(multiverse_section.markdown(MULTIVERSE, {s.key: s.paper for s in [*PAPERS, *OTHERS]})))
     display(HTML(scaffold.figure_html(scaffold.FigureItem(
         "multiverse", "Each claim's verdict under each reseeded default and each alternative value of a "
         "reconstructed choice, one at a time, against the multiverse's default run (reduced grid); '~' marks a change "

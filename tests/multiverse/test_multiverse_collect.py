@@ -105,6 +105,12 @@ def test_summary_and_report_name_each_fragile_verdict_and_its_choice():
     note = section.fragile_note(table, "wddp")
     assert "C3 (paper reading) FAILS (changes under split = 0.3 → HOLDS)" in note
     assert section.fragile_note(table, "voting") == "" and section.fragile_note(None, "wddp") == ""
+    # one paragraph per study of the table, named as the caller (the registry) names it, in its order; a
+    # study the caller does not name keeps its paragraph under its key (none is dropped: issue 57)
+    named = section.paper_paragraphs(table, {"voting": "Hamm et al.", "wddp": "Kang et al."})
+    assert [p for p, _ in named] == ["Hamm et al.", "Kang et al.", "admm"]
+    assert [p for p, _ in section.paper_paragraphs(table)] == ["wddp", "admm", "voting"]
+    assert "**Kang and others.**" in section.markdown(table, {"wddp": "kang and others"})
 
 
 def test_figure_has_one_cell_per_claim_and_alternative(tmp_path):

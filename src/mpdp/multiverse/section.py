@@ -7,6 +7,7 @@ Everything here is computed from ``data/results/claims/multiverse.parquet``
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 
 import pandas as pd
@@ -15,14 +16,6 @@ from mpdp import results
 from mpdp.errors import InputDataError
 from mpdp.multiverse.collect import COLUMNS, STATUSES, WARNING_SEP, claim_summary
 
-#: study key -> the paper as the report names it
-PAPERS: dict[str, str] = {
-    "wddp": "Kang, Liu and Wang (WD-DP)",
-    "admm": "Zhang and Zhu (ADMM)",
-    "voting": "Hamm, Cao and Belkin (voting)",
-    "ls": "the least-squares write-up",
-    "benchmark": "the cross-paper benchmark",
-}
 TITLE = "Robustness to reconstructed choices"
 ANCHOR = "robustness"
 REBUILD = "snakemake --cores all multiverse"
@@ -125,11 +118,17 @@ def coverage_paragraph(table: pd.DataFrame) -> str:
     return ("**Coverage.** " + "; ".join(parts) + ".") if parts else ""
 
 
-def paper_paragraphs(table: pd.DataFrame) -> list[tuple[str, str]]:
-    """(paper, plain-words paragraph) per study in the table, by :data:`mpdp.multiverse.collect.STATUSES`."""
+def paper_paragraphs(table: pd.DataFrame, papers: Mapping[str, str] | None = None) -> list[tuple[str, str]]:
+    """(paper, plain-words paragraph) per study in the table, by :data:`mpdp.multiverse.collect.STATUSES`:
+    the studies of ``papers`` (study key -> the paper as the report names it, from the study registry;
+    this layer names no study) in its order, then every other study of the table under its key, so
+    that no study of the table is left out."""
     summary = claim_summary(table)
+    names = dict(papers or {})
+    order = [*names, *(k for k in dict.fromkeys(summary["study"].astype(str)) if k not in names)]
     out = []
-    for study, paper in PAPERS.items():
+    for study in order:
+        paper = names.get(study, study)
         s = summary[summary["study"] == study]
         if s.empty:
             continue
@@ -210,13 +209,13 @@ def warnings_paragraph(table: pd.DataFrame) -> str:
             "has them too): " + " — ".join(parts) + ".")
 
 
-def markdown(table: pd.DataFrame) -> str:
-    """The section's text (under its heading): intro, one paragraph per paper, the fragility summary
-    table, coverage and the runs' warnings."""
+def markdown(table: pd.DataFrame, papers: Mapping[str, str] | None = None) -> str:
+    """The section's text (under its heading): intro, one paragraph per paper (:func:`paper_paragraphs`,
+    ``papers`` naming them), the fragility summary table, coverage and the runs' warnings."""
     if table.empty:
         return "No alternatives are declared in `multiverse.choices`: nothing was varied."
     extra = [p for p in (coverage_paragraph(table), warnings_paragraph(table)) if p]
-    return "\n\n".join([intro(table), *(f"**{paper[0].upper() + paper[1:]}.** {text}" for paper, text in paper_paragraphs(table)),
+    return "\n\n".join([intro(table), *(f"**{paper[0].upper() + paper[1:]}.** {text}" for paper, text in paper_paragraphs(table, papers)),
                          "**Fragility summary** (`data/results/claims/multiverse.parquet`; the estimate is the median "
                          "over a claim's informative cells, docs/multiverse.md):", summary_table(table), *extra])
 
