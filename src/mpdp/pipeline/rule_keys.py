@@ -26,7 +26,6 @@ from typing import Any
 
 from mpdp import config as mpdp_config
 from mpdp.data.registry import DATASETS
-from mpdp.studies import registry as study_registry
 from mpdp.studies.admm.schema import TRAIN_KEYS as _ADMM_TRAIN
 
 #: the keys of each repetition's train/test split (issue 60, mpdp.data.splits)
@@ -139,6 +138,14 @@ UNTRACKED_KEYS: dict[str, tuple[str, ...]] = {
     "fetch_raw": ("data_mirror", "allow_download"),
 }
 
+#: per optional study section: the keys the claims engine reads of it (mpdp.studies.<study>.claims)
+_CLAIMS_KEYS: dict[str, tuple[str, ...]] = {
+    # root_seed: the stream of Z6's bootstrap interval (mpdp.studies.admm.claims)
+    "admm": ("admm.dataset", "admm.main_topology", "admm.settle_tol", "admm.f4_iterations", "admm.g_margin",
+             "admm.P", "admm.C_R", "root_seed"),
+    "voting": ("voting.delta_p",),
+}
+
 #: preprocessing keys that only one data set's preparation reads (mpdp.data.registry)
 DATASET_KEYS: dict[str, tuple[str, ...]] = {ds: info.preprocess_keys for ds, info in DATASETS.items()}
 
@@ -167,8 +174,7 @@ def keys_for(rule: str, cfg: Mapping[str, Any], dataset: str | None = None,
         # and the benchmark mechanisms' own audit settings (mpdp.studies.benchmark.registry)
         keys = (*keys, "benchmark.delta", "benchmark.mechanisms", "benchmark.reference", "benchmark.dpsgd")
     if rule == "claims_tables":
-        # each study's own claim keys (Study.claims_keys) while its section is present
-        keys = (*keys, *(k for study in study_registry.STUDIES if cfg.get(study.id) for k in study.claims_keys))
+        keys = (*keys, *(k for section, ks in _CLAIMS_KEYS.items() if cfg.get(section) for k in ks))
     if rule == "learning_rates:cv" and cfg["wddp"]["cv"]["scope"] == "per_setting":
         # one selection per training setting (mpdp.studies.wddp.cv.cv_settings)
         keys = (*keys, "wddp.eps_grid", "wddp.m_grid", "wddp.u_settings", "wddp.u_grid",

@@ -170,9 +170,6 @@ class Study:
     warnings: Warnings = _no_warnings
     #: its work estimate at planning (issue 58; :mod:`mpdp.pipeline.planning_cost`)
     cost: Cost = _no_cost
-    #: config keys its claims read beyond its tables' own (part of the ``claims_tables`` rule's
-    #: settings while its config section is present: :func:`mpdp.pipeline.rule_keys.keys_for`)
-    claims_keys: tuple[str, ...] = ()
     #: older names of its collect target, kept working (``zz``, ``hamm``)
     aliases: tuple[str, ...] = ()
     #: whether it replicates a paper (the report's verdict summary lists papers, then the rest)

@@ -43,7 +43,4 @@ def report_section(ctx: Mapping[str, Any], cfg: Mapping[str, Any], view: ClaimsT
 STUDY = Study(id="admm", name="Zhang–Zhu ADMM", enabled=enabled, tables=tables, claims=claims,
               section=report_section, context=admm_report.context,
               found=("reports/figures/zz_*.png", "reports/figures/zz_table.csv"), check=checks.check, cost=cost.cost,
-              # root_seed: the stream of Z6's bootstrap interval (claims.py)
-              claims_keys=("admm.dataset", "admm.main_topology", "admm.settle_tol", "admm.f4_iterations",
-                           "admm.g_margin", "admm.P", "admm.C_R", "root_seed"),
               aliases=("zz",))

@@ -36,4 +36,4 @@ def report_section(ctx: Mapping[str, Any], cfg: Mapping[str, Any], view: ClaimsT
 STUDY = Study(id="voting", name="Hamm–Cao–Belkin voting", enabled=lambda cfg, available: bool(tables(cfg, available)),
               tables=tables, claims=claims, section=report_section, context=voting_report.context,
               found=("reports/figures/hamm_*.png",), check=checks.check, warnings=checks.warnings,
-              cost=cost.cost, claims_keys=("voting.delta_p",), aliases=("hamm",))
+              cost=cost.cost, aliases=("hamm",))
