@@ -1,6 +1,7 @@
 """The benchmark under a split per repetition (issue 60): each repetition's pools, partitions,
 selection and references lie within its own training records, its metrics on its own test records;
-the fixed split reproduces the tables of before issue 60 bit for bit."""
+the fixed split reproduces the selection records of before issue 60 bit for bit and its tables to the
+last bits OpenBLAS's CPU-specific float64 kernels leave (see ``RECORDED``)."""
 
 from __future__ import annotations
 
